@@ -1,0 +1,186 @@
+package warden
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Handler decides about events. An error means the handler could not decide —
+// never "deny"; the chain applies the step's FailurePolicy to it.
+type Handler interface {
+	Decide(ctx context.Context, ev *Event) (Decision, error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, ev *Event) (Decision, error)
+
+// Decide calls f.
+func (f HandlerFunc) Decide(ctx context.Context, ev *Event) (Decision, error) { return f(ctx, ev) }
+
+// Step is one guardian in a chain.
+type Step struct {
+	Name    string
+	Handler Handler
+	Mode    Mode
+	Failure FailurePolicy
+	Timeout time.Duration // 0: no deadline beyond the caller's
+}
+
+// Chain composes guardians with the Joch rule: steps run in order, each seeing
+// the payload the previous steps produced; the first deny stops the chain; ask
+// is a deny with reason code approval_required; modifies apply in order; audit
+// steps are recorded but never change the outcome; if no step decides, the
+// default verdict applies. Composition lives here and nowhere else.
+type Chain struct {
+	steps []Step
+	def   Verdict
+}
+
+// NewChain returns a chain of steps with default verdict def (Allow or Deny;
+// Abstain means Allow).
+func NewChain(def Verdict, steps ...Step) *Chain {
+	if def == Abstain {
+		def = Allow
+	}
+	return &Chain{steps: steps, def: def}
+}
+
+// Steps returns the chain's steps in run order.
+func (c *Chain) Steps() []Step { return c.steps }
+
+// Decide runs the chain for ev. It never returns a verdict other than Allow,
+// Deny or Modify, and never fails: guardian errors are folded in by policy.
+func (c *Chain) Decide(ctx context.Context, ev *Event) Outcome {
+	start := time.Now()
+	var out Outcome
+	cur := ev
+	modified := false
+	decided := false
+	for i := range c.steps {
+		st := &c.steps[i]
+		d, err, lat := runStep(ctx, st, cur)
+		if err != nil {
+			out.Results = append(out.Results, Result{
+				Guardian: st.Name, Decision: failVerdict(st.Failure).String(), Mode: st.Mode.String(),
+				LatencyUS: lat.Microseconds(), Error: err.Error(),
+			})
+			if st.Failure == FailOpen || st.Mode == Audit {
+				continue
+			}
+			d = Decision{Verdict: Deny, Reason: fmt.Sprintf("guardian %s failed: %v", st.Name, err),
+				ReasonCodes: []string{CodeGuardianError}}
+		} else {
+			out.Results = append(out.Results, stepResults(st, d, lat)...)
+		}
+		if st.Mode == Audit {
+			continue
+		}
+		switch d.Verdict {
+		case Deny, Ask:
+			out.Verdict = Deny
+			out.Reason = d.Reason
+			out.PolicyID, out.PolicyVersion = d.PolicyID, d.PolicyVersion
+			out.ReasonCodes = d.ReasonCodes
+			if d.Verdict == Ask {
+				out.ReasonCodes = append([]string{CodeApprovalRequired}, d.ReasonCodes...)
+				if out.Reason == "" {
+					out.Reason = "approval required"
+				}
+			}
+			out.Payload = nil
+			out.Latency = time.Since(start)
+			return out
+		case Modify:
+			decided, modified = true, true
+			out.ReasonCodes = append(out.ReasonCodes, d.ReasonCodes...)
+			if out.PolicyID == "" {
+				out.PolicyID, out.PolicyVersion = d.PolicyID, d.PolicyVersion
+			}
+			out.Reason = joinReason(out.Reason, d.Reason)
+			if d.Payload != nil {
+				cur = cur.WithPayload(d.Payload)
+			}
+		case Allow:
+			decided = true
+			if !modified && out.PolicyID == "" {
+				out.PolicyID, out.PolicyVersion = d.PolicyID, d.PolicyVersion
+				out.Reason = d.Reason
+				out.ReasonCodes = d.ReasonCodes
+			}
+		}
+	}
+	switch {
+	case modified:
+		out.Verdict = Modify
+		out.Payload = cur.Payload
+	case decided:
+		out.Verdict = Allow
+	default:
+		out.Verdict = c.def
+		out.ReasonCodes = []string{CodeDefault}
+		out.Reason = "no policy matched; default decision " + c.def.String()
+	}
+	out.Latency = time.Since(start)
+	return out
+}
+
+func runStep(ctx context.Context, st *Step, ev *Event) (d Decision, err error, lat time.Duration) {
+	t0 := time.Now()
+	if st.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, st.Timeout)
+		defer cancel()
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		d, err = st.Handler.Decide(ctx, ev)
+	}()
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("timed out after %s", st.Timeout)
+	}
+	if err == nil && d.Verdict == Modify && d.Payload == nil {
+		err = fmt.Errorf("modify decision without a payload")
+	}
+	return d, err, time.Since(t0)
+}
+
+func stepResults(st *Step, d Decision, lat time.Duration) []Result {
+	if len(d.Results) > 0 {
+		if st.Mode == Audit {
+			rs := make([]Result, len(d.Results))
+			for i, r := range d.Results {
+				r.Mode = Audit.String()
+				rs[i] = r
+			}
+			return rs
+		}
+		return d.Results
+	}
+	return []Result{{
+		Guardian: st.Name, PolicyID: d.PolicyID, PolicyVersion: d.PolicyVersion,
+		Decision: d.Verdict.String(), Mode: st.Mode.String(), Reason: d.Reason,
+		LatencyUS: lat.Microseconds(),
+	}}
+}
+
+func failVerdict(f FailurePolicy) Verdict {
+	if f == FailOpen {
+		return Allow
+	}
+	return Deny
+}
+
+func joinReason(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "" || a == b:
+		return a
+	}
+	return a + "; " + b
+}

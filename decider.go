@@ -1,0 +1,86 @@
+package warden
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Observer is told of every decision (metrics); it must not block.
+type Observer interface {
+	Observe(ev *Event, out *Outcome, recordErr error)
+}
+
+// Decider runs a Chain and records every outcome in a Store before it is
+// answered: a decision that cannot be recorded becomes a deny with reason code
+// trace_unavailable (fail closed, never silently unrecorded).
+type Decider struct {
+	chain    atomic.Pointer[Chain]
+	store    Store
+	observer Observer
+}
+
+// NewDecider returns a Decider. store may be nil (no trace: `warden eval`);
+// observer may be nil.
+func NewDecider(c *Chain, store Store, observer Observer) *Decider {
+	d := &Decider{store: store, observer: observer}
+	d.chain.Store(c)
+	return d
+}
+
+// SetChain swaps the chain atomically; in-flight decisions finish on the old one.
+func (d *Decider) SetChain(c *Chain) { d.chain.Store(c) }
+
+// Chain returns the current chain.
+func (d *Decider) Chain() *Chain { return d.chain.Load() }
+
+// Decide runs the chain for ev and records the outcome. The returned error wraps
+// ErrTraceUnavailable when recording failed; the Outcome is then a deny.
+func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
+	out := d.chain.Load().Decide(ctx, ev)
+	var err error
+	if d.store != nil {
+		rec := NewRecord(ev, &out, time.Now())
+		if rerr := d.store.Record(ctx, rec); rerr != nil {
+			err = fmt.Errorf("%w: %v", ErrTraceUnavailable, rerr)
+			out = Outcome{
+				Verdict: Deny, Reason: "decision not recorded: " + err.Error(),
+				ReasonCodes: []string{CodeTraceUnavailable}, Results: out.Results, Latency: out.Latency,
+			}
+		}
+	}
+	if d.observer != nil {
+		d.observer.Observe(ev, &out, err)
+	}
+	return out, err
+}
+
+// NewRecord builds the trace record of outcome out for ev.
+func NewRecord(ev *Event, out *Outcome, now time.Time) *Record {
+	id, err := uuid.NewV7()
+	if err != nil {
+		id = uuid.New()
+	}
+	r := &Record{
+		ID: id.String(), Time: now.UTC(), Event: ev.Name, Surface: ev.Surface,
+		Direction: ev.Direction, RequestID: ev.RequestID, AgentID: ev.Agent.ID,
+		SessionID: ev.SessionID, TurnID: ev.TurnID, StepID: ev.StepID,
+		Decision: out.Verdict.String(), Reason: out.Reason, ReasonCodes: out.ReasonCodes,
+		PolicyID: out.PolicyID, PolicyVersion: out.PolicyVersion, Results: out.Results,
+		LatencyUS: out.Latency.Microseconds(), Input: ev.Raw,
+	}
+	if r.Results == nil {
+		r.Results = []Result{}
+	}
+	if r.Input == nil {
+		r.Input, _ = json.Marshal(ev.Payload)
+	}
+	if out.Verdict == Modify && out.Payload != nil {
+		r.Output, _ = json.Marshal(out.Payload)
+	}
+	return r
+}
