@@ -45,11 +45,13 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 	var err error
 	if d.store != nil {
 		rec := NewRecord(ev, &out, time.Now())
+		out.RecordID = rec.ID
 		if rerr := d.store.Record(ctx, rec); rerr != nil {
 			err = fmt.Errorf("%w: %v", ErrTraceUnavailable, rerr)
 			out = Outcome{
 				Verdict: Deny, Reason: "decision not recorded: " + err.Error(),
 				ReasonCodes: []string{CodeTraceUnavailable}, Results: out.Results, Latency: out.Latency,
+				RecordID: rec.ID,
 			}
 		}
 	}

@@ -42,4 +42,6 @@ type Outcome struct {
 	// Results lists every guardian's and policy's result, in run order.
 	Results []Result
 	Latency time.Duration
+	// RecordID is the id of the trace record, once recorded.
+	RecordID string
 }
