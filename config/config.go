@@ -1,0 +1,147 @@
+// Package config loads warden's configuration file (CONTRACT §5): the default
+// decision and the policy paths. It validates before anything is built and
+// reports problems as "file:line: message".
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/wardenhq/warden"
+)
+
+// Config is a parsed, validated configuration file.
+type Config struct {
+	// File is the path the config was read from ("" for the defaults).
+	File string
+	// DefaultDecision applies when no policy or hook decides: Allow or Deny.
+	DefaultDecision warden.Verdict
+	// Policies are policy files or directories, resolved relative to File.
+	Policies []string
+}
+
+// Default returns the configuration used without --config.
+func Default() *Config { return &Config{DefaultDecision: warden.Allow} }
+
+// Error is one problem in a configuration file.
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+// Error formats e as "file:line: message".
+func (e Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// ErrorList is every problem found in one file, in order.
+type ErrorList []Error
+
+// Error prints one "file:line: message" per line.
+func (l ErrorList) Error() string {
+	var b bytes.Buffer
+	for i, e := range l {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// notYet are the keys of CONTRACT §5/§6 that a later release implements; a
+// config using them is refused rather than silently half-applied.
+var notYet = map[string]string{
+	"hooks": "hook declarations are not supported by this build yet",
+	"mcp":   "the MCP gateway is not supported by this build yet",
+	"a2a":   "the A2A proxy is not supported by this build yet",
+}
+
+// Load reads and validates the configuration file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse validates a configuration read from file (used in messages and to
+// resolve relative policy paths).
+func Parse(file string, data []byte) (*Config, error) {
+	c := Default()
+	c.File = file
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, ErrorList{{File: file, Line: yamlLine(err), Msg: err.Error()}}
+	}
+	if len(doc.Content) == 0 {
+		return c, nil // an empty file is the defaults
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, ErrorList{{File: file, Line: root.Line, Msg: "expected a mapping at the top level"}}
+	}
+	var errs ErrorList
+	add := func(n *yaml.Node, format string, args ...any) {
+		errs = append(errs, Error{File: file, Line: n.Line, Msg: fmt.Sprintf(format, args...)})
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch k.Value {
+		case "defaultDecision":
+			d, err := warden.ParseVerdict(v.Value)
+			if err != nil || (d != warden.Allow && d != warden.Deny) || v.Kind != yaml.ScalarNode {
+				add(v, "defaultDecision: expected allow or deny, got %q", v.Value)
+				continue
+			}
+			c.DefaultDecision = d
+		case "policies":
+			var ps []string
+			if v.Kind == yaml.ScalarNode {
+				ps = []string{v.Value}
+			} else if err := v.Decode(&ps); err != nil {
+				add(v, "policies: expected a list of files or directories")
+				continue
+			}
+			for _, p := range ps {
+				if p == "" {
+					add(v, "policies: empty path")
+					continue
+				}
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(filepath.Dir(file), p)
+				}
+				c.Policies = append(c.Policies, p)
+			}
+		default:
+			if why, ok := notYet[k.Value]; ok {
+				add(k, "%s: %s", k.Value, why)
+				continue
+			}
+			add(k, "unknown key %q (want defaultDecision, policies)", k.Value)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return c, nil
+}
+
+// yamlLine extracts the line number from a yaml.v3 syntax error ("yaml: line
+// N: ..."), or 1.
+func yamlLine(err error) int {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return 1
+	}
+	var n int
+	if _, e := fmt.Sscanf(err.Error(), "yaml: line %d:", &n); e == nil && n > 0 {
+		return n
+	}
+	return 1
+}

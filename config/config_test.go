@@ -1,0 +1,60 @@
+package config
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wardenhq/warden"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		yaml    string
+		wantErr string // substring of the error, "" for success
+		check   func(t *testing.T, c *Config)
+	}{
+		{name: "empty file is the defaults", yaml: "", check: func(t *testing.T, c *Config) {
+			if c.DefaultDecision != warden.Allow || len(c.Policies) != 0 {
+				t.Fatalf("got %+v", c)
+			}
+		}},
+		{name: "deny default and relative policies", yaml: "defaultDecision: deny\npolicies: [./p, /abs/q.yaml]\n",
+			check: func(t *testing.T, c *Config) {
+				if c.DefaultDecision != warden.Deny {
+					t.Fatalf("default %v", c.DefaultDecision)
+				}
+				want := []string{filepath.Join("/etc/warden", "p"), "/abs/q.yaml"}
+				if strings.Join(c.Policies, ",") != strings.Join(want, ",") {
+					t.Fatalf("policies %v, want %v", c.Policies, want)
+				}
+			}},
+		{name: "single policy path", yaml: "policies: pol.yaml\n", check: func(t *testing.T, c *Config) {
+			if len(c.Policies) != 1 || c.Policies[0] != "/etc/warden/pol.yaml" {
+				t.Fatalf("policies %v", c.Policies)
+			}
+		}},
+		{name: "bad default", yaml: "policies: []\ndefaultDecision: modify\n", wantErr: "warden.yaml:2: defaultDecision: expected allow or deny"},
+		{name: "unknown key", yaml: "defaultDecision: allow\npolicy: x\n", wantErr: `warden.yaml:2: unknown key "policy"`},
+		{name: "hooks not yet", yaml: "\nhooks: []\n", wantErr: "warden.yaml:2: hooks: hook declarations are not supported"},
+		{name: "policies not a list", yaml: "policies: {a: b}\n", wantErr: "warden.yaml:1: policies: expected a list"},
+		{name: "syntax error", yaml: "a: b\n  c: d\n", wantErr: "warden.yaml:2:"},
+		{name: "not a mapping", yaml: "- a\n", wantErr: "warden.yaml:1: expected a mapping"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse("/etc/warden/warden.yaml", []byte(tt.yaml))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
