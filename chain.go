@@ -59,7 +59,7 @@ func (c *Chain) Decide(ctx context.Context, ev *Event) Outcome {
 	decided := false
 	for i := range c.steps {
 		st := &c.steps[i]
-		d, err, lat := runStep(ctx, st, cur)
+		d, lat, err := runStep(ctx, st, cur)
 		if err != nil {
 			out.Results = append(out.Results, Result{
 				Guardian: st.Name, Decision: failVerdict(st.Failure).String(), Mode: st.Mode.String(),
@@ -86,6 +86,12 @@ func (c *Chain) Decide(ctx context.Context, ev *Event) Outcome {
 				out.ReasonCodes = append([]string{CodeApprovalRequired}, d.ReasonCodes...)
 				if out.Reason == "" {
 					out.Reason = "approval required"
+				}
+			}
+			if out.Reason == "" {
+				out.Reason = "denied by " + st.Name
+				if d.PolicyID != "" {
+					out.Reason += " policy " + d.PolicyID
 				}
 			}
 			out.Payload = nil
@@ -125,7 +131,7 @@ func (c *Chain) Decide(ctx context.Context, ev *Event) Outcome {
 	return out
 }
 
-func runStep(ctx context.Context, st *Step, ev *Event) (d Decision, err error, lat time.Duration) {
+func runStep(ctx context.Context, st *Step, ev *Event) (d Decision, lat time.Duration, err error) {
 	t0 := time.Now()
 	if st.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -146,7 +152,7 @@ func runStep(ctx context.Context, st *Step, ev *Event) (d Decision, err error, l
 	if err == nil && d.Verdict == Modify && d.Payload == nil {
 		err = fmt.Errorf("modify decision without a payload")
 	}
-	return d, err, time.Since(t0)
+	return d, time.Since(t0), err
 }
 
 func stepResults(st *Step, d Decision, lat time.Duration) []Result {
