@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# compare.sh — load-test warden's AOS endpoint against the floor server.
+#
+# Builds cmd/warden, bench/floor and bench/loadgen, then RUNS times runs the same
+# closed-loop load (C connections, D measured after WARMUP) against the floor and
+# against `warden serve --policy bench/policies` (order alternates between runs), and
+# prints each run, the medians and the two acceptance ratios:
+#   warden_rps / floor_rps  >= 0.8     warden_p99 / floor_p99  <= 1.25
+#
+# Knobs (environment): C=32 D=10s WARMUP=2s RUNS=1 BODY=bench/requests/tool_call.json
+#   POLICY=bench/policies  OUT=<dir to keep logs, JSON results and profiles>
+#   WARDEN=<path>  use this warden binary instead of building ./cmd/warden
+#   PROFILE=1   fetch a CPU profile of warden during its first run (needs /debug/pprof)
+#   STRICT=1    exit 1 when a target is missed
+set -euo pipefail
+
+C=${C:-32}
+D=${D:-10s}
+WARMUP=${WARMUP:-2s}
+RUNS=${RUNS:-1}
+PROFILE=${PROFILE:-0}
+STRICT=${STRICT:-0}
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+BODY=${BODY:-bench/requests/tool_call.json}
+POLICY=${POLICY:-bench/policies}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/warden-bench.XXXXXX")
+OUT=${OUT:-$tmp/out}
+mkdir -p "$OUT"
+server_pid=""
+
+cleanup() {
+	if [[ -n $server_pid ]] && kill -0 "$server_pid" 2>/dev/null; then
+		kill -KILL "$server_pid" 2>/dev/null || true
+		wait "$server_pid" 2>/dev/null || true
+	fi
+	server_pid=""
+	rm -rf "$tmp/bin" "$tmp"/data-*
+	if [[ $OUT == "$tmp/out" ]]; then rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { printf '%s\n' "$*" >&2; }
+
+log "building into $tmp/bin ..."
+if [[ -n ${WARDEN:-} ]]; then
+	cp "$WARDEN" "$tmp/bin/warden" 2>/dev/null || { mkdir -p "$tmp/bin" && cp "$WARDEN" "$tmp/bin/warden"; }
+else
+	go build -o "$tmp/bin/warden" ./cmd/warden
+fi
+go build -o "$tmp/bin/floor" ./bench/floor
+go build -o "$tmp/bin/loadgen" ./bench/loadgen
+
+# start_server NAME CMD... — starts CMD in the background, waits for its
+# "listening on http://H:P" line and sets server_pid and server_url.
+start_server() {
+	local name=$1
+	shift
+	local logf="$OUT/$name.log"
+	"$@" >"$logf" 2>&1 &
+	server_pid=$!
+	server_url=""
+	local i
+	for ((i = 0; i < 300; i++)); do
+		server_url=$(sed -n 's/.*listening on \(http:\/\/[^ ]*\).*/\1/p' "$logf" | head -n1)
+		[[ -n $server_url ]] && return 0
+		if ! kill -0 "$server_pid" 2>/dev/null; then
+			log "$name exited before listening:"
+			cat "$logf" >&2
+			server_pid=""
+			return 1
+		fi
+		sleep 0.05
+	done
+	log "$name did not print its listening line within 15s:"
+	cat "$logf" >&2
+	return 1
+}
+
+# stop_server NAME — SIGTERM, wait up to 15s, then SIGKILL; fails on a non-zero exit.
+stop_server() {
+	local name=$1 pid=$server_pid rc=0 i
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < 150; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		log "$name did not exit 15s after SIGTERM; killing it"
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" || rc=$?
+	server_pid=""
+	if ((rc != 0)); then
+		log "$name exited with status $rc after SIGTERM; log tail:"
+		tail -n 20 "$OUT/$name.log" >&2
+		return 1
+	fi
+}
+
+# load NAME URL — runs loadgen, keeps its JSON result in $OUT/NAME.json.
+load() {
+	"$tmp/bin/loadgen" -url "$2" -body "$BODY" -c "$C" -d "$D" -warmup "$WARMUP" \
+		-label "$1" -json >"$OUT/$1.json"
+}
+
+run_floor() {
+	local tag="floor-$1"
+	start_server "$tag" "$tmp/bin/floor" -addr 127.0.0.1:0
+	load "$tag" "$server_url/aos"
+	stop_server "$tag"
+}
+
+run_warden() {
+	local tag="warden-$1" prof_pid=""
+	start_server "$tag" "$tmp/bin/warden" serve --addr 127.0.0.1:0 --data "$tmp/data-$1" --policy "$POLICY"
+	if [[ $PROFILE == 1 && $1 == 1 ]]; then
+		local secs=${D%s}
+		[[ $secs =~ ^[0-9]+$ ]] || secs=10
+		(sleep "${WARMUP%s}" 2>/dev/null || true
+			curl -sf -o "$OUT/warden.cpu.pprof" "$server_url/debug/pprof/profile?seconds=$secs" ||
+				log "no CPU profile: $server_url/debug/pprof/profile not available") &
+		prof_pid=$!
+	fi
+	load "$tag" "$server_url/aos"
+	if [[ -n $prof_pid ]]; then wait "$prof_pid" || true; fi
+	stop_server "$tag"
+}
+
+field() { jq -r ".$2" "$OUT/$1.json"; }
+
+# median of the numbers on stdin
+median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+log "load: C=$C D=$D WARMUP=$WARMUP RUNS=$RUNS body=$BODY ($(jq -cj . "$BODY" | wc -c) bytes) policies=$POLICY ($(cat "$POLICY"/*.yaml | grep -c '^id:') policies)"
+for ((r = 1; r <= RUNS; r++)); do
+	if ((r % 2)); then
+		log "run $r/$RUNS: floor, then warden"
+		run_floor "$r"
+		run_warden "$r"
+	else
+		log "run $r/$RUNS: warden, then floor"
+		run_warden "$r"
+		run_floor "$r"
+	fi
+done
+
+ms() { awk -v v="$1" 'BEGIN {printf "%.2f ms", v/1000}'; }
+
+echo
+echo "C=$C connections, D=$D measured after WARMUP=$WARMUP, RUNS=$RUNS, $(nproc) CPUs, $(go env GOVERSION)"
+echo
+echo "| run | server | decisions/s | p50 | p99 | p99.9 | errors |"
+echo "|---|---|---:|---:|---:|---:|---:|"
+for ((r = 1; r <= RUNS; r++)); do
+	for s in floor warden; do
+		t="$s-$r"
+		printf '| %s | %s | %.0f | %s | %s | %s | %s |\n' "$r" "$s" "$(field "$t" rps)" \
+			"$(ms "$(field "$t" p50_us)")" "$(ms "$(field "$t" p99_us)")" \
+			"$(ms "$(field "$t" p999_us)")" "$(field "$t" errors)"
+	done
+done
+declare -A med
+for s in floor warden; do
+	for k in rps p50_us p99_us p999_us errors; do
+		med[$s.$k]=$(for ((r = 1; r <= RUNS; r++)); do field "$s-$r" "$k"; done | median)
+	done
+	printf '| median | %s | %.0f | %s | %s | %s | %s |\n' "$s" "${med[$s.rps]}" \
+		"$(ms "${med[$s.p50_us]}")" "$(ms "${med[$s.p99_us]}")" "$(ms "${med[$s.p999_us]}")" "${med[$s.errors]}"
+done
+
+rps_ratio=$(awk -v w="${med[warden.rps]}" -v f="${med[floor.rps]}" 'BEGIN {printf "%.3f", w/f}')
+p99_ratio=$(awk -v w="${med[warden.p99_us]}" -v f="${med[floor.p99_us]}" 'BEGIN {printf "%.3f", w/f}')
+rps_ok=$(awk -v x="$rps_ratio" 'BEGIN {print (x >= 0.8) ? "PASS" : "FAIL"}')
+p99_ok=$(awk -v x="$p99_ratio" 'BEGIN {print (x <= 1.25) ? "PASS" : "FAIL"}')
+echo
+echo "per run: $(for ((r = 1; r <= RUNS; r++)); do
+	awk -v r="$r" -v w="$(field "warden-$r" rps)" -v f="$(field "floor-$r" rps)" \
+		-v wp="$(field "warden-$r" p99_us)" -v fp="$(field "floor-$r" p99_us)" \
+		'BEGIN {printf "[run %d: rps %.3f, p99 %.3f] ", r, w/f, wp/fp}'
+done)"
+echo "warden_rps / floor_rps = $rps_ratio (target >= 0.8)  $rps_ok"
+echo "warden_p99 / floor_p99 = $p99_ratio (target <= 1.25) $p99_ok"
+errs=$(awk -v a="${med[floor.errors]}" -v b="${med[warden.errors]}" 'BEGIN {print a+b}')
+if [[ $errs != 0 ]]; then
+	echo "errors seen; first ones:"
+	for ((r = 1; r <= RUNS; r++)); do jq -r 'select(.first_error) | "\(.label): \(.first_error)"' "$OUT"/*-"$r".json; done
+fi
+if [[ $OUT != "$tmp/out" ]]; then echo "logs and JSON results in $OUT"; fi
+if [[ $STRICT == 1 && ($rps_ok == FAIL || $p99_ok == FAIL) ]]; then exit 1; fi

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestTemplate(t *testing.T) {
+	cases := []struct {
+		name, in string
+	}{
+		{"string id", `{"jsonrpc":"2.0","id":"abc","method":"ping","params":{"id":"inner"}}`},
+		{"number id", `{ "jsonrpc": "2.0", "id" : 7 , "method": "ping" }`},
+		{"id last", `{"method":"ping","params":{"id":1},"id":null}`},
+		{"no id", `{"jsonrpc":"2.0","method":"ping"}`},
+		{"empty", `{}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tpl, err := newTemplate([]byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := string(tpl.head) + `"new-id"` + string(tpl.tail)
+			var m map[string]any
+			if err := json.Unmarshal([]byte(body), &m); err != nil {
+				t.Fatalf("%s: %v", body, err)
+			}
+			if m["id"] != "new-id" {
+				t.Fatalf("id = %v in %s", m["id"], body)
+			}
+			var orig map[string]any
+			_ = json.Unmarshal([]byte(tc.in), &orig)
+			_, hadID := orig["id"]
+			if want := len(orig) + map[bool]int{true: 0, false: 1}[hadID]; len(m) != want {
+				t.Fatalf("members changed: %s", body)
+			}
+		})
+	}
+	if _, err := newTemplate([]byte(`[1]`)); err == nil {
+		t.Fatal("array accepted")
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	var h histogram
+	var all []time.Duration
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		d := time.Duration(r.ExpFloat64() * float64(300*time.Microsecond))
+		all = append(all, d)
+		h.record(d)
+	}
+	slices.Sort(all)
+	for _, q := range []float64{0.5, 0.9, 0.99, 0.999} {
+		want := all[int(q*float64(len(all)))-1]
+		got := h.quantile(q)
+		if diff := float64(got-want) / float64(want); diff > 0.01 || diff < -0.01 {
+			t.Errorf("q%v = %v, want %v (%.2f%%)", q, got, want, diff*100)
+		}
+	}
+	if h.quantile(1) != all[len(all)-1] {
+		t.Errorf("max %v, want %v", h.quantile(1), all[len(all)-1])
+	}
+	for i := range 1 << 20 {
+		if b := bucketOf(uint64(i)); bucketMid(b) > uint64(i)+uint64(i)/200+1 || bucketMid(b)+uint64(i)/200+1 < uint64(i) {
+			t.Fatalf("value %d -> bucket %d mid %d", i, b, bucketMid(b))
+		}
+	}
+}
