@@ -30,9 +30,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// wardenBinary builds cmd/warden once per test binary and returns its path.
+// wardenBinary builds cmd/warden once per test binary and returns its path;
+// WARDEN_E2E_BIN names a prebuilt binary to test instead.
 func wardenBinary(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("WARDEN_E2E_BIN"); bin != "" {
+		return bin
+	}
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "warden-e2e-bin-")
 		if buildErr != nil {
