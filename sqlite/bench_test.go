@@ -1,0 +1,116 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden"
+)
+
+// benchRecord is a realistic record: a tool call of about 1 KiB and three
+// results.
+func benchRecord(id string) *warden.Record {
+	return &warden.Record{
+		ID: id, Time: time.Now().UTC(), Event: "steps/toolCallRequest", Surface: "aos",
+		RequestID: "13fa8d6f-8a4b-4c1e-9f2a-1b2c3d4e5f60", AgentID: "agent-0193a4f2",
+		SessionID: "session-0193a4f2-7c1e", TurnID: "turn-12", StepID: "step-34",
+		Decision: "deny", Reason: "destructive shell command", ReasonCodes: []string{"no-rm-rf"},
+		PolicyID: "no-rm-rf", PolicyVersion: "v3",
+		Results: []warden.Result{
+			{Guardian: "policy", PolicyID: "no-rm-rf", PolicyVersion: "v3", Decision: "deny", Mode: "enforce", Reason: "destructive shell command", LatencyUS: 12},
+			{Guardian: "policy", PolicyID: "audit-all", PolicyVersion: "v1", Decision: "allow", Mode: "audit", LatencyUS: 3},
+			{Guardian: "secrets", Decision: "allow", Mode: "enforce", LatencyUS: 40},
+		},
+		LatencyUS: 61,
+		Input:     json.RawMessage(`{"tool":"bash","arguments":{"command":"rm -rf /tmp/build && make","cwd":"/home/dev/project"},"context":"` + strings.Repeat("lorem ipsum ", 70) + `"}`),
+	}
+}
+
+// BenchmarkRecordParallel measures Record throughput with many concurrent
+// callers (as under load: many decisions in flight). writer-µs/rec is the
+// writer's time per record (insert + commit, from OnBatch), batch the mean
+// batch size.
+func BenchmarkRecordParallel(b *testing.B) {
+	for _, sync := range []string{"normal", "full"} {
+		b.Run(sync, func(b *testing.B) {
+			var writerNS atomic.Int64
+			s, err := Open(b.TempDir(), Options{Synchronous: sync, OnBatch: func(_ int, d time.Duration, _ error) {
+				writerNS.Add(int64(d))
+			}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			var n atomic.Int64
+			b.ReportAllocs()
+			b.SetParallelism(256) // 256 × GOMAXPROCS callers
+			b.ResetTimer()
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				for pb.Next() {
+					r := benchRecord(fmt.Sprintf("bench-%d", n.Add(1)))
+					if err := s.Record(ctx, r); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			el := time.Since(start)
+			b.StopTimer()
+			st := s.Stats()
+			b.ReportMetric(float64(b.N)/el.Seconds(), "records/s")
+			if st.Records > 0 {
+				b.ReportMetric(float64(writerNS.Load())/1e3/float64(st.Records), "writer-µs/rec")
+				b.ReportMetric(float64(st.Records)/float64(st.Batches), "batch")
+			}
+		})
+	}
+}
+
+// BenchmarkRecordSerial measures the latency of one Record with no
+// concurrency (a batch of one per commit).
+func BenchmarkRecordSerial(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if err := s.Record(ctx, benchRecord(fmt.Sprintf("serial-%d", i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRuns measures reading the default 100 newest records of 10000.
+func BenchmarkRuns(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	errs := make(chan error, 10000)
+	for i := range 10000 {
+		go func() { errs <- s.Record(ctx, benchRecord(fmt.Sprintf("runs-%d", i))) }()
+	}
+	for range 10000 {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Runs(ctx, warden.Filter{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

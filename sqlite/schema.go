@@ -1,0 +1,91 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations[i] takes the schema from version i to version i+1. The schema
+// version is kept in PRAGMA user_version; append to this list, never edit an
+// entry that has shipped.
+var migrations = []string{
+	// 0 → 1: the runs table.
+	`CREATE TABLE runs (
+		id             TEXT PRIMARY KEY,
+		time           INTEGER NOT NULL, -- unix microseconds, UTC
+		event          TEXT NOT NULL,
+		surface        TEXT NOT NULL,
+		direction      TEXT NOT NULL,
+		request_id     TEXT NOT NULL,
+		agent_id       TEXT NOT NULL,
+		session_id     TEXT NOT NULL,
+		turn_id        TEXT NOT NULL,
+		step_id        TEXT NOT NULL,
+		decision       TEXT NOT NULL,
+		reason         TEXT NOT NULL,
+		reason_codes   TEXT,             -- JSON array, NULL when empty
+		policy_id      TEXT NOT NULL,
+		policy_version TEXT NOT NULL,
+		results        TEXT NOT NULL,    -- JSON array of warden.Result
+		latency_us     INTEGER NOT NULL,
+		input          TEXT,             -- raw JSON as received
+		output         TEXT              -- raw JSON, NULL unless modified
+	);
+	CREATE INDEX runs_time ON runs (time);
+	CREATE INDEX runs_session_time ON runs (session_id, time);
+	CREATE INDEX runs_event_time ON runs (event, time);
+	CREATE INDEX runs_decision_time ON runs (decision, time);`,
+}
+
+// schemaVersion is the version this package writes and reads.
+var schemaVersion = len(migrations)
+
+// migrate brings the database to schemaVersion. It runs in one IMMEDIATE
+// transaction (the DSN sets _txlock=immediate), so two processes opening the
+// same directory cannot both apply a migration.
+func migrate(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin migration: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v > schemaVersion {
+		return fmt.Errorf("trace schema version %d is newer than this warden supports (%d)", v, schemaVersion)
+	}
+	if v == schemaVersion {
+		return nil
+	}
+	for i := v; i < schemaVersion; i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return fmt.Errorf("migrate trace schema %d→%d: %w", i, i+1, err)
+		}
+	}
+	// PRAGMA does not take bound parameters.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		return fmt.Errorf("set schema version: %w", err)
+	}
+	return tx.Commit()
+}
+
+// checkVersion reports whether a read-only connection sees the schema this
+// package reads.
+func checkVersion(ctx context.Context, db *sql.DB) error {
+	var v int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	switch {
+	case v == 0:
+		return fmt.Errorf("not a warden trace (schema version 0)")
+	case v > schemaVersion:
+		return fmt.Errorf("trace schema version %d is newer than this warden supports (%d)", v, schemaVersion)
+	case v < schemaVersion:
+		return fmt.Errorf("trace schema version %d is older than this warden's (%d): start the server once to migrate it", v, schemaVersion)
+	}
+	return nil
+}

@@ -1,0 +1,691 @@
+// Package sqlite is warden's default trace store: one SQLite database,
+// DIR/trace.db, written with group commit through the pure-Go
+// modernc.org/sqlite driver (no cgo).
+//
+// # Writing
+//
+// [Store.Record] encodes the record on the caller's goroutine, puts it on a
+// bounded queue and waits. A single writer goroutine takes up to
+// [Options.MaxBatch] queued records, inserts them with one prepared statement
+// in ONE transaction, commits, and only then answers every waiter of the batch
+// with the commit's result. Concurrent decisions therefore share one commit
+// (group commit) and Record returns nil only for a record whose transaction
+// has committed.
+//
+// # Durability
+//
+// The database is in WAL journal mode. With the default
+// Synchronous "normal", a commit has written the transaction to the WAL file
+// with write(2) before Record returns, but has not fsync'ed it: the record
+// survives the process being killed (kill -9, a panic, an OOM kill), because
+// the data is in the kernel's page cache, but NOT a power loss, kernel panic
+// or hypervisor crash, which can lose the last commits (the database itself
+// stays consistent: it rolls back to an earlier commit). Set
+// Synchronous "full" to fsync the WAL on every commit, so that a record is on
+// stable storage before Record returns (as far as the disk honours flushes);
+// this costs one fsync per batch, not per record.
+//
+// # Failure
+//
+// Any error inserting or committing a batch (disk full, I/O error, read-only
+// or corrupt file) is returned to every waiter of that batch: nothing is
+// dropped silently, and an error from Record means the record is not in the
+// trace. The next batch is tried afresh. A record rejected on its own (for
+// example a duplicate id) fails only its own Record.
+//
+// # Memory
+//
+// The queue holds at most [Options.QueueSize] records; when it is full, Record
+// waits for room (or for its context), it never grows the queue and never
+// drops a record.
+//
+// # Reading
+//
+// [Store.Runs] reads through separate read-only connections, so reads never
+// wait for the writer. [OpenReadOnly] opens a store only for reading, as
+// `warden runs` does, while a server may be writing it (WAL readers see the
+// last committed state and do not block the writer).
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wardenhq/warden"
+	_ "modernc.org/sqlite" // registers driver "sqlite"
+)
+
+// FileName is the database file inside the store directory.
+const FileName = "trace.db"
+
+// MaxLast caps Filter.Last: Runs never returns more records than this.
+const MaxLast = 10000
+
+// Defaults for the zero Options.
+const (
+	DefaultMaxBatch    = 256
+	DefaultQueueSize   = 4096
+	DefaultBusyTimeout = 5 * time.Second
+)
+
+// Errors returned by Record.
+var (
+	ErrClosed   = errors.New("sqlite: trace store is closed")
+	ErrReadOnly = errors.New("sqlite: trace store is opened read-only")
+)
+
+// Options configure Open. The zero value is sensible.
+type Options struct {
+	// MaxBatch is the most records committed in one transaction
+	// (default DefaultMaxBatch).
+	MaxBatch int
+	// QueueSize bounds the records waiting for the writer
+	// (default DefaultQueueSize). Record waits while the queue is full.
+	QueueSize int
+	// Synchronous is "normal" (the default, also for "") or "full". With
+	// "normal" a recorded decision survives the process being killed but
+	// not a power loss; "full" fsyncs every commit so it survives both.
+	// See the package documentation.
+	Synchronous string
+	// BusyTimeout is how long a statement waits for a lock held by another
+	// connection or process (default DefaultBusyTimeout).
+	BusyTimeout time.Duration
+	// OnBatch, if set, is called by the writer after each batch with its
+	// size, the time spent inserting and committing it, and the commit
+	// error (nil on success). It runs on the writer goroutine: it must be
+	// quick and must not call into the Store.
+	OnBatch func(size int, dur time.Duration, err error)
+}
+
+// Stats are the writer's counters since Open.
+type Stats struct {
+	Batches   uint64 // batches committed
+	Records   uint64 // records committed
+	LastBatch int    // size of the last committed batch
+	Errors    uint64 // batches whose insert or commit failed
+	Failed    uint64 // records answered with an error by the writer
+	Queued    int    // records waiting for the writer now
+}
+
+// Store is the SQLite trace store. It is safe for concurrent use.
+type Store struct {
+	dir string
+	rdb *sql.DB // read-only connections for Runs
+
+	// Writer side; nil for a store from OpenReadOnly.
+	wdb      *sql.DB
+	opts     Options
+	queue    chan *request
+	done     chan struct{} // closed when the writer has exited
+	mu       sync.RWMutex  // Record holds R while enqueueing; Close holds W to close queue
+	closed   bool
+	closeOne sync.Once
+	closeErr error
+
+	// Owned by the writer goroutine.
+	conn  *sql.Conn
+	stmt  driver.Stmt
+	batch []*request
+
+	nBatches, nRecords, nErrors, nFailed atomic.Uint64
+	lastBatch                            atomic.Int64
+}
+
+var _ warden.Store = (*Store)(nil)
+
+// dsn returns the file: URI of path with the given query parameters.
+func dsn(path string, params ...string) string {
+	u := url.URL{Scheme: "file", Path: path}
+	// url.URL.String gives file:///abs/path, which SQLite accepts.
+	return u.String() + "?" + strings.Join(params, "&")
+}
+
+func busyParam(d time.Duration) string {
+	if d <= 0 {
+		d = DefaultBusyTimeout
+	}
+	return fmt.Sprintf("_pragma=busy_timeout(%d)", d.Milliseconds())
+}
+
+// Open opens (creating them if needed: the directory with mode 0700) the store
+// in dir, migrates its schema and starts the writer.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = DefaultMaxBatch
+	}
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = DefaultQueueSize
+	}
+	var syncMode string
+	switch strings.ToLower(opts.Synchronous) {
+	case "", "normal":
+		syncMode = "NORMAL"
+	case "full":
+		syncMode = "FULL"
+	default:
+		return nil, fmt.Errorf("sqlite: unknown Synchronous %q (want \"normal\" or \"full\")", opts.Synchronous)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite: create trace directory: %w", err)
+	}
+	path := filepath.Join(abs, FileName)
+
+	wdb, err := sql.Open("sqlite", dsn(path,
+		busyParam(opts.BusyTimeout),
+		"_pragma=journal_mode(WAL)",
+		"_pragma=synchronous("+syncMode+")",
+		"_txlock=immediate",
+	))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	wdb.SetConnMaxIdleTime(0)
+	ctx := context.Background()
+	if err := migrate(ctx, wdb); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	// The file should not be world-readable: records hold secrets.
+	_ = os.Chmod(path, 0o600)
+
+	rdb, err := openReader(path, opts.BusyTimeout)
+	if err != nil {
+		wdb.Close()
+		return nil, err
+	}
+	s := &Store{
+		dir:   abs,
+		rdb:   rdb,
+		wdb:   wdb,
+		opts:  opts,
+		queue: make(chan *request, opts.QueueSize),
+		done:  make(chan struct{}),
+		batch: make([]*request, 0, opts.MaxBatch),
+	}
+	if err := s.connect(); err != nil {
+		rdb.Close()
+		wdb.Close()
+		return nil, err
+	}
+	go s.run()
+	return s, nil
+}
+
+// OpenReadOnly opens the store in dir for reading only, as `warden runs`
+// does; a server may be writing it at the same time. Record on the result
+// returns ErrReadOnly.
+func OpenReadOnly(dir string) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	path := filepath.Join(abs, FileName)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("sqlite: no trace in %s: %w", abs, err)
+	}
+	rdb, err := openReader(path, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkVersion(context.Background(), rdb); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	s := &Store{dir: abs, rdb: rdb, closed: true}
+	return s, nil
+}
+
+func openReader(path string, busy time.Duration) (*sql.DB, error) {
+	rdb, err := sql.Open("sqlite", dsn(path,
+		"mode=ro",
+		busyParam(busy),
+		"_pragma=query_only(1)",
+	))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s read-only: %w", path, err)
+	}
+	rdb.SetMaxOpenConns(4)
+	rdb.SetMaxIdleConns(2)
+	rdb.SetConnMaxIdleTime(time.Minute)
+	if err := rdb.Ping(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("sqlite: open %s read-only: %w", path, err)
+	}
+	return rdb, nil
+}
+
+// Dir returns the store's directory (absolute).
+func (s *Store) Dir() string { return s.dir }
+
+// Stats returns the writer's counters.
+func (s *Store) Stats() Stats {
+	return Stats{
+		Batches:   s.nBatches.Load(),
+		Records:   s.nRecords.Load(),
+		LastBatch: int(s.lastBatch.Load()),
+		Errors:    s.nErrors.Load(),
+		Failed:    s.nFailed.Load(),
+		Queued:    len(s.queue),
+	}
+}
+
+// request states.
+const (
+	pending   int32 = iota // queued, the writer has not taken it
+	taken                  // the writer is inserting it
+	abandoned              // its Record gave up (context done): skip it
+)
+
+const nCols = 19
+
+// request is one Record call in flight. Its args are built on the caller's
+// goroutine so that the writer only binds and steps.
+type request struct {
+	args  [nCols]driver.NamedValue
+	state atomic.Int32
+	err   error      // set by the writer when this record alone failed
+	done  chan error // buffered 1; the writer sends exactly once
+}
+
+var requestPool = sync.Pool{New: func() any {
+	r := &request{done: make(chan error, 1)}
+	for i := range r.args {
+		r.args[i].Ordinal = i + 1
+	}
+	return r
+}}
+
+func putRequest(r *request) {
+	for i := range r.args {
+		r.args[i].Value = nil
+	}
+	r.err = nil
+	requestPool.Put(r)
+}
+
+// nullJSON returns raw as a string, or nil (SQL NULL) when empty.
+func nullJSON(raw json.RawMessage) driver.Value {
+	if len(raw) == 0 {
+		return nil
+	}
+	return string(raw)
+}
+
+func (r *request) fill(rec *warden.Record) error {
+	results := rec.Results
+	if results == nil {
+		results = []warden.Result{}
+	}
+	res, err := json.Marshal(results)
+	if err != nil {
+		return fmt.Errorf("sqlite: encode results: %w", err)
+	}
+	var codes driver.Value
+	if len(rec.ReasonCodes) > 0 {
+		b, err := json.Marshal(rec.ReasonCodes)
+		if err != nil {
+			return fmt.Errorf("sqlite: encode reason codes: %w", err)
+		}
+		codes = string(b)
+	}
+	a := &r.args
+	a[0].Value = rec.ID
+	a[1].Value = rec.Time.UnixMicro()
+	a[2].Value = rec.Event
+	a[3].Value = rec.Surface
+	a[4].Value = rec.Direction
+	a[5].Value = rec.RequestID
+	a[6].Value = rec.AgentID
+	a[7].Value = rec.SessionID
+	a[8].Value = rec.TurnID
+	a[9].Value = rec.StepID
+	a[10].Value = rec.Decision
+	a[11].Value = rec.Reason
+	a[12].Value = codes
+	a[13].Value = rec.PolicyID
+	a[14].Value = rec.PolicyVersion
+	a[15].Value = string(res)
+	a[16].Value = rec.LatencyUS
+	a[17].Value = nullJSON(rec.Input)
+	a[18].Value = nullJSON(rec.Output)
+	return nil
+}
+
+const insertSQL = `INSERT INTO runs (id, time, event, surface, direction,
+	request_id, agent_id, session_id, turn_id, step_id, decision, reason,
+	reason_codes, policy_id, policy_version, results, latency_us, input, output)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// Record stores rec and returns once the transaction holding it has
+// committed (see the package documentation for what that guarantees). An
+// error means rec is not in the trace: the batch failed, the store is closed,
+// or ctx was done before the writer took rec. Once the writer has taken rec,
+// Record waits for that commit's result even if ctx is done, so the answer
+// is always truthful. rec must not be modified until Record returns.
+func (s *Store) Record(ctx context.Context, rec *warden.Record) error {
+	if s.queue == nil {
+		return ErrReadOnly
+	}
+	if rec == nil || rec.ID == "" {
+		return errors.New("sqlite: record has no id")
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlite: record not stored: %w", err)
+	}
+	req := requestPool.Get().(*request)
+	if err := req.fill(rec); err != nil {
+		putRequest(req)
+		return err
+	}
+	req.state.Store(pending)
+
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		putRequest(req)
+		return ErrClosed
+	}
+	select {
+	case s.queue <- req:
+		s.mu.RUnlock()
+	case <-ctx.Done():
+		s.mu.RUnlock()
+		putRequest(req)
+		return fmt.Errorf("sqlite: record not stored (queue full): %w", ctx.Err())
+	}
+
+	var err error
+	select {
+	case err = <-req.done:
+	case <-ctx.Done():
+		if req.state.CompareAndSwap(pending, abandoned) {
+			// The writer will skip it and never touch req.done; req is
+			// still referenced by the queue, so it is not reused.
+			return fmt.Errorf("sqlite: record not stored: %w", ctx.Err())
+		}
+		// The writer is committing it: its result is the truth.
+		err = <-req.done
+	}
+	putRequest(req)
+	return err
+}
+
+// connect acquires the writer's connection and prepares the insert.
+func (s *Store) connect() error {
+	ctx := context.Background()
+	conn, err := s.wdb.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("sqlite: writer connection: %w", err)
+	}
+	err = conn.Raw(func(dc any) error {
+		st, err := dc.(driver.ConnPrepareContext).PrepareContext(ctx, insertSQL)
+		s.stmt = st
+		return err
+	})
+	if err != nil {
+		conn.Close()
+		return fmt.Errorf("sqlite: prepare insert: %w", err)
+	}
+	s.conn = conn
+	return nil
+}
+
+// disconnect drops the writer's connection; bad marks it unusable so the
+// pool discards it instead of reusing it.
+func (s *Store) disconnect(bad bool) {
+	if s.conn == nil {
+		return
+	}
+	_ = s.conn.Raw(func(any) error {
+		if s.stmt != nil {
+			s.stmt.Close()
+			s.stmt = nil
+		}
+		if bad {
+			return driver.ErrBadConn
+		}
+		return nil
+	})
+	s.conn.Close()
+	s.conn = nil
+}
+
+// run is the writer goroutine.
+func (s *Store) run() {
+	defer close(s.done)
+	for first := range s.queue {
+		b := append(s.batch[:0], first)
+	fill:
+		for len(b) < s.opts.MaxBatch {
+			select {
+			case r, ok := <-s.queue:
+				if !ok {
+					break fill
+				}
+				b = append(b, r)
+			default:
+				break fill
+			}
+		}
+		s.commit(b)
+		clear(b)
+		s.batch = b[:0]
+	}
+}
+
+// commit writes the batch b in one transaction and answers its waiters.
+func (s *Store) commit(b []*request) {
+	live := b[:0]
+	for _, r := range b {
+		if r.state.CompareAndSwap(pending, taken) {
+			live = append(live, r)
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	start := time.Now()
+	err := s.write(live)
+	dur := time.Since(start)
+
+	failed := 0
+	for _, r := range live {
+		e := err
+		if e == nil {
+			e = r.err
+		}
+		if e != nil {
+			failed++
+		}
+		r.done <- e
+	}
+	if failed > 0 {
+		s.nFailed.Add(uint64(failed))
+	}
+	if err != nil {
+		s.nErrors.Add(1)
+	} else {
+		s.nBatches.Add(1)
+		s.nRecords.Add(uint64(len(live) - failed))
+		s.lastBatch.Store(int64(len(live)))
+	}
+	if s.opts.OnBatch != nil {
+		s.opts.OnBatch(len(live), dur, err)
+	}
+}
+
+// write inserts and commits b. A record rejected by a constraint fails
+// alone (r.err); any other error aborts the whole transaction.
+func (s *Store) write(b []*request) (err error) {
+	if s.conn == nil {
+		if err := s.connect(); err != nil {
+			return err
+		}
+	}
+	ctx := context.Background() // a commit is never interrupted by one waiter
+	bad := false
+	err = s.conn.Raw(func(dc any) error {
+		c := dc.(driver.ExecerContext)
+		if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE", nil); err != nil {
+			return fmt.Errorf("sqlite: begin: %w", err)
+		}
+		st := s.stmt.(driver.StmtExecContext)
+		for _, r := range b {
+			if _, err := st.ExecContext(ctx, r.args[:]); err != nil {
+				if isConstraint(err) {
+					r.err = fmt.Errorf("sqlite: record rejected: %w", err)
+					continue
+				}
+				bad = rollback(ctx, c)
+				return fmt.Errorf("sqlite: insert: %w", err)
+			}
+		}
+		if _, err := c.ExecContext(ctx, "COMMIT", nil); err != nil {
+			bad = rollback(ctx, c)
+			return fmt.Errorf("sqlite: commit: %w", err)
+		}
+		return nil
+	})
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
+		bad = true
+	}
+	if bad {
+		s.disconnect(true)
+	}
+	return err
+}
+
+// rollback ends a failed transaction. SQLite may already have rolled it back
+// itself (after SQLITE_FULL, SQLITE_IOERR, ...): that is fine. It reports
+// whether the connection is in an unknown state and must be replaced.
+func rollback(ctx context.Context, c driver.ExecerContext) (bad bool) {
+	_, err := c.ExecContext(ctx, "ROLLBACK", nil)
+	return err != nil && !strings.Contains(err.Error(), "no transaction is active")
+}
+
+// sqliteCoder is implemented by modernc.org/sqlite's *Error.
+type sqliteCoder interface{ Code() int }
+
+const sqliteConstraint = 19 // SQLITE_CONSTRAINT (primary result code)
+
+func isConstraint(err error) bool {
+	var c sqliteCoder
+	return errors.As(err, &c) && c.Code()&0xff == sqliteConstraint
+}
+
+// Runs returns the records matching f, newest first (by time, then by
+// insertion order). f.Last defaults to warden.DefaultLast and is capped at
+// MaxLast.
+func (s *Store) Runs(ctx context.Context, f warden.Filter) ([]warden.Record, error) {
+	last := f.Last
+	if last <= 0 {
+		last = warden.DefaultLast
+	}
+	if last > MaxLast {
+		last = MaxLast
+	}
+	var q strings.Builder
+	q.WriteString(`SELECT id, time, event, surface, direction, request_id,
+		agent_id, session_id, turn_id, step_id, decision, reason, reason_codes,
+		policy_id, policy_version, results, latency_us, input, output FROM runs`)
+	var args []any
+	where := func(col, v string) {
+		if v == "" {
+			return
+		}
+		if len(args) == 0 {
+			q.WriteString(" WHERE ")
+		} else {
+			q.WriteString(" AND ")
+		}
+		q.WriteString(col)
+		q.WriteString(" = ?")
+		args = append(args, v)
+	}
+	where("session_id", f.Session)
+	where("event", f.Event)
+	where("decision", f.Decision)
+	q.WriteString(" ORDER BY time DESC, rowid DESC LIMIT ?")
+	args = append(args, last)
+
+	rows, err := s.rdb.QueryContext(ctx, q.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: query runs: %w", err)
+	}
+	defer rows.Close()
+	out := []warden.Record{}
+	for rows.Next() {
+		var (
+			r              warden.Record
+			us             int64
+			codes, results []byte
+		)
+		if err := rows.Scan(&r.ID, &us, &r.Event, &r.Surface, &r.Direction,
+			&r.RequestID, &r.AgentID, &r.SessionID, &r.TurnID, &r.StepID,
+			&r.Decision, &r.Reason, &codes, &r.PolicyID, &r.PolicyVersion,
+			&results, &r.LatencyUS, (*[]byte)(&r.Input), (*[]byte)(&r.Output)); err != nil {
+			return nil, fmt.Errorf("sqlite: read run: %w", err)
+		}
+		r.Time = time.UnixMicro(us).UTC()
+		if len(codes) > 0 {
+			if err := json.Unmarshal(codes, &r.ReasonCodes); err != nil {
+				return nil, fmt.Errorf("sqlite: run %s: reason codes: %w", r.ID, err)
+			}
+		}
+		r.Results = []warden.Result{}
+		if len(results) > 0 {
+			if err := json.Unmarshal(results, &r.Results); err != nil {
+				return nil, fmt.Errorf("sqlite: run %s: results: %w", r.ID, err)
+			}
+			if r.Results == nil { // stored "null"
+				r.Results = []warden.Result{}
+			}
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: read runs: %w", err)
+	}
+	return out, nil
+}
+
+// Close stops accepting records, commits those already queued, stops the
+// writer and closes the database. It is idempotent: later calls return the
+// first call's result.
+func (s *Store) Close() error {
+	s.closeOne.Do(func() {
+		if s.queue != nil {
+			s.mu.Lock()
+			s.closed = true
+			close(s.queue)
+			s.mu.Unlock()
+			<-s.done
+			s.disconnect(false)
+			if err := s.wdb.Close(); err != nil {
+				s.closeErr = fmt.Errorf("sqlite: close: %w", err)
+			}
+		}
+		if err := s.rdb.Close(); err != nil && s.closeErr == nil {
+			s.closeErr = fmt.Errorf("sqlite: close: %w", err)
+		}
+	})
+	return s.closeErr
+}

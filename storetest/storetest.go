@@ -1,0 +1,613 @@
+// Package storetest is the contract test suite every warden.Store must pass.
+// A store package calls Run from its own test:
+//
+//	func TestStore(t *testing.T) {
+//		dirs := map[*testing.T]string{}
+//		storetest.Run(t, func(t *testing.T) warden.Store {
+//			dir, ok := dirs[t]
+//			if !ok {
+//				dir = t.TempDir()
+//				dirs[t] = dir
+//			}
+//			s, err := mystore.Open(dir)
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			t.Cleanup(func() { s.Close() })
+//			return s
+//		})
+//	}
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden"
+)
+
+// Run runs the Store contract tests as subtests of t.
+//
+// open must return an open store for the subtest t it is given. The first
+// call for a given t must return an empty store. A second call with the same
+// t, made after the subtest has closed the first store, must open the SAME
+// store again (same directory, database or schema): that is how the suite
+// checks that records survive Close. open should register a t.Cleanup that
+// closes the store; the suite may already have closed it, so Close must be
+// idempotent.
+//
+// Subtests do not run in parallel. The contract checked, beyond the
+// warden.Store documentation:
+//
+//   - every Record field round-trips; Time comes back in UTC with (at most)
+//     microsecond precision; Input and Output come back as equivalent JSON;
+//     Results is never nil; empty ReasonCodes and Output come back empty;
+//   - Runs is newest first by Time, ties broken newest-recorded first;
+//   - Filter fields combine with AND; Last 0 means warden.DefaultLast;
+//   - Runs on an empty store returns an empty, non-nil slice;
+//   - concurrent Records are all stored;
+//   - Record after Close returns an error; Close twice does not panic;
+//   - Record with a done context returns promptly with an error wrapping
+//     the context's error, and the record is not stored;
+//   - a Record that returned nil is stored after Close and reopen, one that
+//     returned an error is not, and Close while Records are in flight makes
+//     every one of them return.
+func Run(t *testing.T, open func(t *testing.T) warden.Store) {
+	t.Helper()
+	tests := []struct {
+		name string
+		fn   func(*testing.T, func(*testing.T) warden.Store)
+	}{
+		{"RoundTrip", testRoundTrip},
+		{"MinimalRecord", testMinimal},
+		{"TimePrecision", testTimePrecision},
+		{"NewestFirst", testNewestFirst},
+		{"Filters", testFilters},
+		{"Last", testLast},
+		{"Empty", testEmpty},
+		{"Concurrent", testConcurrent},
+		{"RecordAfterClose", testRecordAfterClose},
+		{"DoneContext", testDoneContext},
+		{"CloseFlushes", testCloseFlushes},
+		{"CloseWithRecordsInFlight", testCloseInFlight},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
+	}
+}
+
+var base = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+// rec returns a small valid record.
+func rec(id string, at time.Time) *warden.Record {
+	return &warden.Record{
+		ID: id, Time: at, Event: "steps/toolCallRequest", Surface: "aos",
+		RequestID: "req-" + id, AgentID: "agent-1", SessionID: "sess-1",
+		TurnID: "turn-1", StepID: "step-" + id, Decision: "allow",
+		Results: []warden.Result{{Guardian: "policy", Decision: "allow", Mode: "enforce", LatencyUS: 3}},
+		Input:   json.RawMessage(`{"tool":"bash","args":{"cmd":"ls"}}`),
+	}
+}
+
+// within runs fn and fails the test if it does not return within d.
+func within(t *testing.T, d time.Duration, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s did not return within %v", what, d)
+	}
+}
+
+func record(t *testing.T, s warden.Store, r *warden.Record) {
+	t.Helper()
+	if err := s.Record(context.Background(), r); err != nil {
+		t.Fatalf("Record(%s): %v", r.ID, err)
+	}
+}
+
+func runs(t *testing.T, s warden.Store, f warden.Filter) []warden.Record {
+	t.Helper()
+	got, err := s.Runs(context.Background(), f)
+	if err != nil {
+		t.Fatalf("Runs(%+v): %v", f, err)
+	}
+	return got
+}
+
+func ids(rs []warden.Record) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// sameJSON reports whether a and b encode the same JSON value (key order,
+// whitespace and number spelling aside).
+func sameJSON(a, b []byte) (bool, error) {
+	var x, y any
+	da := json.NewDecoder(bytes.NewReader(a))
+	da.UseNumber()
+	if err := da.Decode(&x); err != nil {
+		return false, fmt.Errorf("decode %q: %w", a, err)
+	}
+	db := json.NewDecoder(bytes.NewReader(b))
+	db.UseNumber()
+	if err := db.Decode(&y); err != nil {
+		return false, fmt.Errorf("decode %q: %w", b, err)
+	}
+	return reflect.DeepEqual(normNumbers(x), normNumbers(y)), nil
+}
+
+// normNumbers turns json.Numbers into float64 so 1.50 and 1.5 compare equal
+// (JSONB stores may respell numbers).
+func normNumbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		f, err := v.Float64()
+		if err != nil {
+			return v.String()
+		}
+		return f
+	case map[string]any:
+		for k, e := range v {
+			v[k] = normNumbers(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = normNumbers(e)
+		}
+	}
+	return v
+}
+
+// checkEqual compares a stored record with the one recorded.
+func checkEqual(t *testing.T, got, want *warden.Record) {
+	t.Helper()
+	type field struct {
+		name      string
+		got, want any
+	}
+	for _, f := range []field{
+		{"ID", got.ID, want.ID},
+		{"Event", got.Event, want.Event},
+		{"Surface", got.Surface, want.Surface},
+		{"Direction", got.Direction, want.Direction},
+		{"RequestID", got.RequestID, want.RequestID},
+		{"AgentID", got.AgentID, want.AgentID},
+		{"SessionID", got.SessionID, want.SessionID},
+		{"TurnID", got.TurnID, want.TurnID},
+		{"StepID", got.StepID, want.StepID},
+		{"Decision", got.Decision, want.Decision},
+		{"Reason", got.Reason, want.Reason},
+		{"PolicyID", got.PolicyID, want.PolicyID},
+		{"PolicyVersion", got.PolicyVersion, want.PolicyVersion},
+		{"LatencyUS", got.LatencyUS, want.LatencyUS},
+	} {
+		if f.got != f.want {
+			t.Errorf("%s = %#v, want %#v", f.name, f.got, f.want)
+		}
+	}
+	if !got.Time.Equal(want.Time) {
+		t.Errorf("Time = %v, want %v", got.Time, want.Time)
+	}
+	if got.Time.Location() != time.UTC {
+		t.Errorf("Time location = %v, want UTC", got.Time.Location())
+	}
+	if len(want.ReasonCodes) == 0 {
+		if len(got.ReasonCodes) != 0 {
+			t.Errorf("ReasonCodes = %q, want none", got.ReasonCodes)
+		}
+	} else if !slices.Equal(got.ReasonCodes, want.ReasonCodes) {
+		t.Errorf("ReasonCodes = %q, want %q", got.ReasonCodes, want.ReasonCodes)
+	}
+	if got.Results == nil {
+		t.Errorf("Results is nil, want a non-nil slice")
+	}
+	if len(want.Results) == 0 {
+		if len(got.Results) != 0 {
+			t.Errorf("Results = %+v, want none", got.Results)
+		}
+	} else if !reflect.DeepEqual(got.Results, want.Results) {
+		t.Errorf("Results = %+v\nwant %+v", got.Results, want.Results)
+	}
+	for _, f := range []struct {
+		name      string
+		got, want json.RawMessage
+	}{{"Input", got.Input, want.Input}, {"Output", got.Output, want.Output}} {
+		if len(f.want) == 0 {
+			if len(f.got) != 0 {
+				t.Errorf("%s = %s, want empty", f.name, f.got)
+			}
+			continue
+		}
+		same, err := sameJSON(f.got, f.want)
+		if err != nil {
+			t.Errorf("%s: %v", f.name, err)
+		} else if !same {
+			t.Errorf("%s = %s, want %s", f.name, f.got, f.want)
+		}
+	}
+}
+
+func testRoundTrip(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	cet := time.FixedZone("CET", 3600)
+	want := &warden.Record{
+		ID:            "0193a4f2-7c1e-7d3a-9b2f-2f6c1e0a9d41",
+		Time:          time.Date(2026, 11, 21, 11, 0, 0, 123456000, cet),
+		Event:         "steps/toolCallRequest",
+		Surface:       "aos",
+		Direction:     "inbound",
+		RequestID:     "13fa8d6f-1111-4a2b-8c3d-000000000001",
+		AgentID:       "agent-42",
+		SessionID:     "session-7",
+		TurnID:        "turn-3",
+		StepID:        "step-9",
+		Decision:      "deny",
+		Reason:        "blocked: \"rm -rf /\" is destructive\n\tünïcødé ✓ 🚫 <>&'",
+		ReasonCodes:   []string{"no-destructive-shell", "approval_required"},
+		PolicyID:      "no-destructive-shell",
+		PolicyVersion: "v3",
+		Results: []warden.Result{
+			{Guardian: "policy", PolicyID: "no-destructive-shell", PolicyVersion: "v3",
+				Decision: "deny", Mode: "enforce", Reason: "destructive", LatencyUS: 12},
+			{Guardian: "policy", PolicyID: "log-all", PolicyVersion: "v1",
+				Decision: "allow", Mode: "audit", Reason: "would allow", LatencyUS: 4},
+			{Guardian: "pii", Decision: "", Mode: "enforce", LatencyUS: 250000, Error: "timeout after 250ms"},
+		},
+		LatencyUS: 35,
+		Input: json.RawMessage(`{"tool": "bash",
+			"args": {"cmd": "rm -rf /", "env": {"A": "1"}},
+			"list": [1, 2.5, -3e2, true, false, null, "x\u00e9\"\\"],
+			"empty": {}, "none": []}`),
+		Output: json.RawMessage(`{"tool":"bash","args":{"cmd":"echo refused"}}`),
+	}
+	record(t, s, want)
+	got := runs(t, s, warden.Filter{})
+	if len(got) != 1 {
+		t.Fatalf("Runs returned %d records, want 1", len(got))
+	}
+	checkEqual(t, &got[0], want)
+}
+
+func testMinimal(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	want := &warden.Record{
+		ID: "minimal", Time: base, Event: "e", Decision: "allow",
+		Results: []warden.Result{}, Input: json.RawMessage(`{}`),
+	}
+	record(t, s, want)
+	got := runs(t, s, warden.Filter{})
+	if len(got) != 1 {
+		t.Fatalf("Runs returned %d records, want 1", len(got))
+	}
+	checkEqual(t, &got[0], want)
+}
+
+func testTimePrecision(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	at := time.Date(2026, 11, 21, 10, 0, 0, 123456789, time.FixedZone("X", -5*3600))
+	record(t, s, rec("nanos", at))
+	got := runs(t, s, warden.Filter{})
+	if len(got) != 1 {
+		t.Fatalf("Runs returned %d records, want 1", len(got))
+	}
+	gt := got[0].Time
+	if d := gt.Sub(at); d <= -time.Microsecond || d >= time.Microsecond {
+		t.Errorf("Time = %v, want %v to the microsecond", gt, at)
+	}
+	if gt.Nanosecond()%1000 != 0 {
+		t.Errorf("Time = %v has sub-microsecond digits", gt)
+	}
+	if gt.Location() != time.UTC {
+		t.Errorf("Time location = %v, want UTC", gt.Location())
+	}
+}
+
+func testNewestFirst(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	// Recorded out of time order: Runs orders by Time, not by arrival.
+	for _, i := range []int{2, 0, 4, 1, 3} {
+		record(t, s, rec(fmt.Sprintf("t%d", i), base.Add(time.Duration(i)*time.Millisecond)))
+	}
+	// Equal times: the one recorded last comes first.
+	tie := base.Add(time.Hour)
+	for _, id := range []string{"tie-a", "tie-b", "tie-c"} {
+		record(t, s, rec(id, tie))
+	}
+	want := []string{"tie-c", "tie-b", "tie-a", "t4", "t3", "t2", "t1", "t0"}
+	if got := ids(runs(t, s, warden.Filter{})); !slices.Equal(got, want) {
+		t.Errorf("Runs order = %q, want %q", got, want)
+	}
+}
+
+func testFilters(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	var all []*warden.Record // oldest first
+	n := 0
+	for _, sess := range []string{"s1", "s2"} {
+		for _, ev := range []string{"steps/toolCallRequest", "steps/toolCallResult"} {
+			for _, dec := range []string{"allow", "deny", "modify"} {
+				for k := 0; k < 2; k++ {
+					r := rec(fmt.Sprintf("f%02d", n), base.Add(time.Duration(n)*time.Second))
+					r.SessionID, r.Event, r.Decision = sess, ev, dec
+					all = append(all, r)
+					n++
+				}
+			}
+		}
+	}
+	// Record in a scrambled order.
+	for i := range all {
+		record(t, s, all[(i*7)%len(all)])
+	}
+	for _, tt := range []struct {
+		name string
+		f    warden.Filter
+	}{
+		{"none", warden.Filter{}},
+		{"session", warden.Filter{Session: "s1"}},
+		{"event", warden.Filter{Event: "steps/toolCallResult"}},
+		{"decision", warden.Filter{Decision: "deny"}},
+		{"session+event", warden.Filter{Session: "s2", Event: "steps/toolCallRequest"}},
+		{"session+decision", warden.Filter{Session: "s1", Decision: "modify"}},
+		{"event+decision", warden.Filter{Event: "steps/toolCallResult", Decision: "allow"}},
+		{"all three", warden.Filter{Session: "s2", Event: "steps/toolCallResult", Decision: "deny"}},
+		{"all three+last", warden.Filter{Session: "s2", Event: "steps/toolCallResult", Decision: "deny", Last: 1}},
+		{"session+last", warden.Filter{Session: "s1", Last: 3}},
+		{"no match", warden.Filter{Session: "nope"}},
+		{"no match combined", warden.Filter{Session: "s1", Event: "nope"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var want []string
+			for i := len(all) - 1; i >= 0; i-- {
+				r := all[i]
+				if (tt.f.Session == "" || r.SessionID == tt.f.Session) &&
+					(tt.f.Event == "" || r.Event == tt.f.Event) &&
+					(tt.f.Decision == "" || r.Decision == tt.f.Decision) {
+					want = append(want, r.ID)
+				}
+			}
+			if tt.f.Last > 0 && len(want) > tt.f.Last {
+				want = want[:tt.f.Last]
+			}
+			got := runs(t, s, tt.f)
+			if g := ids(got); !slices.Equal(g, want) && !(len(g) == 0 && len(want) == 0) {
+				t.Errorf("Runs(%+v) = %q, want %q", tt.f, g, want)
+			}
+			if got == nil {
+				t.Errorf("Runs(%+v) returned nil, want a non-nil slice", tt.f)
+			}
+		})
+	}
+}
+
+// recordMany records n records concurrently (times base+i ms) and returns
+// their ids oldest first.
+func recordMany(t *testing.T, s warden.Store, prefix string, n, workers int) []string {
+	t.Helper()
+	all := make([]string, n)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				id := fmt.Sprintf("%s-%05d", prefix, i)
+				all[i] = id
+				r := rec(id, base.Add(time.Duration(i)*time.Millisecond))
+				r.SessionID = fmt.Sprintf("sess-%d", w)
+				if err := s.Record(context.Background(), r); err != nil {
+					errs <- fmt.Errorf("Record(%s): %w", id, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	return all
+}
+
+func testLast(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	const n = warden.DefaultLast + 50
+	all := recordMany(t, s, "last", n, 10)
+	newest := slices.Clone(all)
+	slices.Reverse(newest)
+	for _, tt := range []struct {
+		last, want int
+	}{
+		{0, warden.DefaultLast},
+		{1, 1},
+		{7, 7},
+		{n, n},
+		{n + 1000, n},
+	} {
+		t.Run(fmt.Sprint(tt.last), func(t *testing.T) {
+			got := ids(runs(t, s, warden.Filter{Last: tt.last}))
+			if !slices.Equal(got, newest[:tt.want]) {
+				t.Errorf("Runs(Last: %d) returned %d records %q…, want the newest %d", tt.last, len(got), head(got), tt.want)
+			}
+		})
+	}
+}
+
+func head(s []string) []string {
+	if len(s) > 5 {
+		return s[:5]
+	}
+	return s
+}
+
+func testEmpty(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	for _, f := range []warden.Filter{{}, {Session: "x"}, {Event: "e", Decision: "deny", Last: 5}} {
+		got, err := s.Runs(context.Background(), f)
+		if err != nil {
+			t.Fatalf("Runs(%+v) on an empty store: %v", f, err)
+		}
+		if got == nil || len(got) != 0 {
+			t.Errorf("Runs(%+v) on an empty store = %#v, want an empty non-nil slice", f, got)
+		}
+	}
+}
+
+func testConcurrent(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	const goroutines, each = 50, 20
+	var all []string
+	within(t, 2*time.Minute, "1000 concurrent Records", func() {
+		all = recordMany(t, s, "conc", goroutines*each, goroutines)
+	})
+	got := ids(runs(t, s, warden.Filter{Last: goroutines * each}))
+	slices.Sort(got)
+	if !slices.Equal(got, all) { // all is sorted: ids are zero-padded
+		t.Errorf("after %d concurrent Records, Runs has %d records", len(all), len(got))
+	}
+	// Each goroutine used its own session.
+	if got := runs(t, s, warden.Filter{Session: "sess-7", Last: 1000}); len(got) != each {
+		t.Errorf("session sess-7 has %d records, want %d", len(got), each)
+	}
+}
+
+func testRecordAfterClose(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	record(t, s, rec("before", base))
+	within(t, 30*time.Second, "Close", func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	within(t, 5*time.Second, "Record after Close", func() {
+		if err := s.Record(context.Background(), rec("after", base)); err == nil {
+			t.Errorf("Record after Close returned nil, want an error")
+		}
+	})
+	within(t, 5*time.Second, "second Close", func() { _ = s.Close() })
+	s = open(t)
+	if got := ids(runs(t, s, warden.Filter{})); !slices.Equal(got, []string{"before"}) {
+		t.Errorf("after reopen, Runs = %q, want [before]", got)
+	}
+}
+
+func testDoneContext(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	for _, tt := range []struct {
+		name string
+		ctx  context.Context
+		want error
+	}{
+		{"canceled", canceled, context.Canceled},
+		{"deadline", expired, context.DeadlineExceeded},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			start := time.Now()
+			within(t, 5*time.Second, "Record with a done context", func() {
+				err = s.Record(tt.ctx, rec("ctx-"+tt.name, base))
+			})
+			if err == nil {
+				t.Fatalf("Record with a %s context returned nil", tt.name)
+			}
+			if !errors.Is(err, tt.want) {
+				t.Errorf("Record error %q does not wrap %v", err, tt.want)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("Record with a done context took %v", d)
+			}
+		})
+	}
+	// An error means not recorded; the store still works.
+	record(t, s, rec("ok", base))
+	if got := ids(runs(t, s, warden.Filter{})); !slices.Equal(got, []string{"ok"}) {
+		t.Errorf("Runs = %q, want [ok] (records whose Record failed must not be stored)", got)
+	}
+}
+
+func testCloseFlushes(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	const n = 20
+	var want []string
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("flush-%02d", i)
+		record(t, s, rec(id, base.Add(time.Duration(i)*time.Second)))
+		want = append(want, id)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	s = open(t)
+	got := ids(runs(t, s, warden.Filter{}))
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("after Close and reopen, Runs = %q, want %q", got, want)
+	}
+}
+
+func testCloseInFlight(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	const n = 200
+	errs := make([]error, n)
+	var started, wg sync.WaitGroup
+	started.Add(n)
+	wg.Add(n)
+	for i := 0; i < n; i++ {
+		go func() {
+			defer wg.Done()
+			started.Done()
+			errs[i] = s.Record(context.Background(), rec(fmt.Sprintf("inflight-%03d", i), base.Add(time.Duration(i)*time.Millisecond)))
+		}()
+	}
+	started.Wait()
+	within(t, time.Minute, "Close with Records in flight", func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	within(t, 10*time.Second, "Records in flight at Close", wg.Wait)
+
+	s = open(t)
+	stored := map[string]bool{}
+	for _, id := range ids(runs(t, s, warden.Filter{Last: 1000})) {
+		stored[id] = true
+	}
+	ok := 0
+	for i, err := range errs {
+		id := fmt.Sprintf("inflight-%03d", i)
+		switch {
+		case err == nil && !stored[id]:
+			t.Errorf("Record(%s) returned nil but it is not stored after Close", id)
+		case err != nil && stored[id]:
+			t.Errorf("Record(%s) returned %q but it is stored", id, err)
+		case err == nil:
+			ok++
+		}
+	}
+	t.Logf("%d of %d in-flight Records were committed by Close, %d refused", ok, n, n-ok)
+}
