@@ -1,0 +1,234 @@
+package policy
+
+import (
+	"sync"
+
+	"cel.dev/cel-go/common/functions"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/interpreter"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/detect"
+)
+
+// Activation exposes one event to CEL programs of Env. Variables are built
+// lazily, the first time a program asks for them, and cached until Release, so
+// one Activation serves every policy evaluated for an event: a condition that
+// reads only `event` and `tool` never pays for `text`, `payload` or `user`.
+// It also supplies the detector functions, memoizing their results per string.
+// An Activation is not safe for concurrent use.
+type Activation struct {
+	ev      *warden.Event
+	payload map[string]any // overrides ev.Payload while modify ops run
+	have    uint32
+	vals    [numVars]ref.Val
+	memo    []detectMemo
+	fns     [3]functions.LateBoundOp
+}
+
+type detectMemo struct {
+	s            string
+	done         uint8 // bit 0 pii, 1 secrets, 2 injection
+	pii, secrets ref.Val
+	injection    ref.Val
+}
+
+var (
+	_ interpreter.Activation         = (*Activation)(nil)
+	_ interpreter.FunctionActivation = (*Activation)(nil)
+)
+
+var activationPool = sync.Pool{New: func() any {
+	a := &Activation{}
+	a.fns = [3]functions.LateBoundOp{
+		func(_ string, args ...ref.Val) ref.Val { return a.detect(0, args) },
+		func(_ string, args ...ref.Val) ref.Val { return a.detect(1, args) },
+		func(_ string, args ...ref.Val) ref.Val { return a.detect(2, args) },
+	}
+	return a
+}}
+
+// NewActivation returns a pooled Activation over ev; call Release when the
+// evaluations for ev are done.
+func NewActivation(ev *warden.Event) *Activation {
+	a := activationPool.Get().(*Activation)
+	a.ev = ev
+	return a
+}
+
+// Release clears a and returns it to the pool; a must not be used afterwards.
+func (a *Activation) Release() {
+	a.ev, a.payload, a.have = nil, nil, 0
+	clear(a.vals[:])
+	clear(a.memo)
+	a.memo = a.memo[:0]
+	activationPool.Put(a)
+}
+
+// setPayload makes `payload` resolve to p (the payload under modification).
+func (a *Activation) setPayload(p map[string]any) {
+	a.payload = p
+	a.have &^= 1 << varPayload
+	a.vals[varPayload] = nil
+}
+
+// Parent implements interpreter.Activation; there is none.
+func (a *Activation) Parent() interpreter.Activation { return nil }
+
+// ResolveName implements interpreter.Activation, building the variable on
+// first use.
+func (a *Activation) ResolveName(name string) (any, bool) {
+	var i int
+	switch name {
+	case "event":
+		i = varEvent
+	case "surface":
+		i = varSurface
+	case "direction":
+		i = varDirection
+	case "payload":
+		i = varPayload
+	case "agent":
+		i = varAgent
+	case "session":
+		i = varSession
+	case "turn":
+		i = varTurn
+	case "step":
+		i = varStep
+	case "user":
+		i = varUser
+	case "tool":
+		i = varTool
+	case "message":
+		i = varMessage
+	case "text":
+		i = varText
+	case "reasoning":
+		i = varReasoning
+	default:
+		return nil, false
+	}
+	if a.have&(1<<i) == 0 {
+		a.vals[i] = a.build(i)
+		a.have |= 1 << i
+	}
+	return a.vals[i], true
+}
+
+var emptyMap = map[string]any{}
+
+func (a *Activation) build(i int) ref.Val {
+	ev, ad := a.ev, types.DefaultTypeAdapter
+	switch i {
+	case varEvent:
+		return types.String(ev.Name)
+	case varSurface:
+		return types.String(ev.Surface)
+	case varDirection:
+		return types.String(ev.Direction)
+	case varPayload:
+		p := a.payload
+		if p == nil {
+			p = ev.Payload
+		}
+		if p == nil {
+			p = emptyMap
+		}
+		return types.NewStringInterfaceMap(ad, p)
+	case varAgent:
+		g := &ev.Agent
+		return types.NewStringStringMap(ad, map[string]string{"id": g.ID, "name": g.Name,
+			"version": g.Version, "provider": g.Provider, "model": g.Model})
+	case varSession:
+		return types.NewStringStringMap(ad, map[string]string{"id": ev.SessionID})
+	case varTurn:
+		return types.String(ev.TurnID)
+	case varStep:
+		return types.String(ev.StepID)
+	case varUser:
+		u := &ev.User
+		return types.NewStringStringMap(ad, map[string]string{"id": u.ID, "email": u.Email,
+			"name": u.Name, "organization": u.Organization})
+	case varTool:
+		args := ev.Tool.Args
+		if args == nil {
+			args = emptyMap
+		}
+		return types.NewStringInterfaceMap(ad, map[string]any{"name": ev.Tool.Name,
+			"id": ev.Tool.ID, "args": args, "server": ev.Tool.Server})
+	case varMessage:
+		return types.NewStringStringMap(ad, map[string]string{"role": ev.Message.Role,
+			"text": ev.Message.Text})
+	case varText:
+		return types.String(ev.Text())
+	case varReasoning:
+		return types.String(ev.Reasoning)
+	}
+	return types.NewErr("unknown variable")
+}
+
+// ResolveFunction implements interpreter.FunctionActivation: the detector
+// functions pii, secrets and injection.
+func (a *Activation) ResolveFunction(name string) (functions.LateBoundOp, bool) {
+	switch name {
+	case "pii":
+		return a.fns[0], true
+	case "secrets":
+		return a.fns[1], true
+	case "injection":
+		return a.fns[2], true
+	}
+	return nil, false
+}
+
+// detect runs detector k (0 pii, 1 secrets, 2 injection) over args[0], once
+// per distinct string per Activation.
+func (a *Activation) detect(k int, args []ref.Val) ref.Val {
+	if len(args) != 1 {
+		return types.NewErr("detector: want one argument")
+	}
+	sv, ok := args[0].(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(args[0])
+	}
+	s := string(sv)
+	var m *detectMemo
+	for j := range a.memo {
+		if a.memo[j].s == s {
+			m = &a.memo[j]
+			break
+		}
+	}
+	if m == nil {
+		a.memo = append(a.memo, detectMemo{s: s})
+		m = &a.memo[len(a.memo)-1]
+	}
+	bit := uint8(1) << k
+	if m.done&bit == 0 {
+		m.done |= bit
+		switch k {
+		case 0:
+			m.pii = kindList(detect.PII(s))
+		case 1:
+			m.secrets = kindList(detect.Secrets(s))
+		case 2:
+			m.injection = types.Double(detect.Injection(s))
+		}
+	}
+	switch k {
+	case 0:
+		return m.pii
+	case 1:
+		return m.secrets
+	}
+	return m.injection
+}
+
+func kindList(kinds []string) ref.Val {
+	if kinds == nil {
+		kinds = []string{}
+	}
+	return types.NewStringList(types.DefaultTypeAdapter, kinds)
+}

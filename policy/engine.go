@@ -1,0 +1,244 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/wardenhq/warden"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Failure says what a run-time evaluation error of an enforce policy means:
+	// FailClosed (the zero value) counts it as a deny, FailOpen ignores it.
+	Failure warden.FailurePolicy
+	// Name is the Guardian field of the engine's results; default "policy".
+	Name string
+}
+
+// Engine is the policy guardian: a warden.Handler over an atomically
+// swappable Set. It is safe for concurrent use.
+type Engine struct {
+	set  atomic.Pointer[Set]
+	opts Options
+}
+
+var _ warden.Handler = (*Engine)(nil)
+
+// NewEngine returns an engine deciding with set (nil: an empty set).
+func NewEngine(set *Set, opts Options) *Engine {
+	if opts.Name == "" {
+		opts.Name = "policy"
+	}
+	if set == nil {
+		set = newSet(nil, nil)
+	}
+	e := &Engine{opts: opts}
+	e.set.Store(set)
+	return e
+}
+
+// Swap replaces the policy set atomically; decisions in flight finish on the
+// old one.
+func (e *Engine) Swap(s *Set) {
+	if s == nil {
+		s = newSet(nil, nil)
+	}
+	e.set.Store(s)
+}
+
+// Set returns the current policy set.
+func (e *Engine) Set() *Set { return e.set.Load() }
+
+// match is one matching policy during a decision.
+type match struct {
+	p      *Policy
+	res    int    // index in results
+	reason string // evaluated reason
+	failed bool   // run-time error under FailClosed: counts as a deny
+}
+
+// Decide evaluates every policy whose events match ev.Name and combines the
+// matches with the Joch rule: any enforce deny → Deny (the first, by priority
+// then file order, is reported; ReasonCodes are all enforce denies); else any
+// ask → Ask; else the modify policies apply in order to a copy of the payload,
+// each seeing the previous result → Modify; else any allow → Allow; else
+// Abstain. Audit policies are recorded with the decision they would have made
+// and never change the outcome. ev is never mutated.
+func (e *Engine) Decide(ctx context.Context, ev *warden.Event) (warden.Decision, error) {
+	set := e.set.Load()
+	cands := set.Candidates(ev.Name)
+	if len(cands) == 0 {
+		return warden.Decision{Verdict: warden.Abstain}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return warden.Decision{}, err
+	}
+	act := NewActivation(ev)
+	defer act.Release()
+
+	var results []warden.Result
+	var denies, asks, modifies, allows []match
+	for _, p := range cands {
+		t0 := time.Now()
+		ok, err := true, error(nil)
+		if p.when != nil {
+			ok, err = p.when.evalBool(act)
+		}
+		if err == nil && !ok {
+			continue
+		}
+		r := warden.Result{Guardian: e.opts.Name, PolicyID: p.ID, PolicyVersion: p.Version,
+			Mode: p.Mode.String()}
+		m := match{p: p, res: len(results)}
+		if err == nil {
+			m.reason, err = p.reason(act)
+		}
+		if err != nil {
+			r.Error = err.Error()
+			if e.opts.Failure == warden.FailOpen {
+				r.Decision = warden.Allow.String()
+				r.Reason = fmt.Sprintf("policy %s: evaluation error ignored (failure open)", p.ID)
+			} else {
+				r.Decision = warden.Deny.String()
+				r.Reason = fmt.Sprintf("policy %s: evaluation error: %v", p.ID, err)
+				m.reason, m.failed = r.Reason, true
+			}
+		} else {
+			r.Decision, r.Reason = p.Decision.String(), m.reason
+		}
+		r.LatencyUS = time.Since(t0).Microseconds()
+		results = append(results, r)
+		if p.Mode == warden.Audit || (err != nil && !m.failed) {
+			continue
+		}
+		switch {
+		case m.failed || p.Decision == warden.Deny:
+			denies = append(denies, m)
+		case p.Decision == warden.Ask:
+			asks = append(asks, m)
+		case p.Decision == warden.Modify:
+			modifies = append(modifies, m)
+		default:
+			allows = append(allows, m)
+		}
+	}
+	if len(denies) == 0 && len(asks) == 0 && len(modifies) > 0 {
+		var payload map[string]any
+		payload, modifies, allows, denies = e.modify(ev, act, results, modifies, allows)
+		if len(denies) == 0 && len(modifies) > 0 {
+			return outcome(warden.Modify, modifies, results, payload), nil
+		}
+	}
+	switch {
+	case len(denies) > 0:
+		return outcome(warden.Deny, denies, results, nil), nil
+	case len(asks) > 0:
+		return outcome(warden.Ask, asks, results, nil), nil
+	case len(allows) > 0:
+		return outcome(warden.Allow, allows, results, nil), nil
+	}
+	return warden.Decision{Verdict: warden.Abstain, Results: results}, nil
+}
+
+// reason evaluates the policy's reason.
+func (p *Policy) reason(act *Activation) (string, error) {
+	if p.reasonExpr == nil {
+		return p.Reason, nil
+	}
+	return p.reasonExpr.evalString(act)
+}
+
+// modify applies the modify policies in order to a copy of the payload. A
+// policy whose ops change nothing becomes an allow ("nothing to modify"); one
+// whose ops fail is recorded with the error and, failing closed, is a deny.
+func (e *Engine) modify(ev *warden.Event, act *Activation, results []warden.Result,
+	mods, allows []match) (map[string]any, []match, []match, []match) {
+	var cur map[string]any // nil: unchanged so far
+	var changed, denies []match
+	for _, m := range mods {
+		t0 := time.Now()
+		base := cur
+		if base == nil {
+			base = ev.Payload
+		}
+		work := copyPayload(base)
+		did := false
+		var err error
+		for i := range m.p.ops {
+			var c bool
+			work, c, err = m.p.ops[i].apply(work, act)
+			if err != nil {
+				err = fmt.Errorf("modify[%d]: %w", i, err)
+				break
+			}
+			did = did || c
+		}
+		r := &results[m.res]
+		r.LatencyUS += time.Since(t0).Microseconds()
+		switch {
+		case err != nil:
+			r.Error = err.Error()
+			if e.opts.Failure == warden.FailOpen {
+				r.Decision = warden.Allow.String()
+				r.Reason = fmt.Sprintf("policy %s: evaluation error ignored (failure open)", m.p.ID)
+				continue
+			}
+			r.Decision = warden.Deny.String()
+			r.Reason = fmt.Sprintf("policy %s: evaluation error: %v", m.p.ID, err)
+			m.reason, m.failed = r.Reason, true
+			denies = append(denies, m)
+		case !did:
+			r.Decision, r.Reason = warden.Allow.String(), "nothing to modify"
+			m.reason = r.Reason
+			allows = append(allows, m)
+		default:
+			cur = work
+			changed = append(changed, m)
+		}
+	}
+	act.setPayload(nil)
+	return cur, changed, sortByRank(allows), denies
+}
+
+// sortByRank keeps matches in evaluation order (insertion sort: few items).
+func sortByRank(ms []match) []match {
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && ms[j].p.rank < ms[j-1].p.rank; j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
+	return ms
+}
+
+// outcome builds the decision reported by the first of ms.
+func outcome(v warden.Verdict, ms []match, results []warden.Result, payload map[string]any) warden.Decision {
+	d := warden.Decision{Verdict: v, PolicyID: ms[0].p.ID, PolicyVersion: ms[0].p.Version,
+		Reason: ms[0].reason, Results: results, Payload: payload}
+	d.ReasonCodes = make([]string, len(ms))
+	for i, m := range ms {
+		d.ReasonCodes[i] = m.p.ID
+	}
+	if v == warden.Modify && len(ms) > 1 {
+		rs := make([]string, 0, len(ms))
+		for _, m := range ms {
+			if m.reason != "" && !contains(rs, m.reason) {
+				rs = append(rs, m.reason)
+			}
+		}
+		d.Reason = strings.Join(rs, "; ")
+	}
+	return d
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
