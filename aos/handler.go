@@ -1,0 +1,207 @@
+// Package aos is warden's AOS Guardian endpoint: JSON-RPC 2.0 over HTTP
+// (POST /aos) as the OWASP Agent Observability Standard defines it. It
+// decodes every AOS method — the steps/* methods, protocols/MCP,
+// protocols/A2A, the A2A hooks and ping — in each shape the spec and the
+// seeds show, into a warden.Event, asks a warden.Decider, and answers the
+// Outcome as an AOS success result (allow, deny or modify, the latter with
+// the whole modified request).
+//
+// The body is parsed once by a single-pass parser that keeps the raw text of
+// the id and of the payload (so ids are echoed exactly and the trace stores
+// the payload as sent); see BenchmarkDecode.
+package aos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/wardenhq/warden"
+)
+
+// DefaultMaxBody is the default limit of a request body: 4 MiB.
+const DefaultMaxBody int64 = 4 << 20
+
+// Options configure a Handler. The zero value is usable.
+type Options struct {
+	// MaxBody limits the request body in bytes; 0 means DefaultMaxBody.
+	MaxBody int64
+	// Version is the guardian version ping answers; "" means "dev".
+	Version string
+	// Logf logs failures that the answer does not show in full (a decision
+	// that could not be recorded, a recovered panic); nil means log.Printf.
+	Logf func(format string, args ...any)
+}
+
+// Handler is the AOS Guardian endpoint. It is safe for concurrent use; it
+// remembers recent tool calls (steps/toolCallRequest by executionId, MCP
+// tools/call by id, 10,000 of each) to give their results a tool view.
+type Handler struct {
+	d         *warden.Decider
+	opts      Options
+	tools     *toolCache
+	mcp       *toolCache
+	now       func() time.Time
+	normStep  func(*warden.Event)
+	normProto func(*warden.Event)
+}
+
+// NewHandler returns the endpoint deciding with d.
+func NewHandler(d *warden.Decider, opts Options) *Handler {
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.Logf == nil {
+		opts.Logf = log.Printf
+	}
+	h := &Handler{d: d, opts: opts, tools: newToolCache(cacheSize), mcp: newToolCache(cacheSize), now: time.Now}
+	h.normStep, h.normProto = h.stepViews, h.protocolViews
+	return h
+}
+
+// ServeHTTP serves POST /aos. JSON-RPC errors are answered with HTTP 200; a
+// notification (or a batch of them) gets 204 and no body; other HTTP methods
+// get 405.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeJSON(w, http.StatusMethodNotAllowed, appendError(nil, nil,
+			invalidRequest("HTTP method %s not allowed: use POST", r.Method)))
+		return
+	}
+	body, err := readBody(w, r, h.opts.MaxBody)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		e := &Error{Code: CodeParseError, Message: "parse error: reading body: " + err.Error()}
+		if errors.As(err, &tooBig) {
+			e = invalidRequest("body exceeds the limit of %d bytes", h.opts.MaxBody)
+			e.Data = map[string]any{"limit": h.opts.MaxBody}
+		}
+		writeJSON(w, http.StatusOK, appendError(nil, nil, e))
+		return
+	}
+	resp := h.Handle(r.Context(), body)
+	if resp == nil {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func writeJSON(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// readBody reads the whole body, at most max bytes, sizing the buffer from
+// Content-Length when it is known.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, max)
+	n := int64(512)
+	if cl := r.ContentLength; cl > 0 && cl <= max {
+		n = cl + 1
+	}
+	b := make([]byte, 0, n)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		m, err := rd.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// Handle answers a JSON-RPC body — one request or a batch — and returns the
+// response body, or nil when nothing is to be answered (notifications). It
+// is ServeHTTP without HTTP, for `warden eval --event aos` and tests. body
+// must not be changed while the call runs.
+func (h *Handler) Handle(ctx context.Context, body []byte) []byte {
+	calls, batch, err := parseBody(body)
+	if err != nil {
+		return appendError(nil, nil, &Error{Code: CodeParseError, Message: "parse error: " + err.Error()})
+	}
+	if batch && len(calls) == 0 {
+		return appendError(nil, nil, invalidRequest("empty batch"))
+	}
+	if !batch {
+		b, ok := h.serve(ctx, calls[0], make([]byte, 0, 512))
+		if !ok {
+			return nil
+		}
+		return b
+	}
+	b := append(make([]byte, 0, 512*len(calls)), '[')
+	n := 0
+	for _, c := range calls {
+		mark := len(b)
+		if n > 0 {
+			b = append(b, ',')
+		}
+		var ok bool
+		if b, ok = h.serve(ctx, c, b); ok {
+			n++
+		} else {
+			b = b[:mark]
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return append(b, ']')
+}
+
+// serve answers one request, appending its response to b; ok is false when
+// it has no response (a notification). A panic is answered as an internal
+// error: no input crashes the server.
+func (h *Handler) serve(ctx context.Context, c *call, b []byte) (out []byte, ok bool) {
+	mark := len(b)
+	defer func() {
+		if r := recover(); r != nil {
+			h.opts.Logf("aos: panic serving a request: %v\n%s", r, debug.Stack())
+			out, ok = appendError(b[:mark], c.idRaw, &Error{Code: CodeInternalError, Message: "internal error"}), true
+		}
+	}()
+	method, params, rerr := c.check()
+	if rerr != nil { // invalid requests are answered even without an id
+		return appendError(b, c.idRaw, rerr), true
+	}
+	if method == MethodPing {
+		return appendPing(b, c.idRaw, h.opts.Version, h.now()), c.hasID
+	}
+	ev, sh, rerr := h.decodeEvent(c, method, params)
+	if rerr != nil {
+		return appendError(b, c.idRaw, rerr), c.hasID
+	}
+	o, err := h.d.Decide(ctx, ev)
+	if err != nil {
+		// The outcome is the deny Decide returns (trace_unavailable).
+		h.opts.Logf("aos: %s %q: %v", method, ev.RequestID, err)
+	}
+	if !c.hasID {
+		return b, false
+	}
+	out, err = appendResult(b, c, method, params, sh, &o)
+	if err != nil {
+		h.opts.Logf("aos: %s %q: encoding the modified request: %v", method, ev.RequestID, err)
+		return appendError(b[:mark], c.idRaw, &Error{Code: CodeInternalError,
+			Message: fmt.Sprintf("internal error: encoding the modified request: %v", err)}), true
+	}
+	return out, true
+}

@@ -1,0 +1,241 @@
+package aos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/wardenhq/warden"
+)
+
+// examplesDir holds the seed examples; CI provides /work/shared next to the repo.
+const examplesDir = "../../shared/aos/examples"
+
+const schemaPath = "../../shared/aos/spec/aos_schema.json"
+
+// memStore is an in-memory trace store; fail makes Record fail.
+type memStore struct {
+	mu   sync.Mutex
+	recs []warden.Record
+	fail bool
+}
+
+func (s *memStore) Record(_ context.Context, r *warden.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail {
+		return errors.New("disk full")
+	}
+	s.recs = append(s.recs, *r)
+	return nil
+}
+
+func (s *memStore) Runs(context.Context, warden.Filter) ([]warden.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]warden.Record(nil), s.recs...), nil
+}
+
+func (s *memStore) Close() error { return nil }
+
+func (s *memStore) records() []warden.Record {
+	rs, _ := s.Runs(context.Background(), warden.Filter{})
+	return rs
+}
+
+// fixed returns a guardian that always answers d; with Modify and no
+// payload, it answers an unchanged copy of the event's payload.
+func fixed(d warden.Decision) warden.Handler {
+	return warden.HandlerFunc(func(_ context.Context, ev *warden.Event) (warden.Decision, error) {
+		if d.Verdict == warden.Modify && d.Payload == nil {
+			d.Payload = deepCopy(ev.Payload).(map[string]any)
+		}
+		return d, nil
+	})
+}
+
+// recorder captures the events the chain sees.
+type recorder struct {
+	mu  sync.Mutex
+	evs []*warden.Event
+}
+
+func (r *recorder) Decide(_ context.Context, ev *warden.Event) (warden.Decision, error) {
+	r.mu.Lock()
+	r.evs = append(r.evs, ev)
+	r.mu.Unlock()
+	return warden.Decision{Verdict: warden.Allow}, nil
+}
+
+func (r *recorder) last() *warden.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.evs) == 0 {
+		return nil
+	}
+	return r.evs[len(r.evs)-1]
+}
+
+// newTestHandler returns an endpoint whose chain is the one guardian g.
+func newTestHandler(g warden.Handler) (*Handler, *memStore) {
+	st := &memStore{}
+	d := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "test", Handler: g}), st, nil)
+	h := NewHandler(d, Options{Version: "test", Logf: func(string, ...any) {}})
+	h.now = func() time.Time { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) }
+	return h, st
+}
+
+func deepCopy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[k] = deepCopy(x)
+		}
+		return m
+	case []any:
+		a := make([]any, len(t))
+		for i, x := range t {
+			a[i] = deepCopy(x)
+		}
+		return a
+	}
+	return v
+}
+
+// example is a seed example request.
+type example struct {
+	name string
+	body []byte
+}
+
+// loadExamples returns the seed example requests (not the Joch responses).
+func loadExamples(t testing.TB) []example {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(examplesDir, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("seed examples not found in %s (CI provides /work/shared/aos/examples): %v", examplesDir, err)
+	}
+	sort.Strings(files)
+	var out []example
+	for _, f := range files {
+		if strings.HasSuffix(f, "_response.json") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, example{strings.TrimSuffix(filepath.Base(f), ".json"), b})
+	}
+	return out
+}
+
+func readExample(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(examplesDir, name+".json"))
+	if err != nil {
+		t.Fatalf("seed example %s: %v (CI provides /work/shared/aos/examples)", name, err)
+	}
+	return b
+}
+
+// schemas compiles the AOS schema definitions the tests validate against.
+// The schema has flaws that stop it from compiling, fixed here in memory:
+// FilePart and JSONRPCErrorResponse refer to #/definitions/... (the
+// definitions live under $defs), and in MCPMessage and A2AMessage a brace
+// closes too late, so "required", "title", "type" and "description" sit
+// inside "properties" (of the message and of its params) instead of beside it.
+type schemas struct {
+	request, success, ping *jsonschema.Schema
+}
+
+var (
+	schemaOnce sync.Once
+	schemaSet  schemas
+	schemaErr  error
+)
+
+func loadSchemas(t testing.TB) schemas {
+	t.Helper()
+	schemaOnce.Do(func() {
+		f, err := os.Open(schemaPath)
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		defer f.Close()
+		doc, err := jsonschema.UnmarshalJSON(f)
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		root := doc.(map[string]any)
+		defs := root["$defs"].(map[string]any)
+		root["definitions"] = defs
+		for _, k := range []string{"MCPMessage", "A2AMessage"} {
+			def := defs[k].(map[string]any)
+			liftKeywords(def)
+			liftKeywords(def["properties"].(map[string]any)["params"].(map[string]any))
+		}
+		c := jsonschema.NewCompiler()
+		const url = "file:///aos_schema.json"
+		if schemaErr = c.AddResource(url, root); schemaErr != nil {
+			return
+		}
+		compile := func(def string) *jsonschema.Schema {
+			s, err := c.Compile(url + "#/$defs/" + def)
+			if err != nil && schemaErr == nil {
+				schemaErr = err
+			}
+			return s
+		}
+		schemaSet = schemas{compile("ASOPRequest"), compile("ASOPSuccessResponse"), compile("PingRequestSuccessResponse")}
+	})
+	if schemaErr != nil {
+		t.Fatalf("AOS schema %s: %v", schemaPath, schemaErr)
+	}
+	return schemaSet
+}
+
+// liftKeywords moves keywords misplaced inside "properties" (closing brace
+// too late in the schema source) up to the schema they belong to.
+func liftKeywords(schema map[string]any) {
+	props := schema["properties"].(map[string]any)
+	for _, kw := range []string{"required", "title", "type", "description"} {
+		if v, ok := props[kw]; ok {
+			if _, isSchema := v.(map[string]any); !isSchema {
+				delete(props, kw)
+				schema[kw] = v
+			}
+		}
+	}
+}
+
+// validate checks JSON text against s.
+func validate(s *jsonschema.Schema, b []byte) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	return s.Validate(v)
+}
+
+// decodeJSON decodes b with encoding/json, failing the test on error.
+func decodeJSON(t testing.TB, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("invalid JSON %q: %v", b, err)
+	}
+	return v
+}

@@ -1,0 +1,187 @@
+package aos
+
+import (
+	"github.com/wardenhq/warden"
+)
+
+// The AOS methods the endpoint accepts (CONTRACT §4). The catalog name of
+// each event is its method.
+const (
+	MethodAgentTrigger           = "steps/agentTrigger"
+	MethodToolCallRequest        = "steps/toolCallRequest"
+	MethodToolCallResult         = "steps/toolCallResult"
+	MethodMessage                = "steps/message"
+	MethodMemoryContextRetrieval = "steps/memoryContextRetrieval"
+	MethodMemoryStore            = "steps/memoryStore"
+	MethodKnowledgeRetrieval     = "steps/knowledgeRetrieval"
+	MethodMCP                    = "protocols/MCP"
+	MethodA2A                    = "protocols/A2A"
+	MethodPing                   = "ping"
+)
+
+// StepMethods lists the steps/* methods, in the order of the AOS spec.
+var StepMethods = []string{
+	MethodAgentTrigger, MethodToolCallRequest, MethodToolCallResult, MethodMessage,
+	MethodMemoryContextRetrieval, MethodMemoryStore, MethodKnowledgeRetrieval,
+}
+
+// A2AHookMethods lists the A2A hook methods. Their params.payload is the A2A
+// JSON-RPC message and params.context holds the "from" and "to" sides of the
+// exchange; the event's agent is context.from.agent, the observed agent that
+// sends (an A2A agent has a url and usually no id: the url is its id). A
+// request without params.payload is taken to be the A2A request itself.
+var A2AHookMethods = []string{
+	"message/send", "message/stream", "tasks/cancel", "tasks/get",
+	"tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/set", "tasks/resubscribe",
+}
+
+// methodKind says how a method's params map to an event.
+type methodKind uint8
+
+const (
+	kindUnknown methodKind = iota
+	kindStep
+	kindProtocol
+	kindA2AHook
+	kindPing
+)
+
+var methodKinds = func() map[string]methodKind {
+	m := map[string]methodKind{MethodMCP: kindProtocol, MethodA2A: kindProtocol, MethodPing: kindPing}
+	for _, s := range StepMethods {
+		m[s] = kindStep
+	}
+	for _, s := range A2AHookMethods {
+		m[s] = kindA2AHook
+	}
+	return m
+}()
+
+// shape says where the event's payload sits in the request, so a modified
+// payload is put back where it came from.
+type shape uint8
+
+const (
+	inParams  shape = iota // params itself
+	inMessage              // params.message (protocols/MCP and protocols/A2A, wrapped)
+	inPayload              // params.payload (A2A hooks)
+	isRequest              // the request itself (A2A hooks without a payload)
+)
+
+// isRPCMessage reports whether m looks like a JSON-RPC message rather than
+// AOS params wrapping one.
+func isRPCMessage(m map[string]any) bool {
+	for _, k := range [...]string{"jsonrpc", "method", "result", "error"} {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// direction of a wrapped protocol message: a request or notification (it
+// has a method) goes out, a response (result or error) comes in. A bare A2A
+// object (no JSON-RPC envelope) goes out when it is a user message.
+func direction(msg map[string]any) string {
+	if _, ok := msg["method"]; ok {
+		return warden.Outbound
+	}
+	if _, ok := msg["result"]; ok {
+		return warden.Inbound
+	}
+	if _, ok := msg["error"]; ok {
+		return warden.Inbound
+	}
+	if getStr(msg, "role") == "user" {
+		return warden.Outbound
+	}
+	return warden.Inbound
+}
+
+// decodeEvent validates the params of method and builds its event.
+func (h *Handler) decodeEvent(c *call, method string, params map[string]any) (*warden.Event, shape, *Error) {
+	ev := &warden.Event{Name: method, Surface: warden.SurfaceAOS, RequestID: c.idText()}
+	raw := c.paramsRaw
+	if c.params == nil {
+		raw = nil
+	}
+	switch methodKinds[method] {
+	case kindStep:
+		if err := checkStep(method, params); err != nil {
+			return nil, 0, err.rpc()
+		}
+		ev.Payload, ev.Raw, ev.Normalize = params, raw, h.normStep
+		h.stepViews(ev)
+		if method == MethodToolCallRequest {
+			h.tools.put(getStr(getObj(params, "toolCallRequest"), "executionId"), ev.Tool)
+		}
+		return ev, inParams, nil
+
+	case kindProtocol:
+		msg, sh, field := params, inParams, "params"
+		if !isRPCMessage(params) {
+			m, err := wantObject(params, "params", "message", true)
+			if err != nil {
+				return nil, 0, err.rpc()
+			}
+			if err := checkWrapper(params); err != nil {
+				return nil, 0, err.rpc()
+			}
+			contextViews(ev, getObj(params, "context"))
+			ev.Reasoning = getStr(params, "reasoning")
+			msg, sh, field, raw = m, inMessage, "params.message", c.member("message")
+		}
+		if err := checkProtocol(method, msg, field); err != nil {
+			return nil, 0, err.rpc()
+		}
+		ev.Direction, ev.Payload, ev.Raw, ev.Normalize = direction(msg), msg, raw, h.normProto
+		h.protocolViews(ev)
+		if method == MethodMCP && getStr(msg, "method") == "tools/call" {
+			if k, ok := idKey(msg["id"]); ok {
+				h.mcp.put(k, ev.Tool)
+			}
+		}
+		return ev, sh, nil
+
+	case kindA2AHook:
+		var msg map[string]any
+		var sh shape
+		if _, wrapped := params["payload"]; wrapped {
+			m, err := wantObject(params, "params", "payload", true)
+			if err != nil {
+				return nil, 0, err.rpc()
+			}
+			if err := checkWrapper(params); err != nil {
+				return nil, 0, err.rpc()
+			}
+			if !isRPCMessage(m) {
+				return nil, 0, (&fieldError{"params.payload", "expected an A2A JSON-RPC message (jsonrpc, method, result or error)"}).rpc()
+			}
+			if err := checkProtocol(MethodA2A, m, "params.payload"); err != nil {
+				return nil, 0, err.rpc()
+			}
+			ctx := getObj(params, "context")
+			contextViews(ev, ctx)
+			if from := getObj(getObj(ctx, "from"), "agent"); from != nil {
+				ev.Agent = agentView(from)
+			}
+			ev.Reasoning = getStr(params, "reasoning")
+			msg, sh, raw = m, inPayload, c.member("payload")
+		} else {
+			// The A2A request itself, sent as is (seed 004's "A2A payload").
+			msg = map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
+			if c.hasID {
+				msg["id"] = c.id
+			}
+			if err := checkA2AParams(params, "params"); err != nil {
+				return nil, 0, err.rpc()
+			}
+			sh, raw = isRequest, c.body[c.start:c.end]
+		}
+		ev.Direction, ev.Payload, ev.Raw, ev.Normalize = direction(msg), msg, raw, h.normProto
+		h.protocolViews(ev)
+		return ev, sh, nil
+	}
+	return nil, 0, &Error{Code: CodeMethodNotFound, Message: "method not found: " + method,
+		Data: map[string]any{"method": method}}
+}

@@ -1,0 +1,255 @@
+package aos
+
+import (
+	"fmt"
+	"strconv"
+	"unsafe"
+)
+
+// JSON-RPC 2.0 error codes the endpoint answers with.
+const (
+	CodeParseError     = -32700 // the body is not JSON
+	CodeInvalidRequest = -32600 // not a JSON-RPC request, or the body is over the limit
+	CodeMethodNotFound = -32601 // unknown method
+	CodeInvalidParams  = -32602 // params do not fit the method
+	CodeInternalError  = -32603 // the endpoint failed
+)
+
+// Error is a JSON-RPC error object, as answered on the wire.
+type Error struct {
+	Code    int            `json:"code"`
+	Message string         `json:"message"`
+	Data    map[string]any `json:"data,omitempty"`
+}
+
+// Error returns the message.
+func (e *Error) Error() string { return e.Message }
+
+func invalidRequest(format string, args ...any) *Error {
+	return &Error{Code: CodeInvalidRequest, Message: "invalid request: " + fmt.Sprintf(format, args...)}
+}
+
+// fieldError names a params field that is missing or has the wrong type.
+type fieldError struct {
+	field, reason string
+}
+
+func (e *fieldError) rpc() *Error {
+	return &Error{Code: CodeInvalidParams, Message: "invalid params: " + e.field + ": " + e.reason,
+		Data: map[string]any{"field": e.field, "reason": e.reason}}
+}
+
+// call is one JSON-RPC request of a body, as parsed: the raw text of the
+// members the endpoint needs and the decoded params.
+type call struct {
+	body      []byte // the whole HTTP body; spans index into it
+	start     int    // the request object is body[start:end]
+	end       int
+	isObject  bool
+	hasID     bool
+	id        any
+	idRaw     []byte
+	jsonrpc   any
+	hasMethod bool
+	method    any
+	hasParams bool
+	params    any
+	paramsRaw []byte
+	pspans    []span // members of params, when it is an object
+}
+
+// member returns the raw text of params member key ("" if absent).
+func (c *call) member(key string) []byte {
+	for i := len(c.pspans) - 1; i >= 0; i-- { // last duplicate wins
+		if s := c.pspans[i]; s.key == key {
+			return c.body[s.start:s.end]
+		}
+	}
+	return nil
+}
+
+// idText is the request id as text for the trace: a string id unquoted, a
+// number as written, "" for null or a notification.
+func (c *call) idText() string {
+	switch v := c.id.(type) {
+	case string:
+		return v
+	case float64:
+		return string(c.idRaw)
+	}
+	return ""
+}
+
+// parseBody parses an HTTP body: one request object, or a batch (an array)
+// of them. batch reports the array form. Any syntax error anywhere is a
+// parse error for the whole body, as JSON-RPC 2.0 requires.
+func parseBody(body []byte) (calls []*call, batch bool, err error) {
+	if len(body) == 0 {
+		return nil, false, &syntaxError{msg: "empty body"}
+	}
+	p := &parser{s: unsafe.String(unsafe.SliceData(body), len(body))}
+	p.ws()
+	if p.i < len(p.s) && p.s[p.i] == '[' {
+		if err := p.enter(); err != nil {
+			return nil, true, err
+		}
+		p.i++
+		p.ws()
+		if p.i < len(p.s) && p.s[p.i] == ']' {
+			p.i++
+			return nil, true, p.end()
+		}
+		for {
+			c, err := p.call(body)
+			if err != nil {
+				return nil, true, err
+			}
+			calls = append(calls, c)
+			p.ws()
+			if p.i >= len(p.s) {
+				return nil, true, p.fail("unexpected end of JSON input")
+			}
+			if p.s[p.i] == ']' {
+				p.i++
+				return calls, true, p.end()
+			}
+			if p.s[p.i] != ',' {
+				return nil, true, p.fail("invalid character %q after array element", p.s[p.i])
+			}
+			p.i++
+		}
+	}
+	c, err := p.call(body)
+	if err != nil {
+		return nil, false, err
+	}
+	return []*call{c}, false, p.end()
+}
+
+// call parses one request: an object, whose envelope members are kept, or
+// any other value (an invalid request).
+func (p *parser) call(body []byte) (*call, error) {
+	p.ws()
+	c := &call{body: body, start: p.i}
+	if p.i >= len(p.s) || p.s[p.i] != '{' {
+		_, err := p.value()
+		c.end = p.i
+		return c, err
+	}
+	c.isObject = true
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	p.i++
+	p.ws()
+	if p.i < len(p.s) && p.s[p.i] == '}' {
+		p.i++
+		p.depth--
+		c.end = p.i
+		return c, nil
+	}
+	for {
+		p.ws()
+		if p.i >= len(p.s) {
+			return nil, p.fail("unexpected end of JSON input")
+		}
+		if p.s[p.i] != '"' {
+			return nil, p.fail("invalid character %q looking for an object key", p.s[p.i])
+		}
+		k, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		p.ws()
+		if p.i >= len(p.s) || p.s[p.i] != ':' {
+			return nil, p.fail("expected ':' after object key")
+		}
+		p.i++
+		p.ws()
+		start := p.i
+		var v any
+		if k == "params" && p.i < len(p.s) && p.s[p.i] == '{' {
+			c.pspans = c.pspans[:0]
+			v, err = p.object(&c.pspans)
+		} else {
+			v, err = p.value()
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch k {
+		case "jsonrpc":
+			c.jsonrpc = v
+		case "id":
+			c.hasID, c.id, c.idRaw = true, v, body[start:p.i]
+		case "method":
+			c.hasMethod, c.method = true, v
+		case "params":
+			c.hasParams, c.params, c.paramsRaw = true, v, body[start:p.i]
+			if _, ok := v.(map[string]any); !ok {
+				c.pspans = nil
+			}
+		}
+		p.ws()
+		if p.i >= len(p.s) {
+			return nil, p.fail("unexpected end of JSON input")
+		}
+		switch p.s[p.i] {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			p.depth--
+			c.end = p.i
+			return c, nil
+		default:
+			return nil, p.fail("invalid character %q after object value", p.s[p.i])
+		}
+	}
+}
+
+// check validates the JSON-RPC envelope: it returns the method and params,
+// or an invalid-request error.
+func (c *call) check() (method string, params map[string]any, rerr *Error) {
+	if !c.isObject {
+		return "", nil, invalidRequest("expected a JSON-RPC request object")
+	}
+	if c.hasID {
+		switch c.id.(type) {
+		case string, float64, nil:
+		default:
+			c.hasID, c.idRaw = false, nil // unusable: answer with id null
+			return "", nil, invalidRequest("id must be a string, a number or null")
+		}
+	}
+	if s, ok := c.jsonrpc.(string); !ok || s != "2.0" {
+		return "", nil, invalidRequest(`jsonrpc must be "2.0"`)
+	}
+	if !c.hasMethod {
+		return "", nil, invalidRequest("missing method")
+	}
+	method, ok := c.method.(string)
+	if !ok {
+		return "", nil, invalidRequest("method must be a string")
+	}
+	switch v := c.params.(type) {
+	case map[string]any:
+		params = v
+	case nil:
+		params = map[string]any{}
+	default:
+		return "", nil, invalidRequest("params must be an object")
+	}
+	return method, params, nil
+}
+
+// idKey renders a decoded JSON-RPC id for a correlation cache key.
+func idKey(v any) (string, bool) {
+	switch t := v.(type) {
+	case string:
+		return "s" + t, true
+	case float64:
+		return "n" + strconv.FormatFloat(t, 'g', -1, 64), true
+	}
+	return "", false
+}

@@ -1,0 +1,187 @@
+package aos
+
+import "strconv"
+
+// The validators check what the AOS spec requires of a method's params and
+// the type of every present field the views read. They build the field path
+// only when they fail, so a valid request costs no allocation here.
+
+// jsonType names the JSON type of a decoded value for error messages.
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return "an unknown value"
+}
+
+func path(parent, key string) string { return parent + "." + key }
+
+func index(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
+
+func wrongType(field, want string, got any) *fieldError {
+	return &fieldError{field, "expected " + want + ", got " + jsonType(got)}
+}
+
+func missing(parent, key string) *fieldError {
+	return &fieldError{parent, "missing " + key}
+}
+
+// wantObject checks that m[key] is an object (or absent, unless required).
+func wantObject(m map[string]any, parent, key string, required bool) (map[string]any, *fieldError) {
+	v, ok := m[key]
+	if !ok {
+		if required {
+			return nil, missing(parent, key)
+		}
+		return nil, nil
+	}
+	o, ok := v.(map[string]any)
+	if !ok {
+		return nil, wrongType(path(parent, key), "an object", v)
+	}
+	return o, nil
+}
+
+// wantArray checks that m[key] is an array (or absent, unless required).
+func wantArray(m map[string]any, parent, key string, required bool) ([]any, *fieldError) {
+	v, ok := m[key]
+	if !ok {
+		if required {
+			return nil, missing(parent, key)
+		}
+		return nil, nil
+	}
+	a, ok := v.([]any)
+	if !ok {
+		return nil, wrongType(path(parent, key), "an array", v)
+	}
+	return a, nil
+}
+
+// wantString checks that m[key] is a string (or absent, unless required).
+func wantString(m map[string]any, parent, key string, required bool) *fieldError {
+	v, ok := m[key]
+	if !ok {
+		if required {
+			return missing(parent, key)
+		}
+		return nil
+	}
+	if _, ok := v.(string); !ok {
+		return wrongType(path(parent, key), "a string", v)
+	}
+	return nil
+}
+
+// wantStrings checks the optional string members keys of m.
+func wantStrings(m map[string]any, parent string, keys ...string) *fieldError {
+	for _, k := range keys {
+		if err := wantString(m, parent, k, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachObject checks that every element of a is an object and runs f on it.
+func eachObject(a []any, field string, f func(o map[string]any, field string) *fieldError) *fieldError {
+	for i, v := range a {
+		o, ok := v.(map[string]any)
+		if !ok {
+			return wrongType(index(field, i), "an object", v)
+		}
+		if f != nil {
+			if err := f(o, ""); err != nil {
+				if err.field == "" {
+					err.field = index(field, i)
+				} else if err.field[0] == '.' {
+					err.field = index(field, i) + err.field
+				}
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkAgent validates an Agent object (lenient: nothing is required).
+func checkAgent(a map[string]any, field string) *fieldError {
+	if err := wantStrings(a, field, "id", "name", "version", "description", "instructions", "url"); err != nil {
+		return err
+	}
+	prov, err := wantObject(a, field, "provider", false)
+	if err != nil {
+		return err
+	}
+	if err := wantStrings(prov, path(field, "provider"), "name", "url"); err != nil {
+		return err
+	}
+	model, err := wantObject(a, field, "model", false)
+	if err != nil {
+		return err
+	}
+	if err := wantStrings(model, path(field, "model"), "id", "name"); err != nil {
+		return err
+	}
+	tools, err := wantArray(a, field, "tools", false)
+	if err != nil {
+		return err
+	}
+	return eachObject(tools, path(field, "tools"), func(t map[string]any, _ string) *fieldError {
+		return wantStrings(t, "", "id", "name")
+	})
+}
+
+// checkContext validates a StepContext. The spec requires agent, session,
+// turnId, stepId and timestamp; warden reads them when present and does not
+// reject a step for lacking them (hand-written agents often omit some).
+func checkContext(ctx map[string]any, field string) *fieldError {
+	agent, err := wantObject(ctx, field, "agent", false)
+	if err != nil {
+		return err
+	}
+	if err := checkAgent(agent, path(field, "agent")); err != nil {
+		return err
+	}
+	sess, err := wantObject(ctx, field, "session", false)
+	if err != nil {
+		return err
+	}
+	if err := wantStrings(sess, path(field, "session"), "id"); err != nil {
+		return err
+	}
+	if err := wantStrings(ctx, field, "turnId", "stepId", "timestamp"); err != nil {
+		return err
+	}
+	user, err := wantObject(ctx, field, "user", false)
+	if err != nil {
+		return err
+	}
+	uf := path(field, "user")
+	if err := wantStrings(user, uf, "id", "email", "name"); err != nil {
+		return err
+	}
+	org, err := wantObject(user, uf, "organization", false)
+	if err != nil {
+		return err
+	}
+	return wantStrings(org, path(uf, "organization"), "id", "name")
+}
+
+// checkParts validates an array of Part objects (text, file or data).
+func checkParts(parts []any, field string) *fieldError {
+	return eachObject(parts, field, func(p map[string]any, _ string) *fieldError {
+		return wantStrings(p, "", "kind", "text")
+	})
+}
