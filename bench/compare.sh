@@ -10,7 +10,8 @@
 # Knobs (environment): C=32 D=10s WARMUP=2s RUNS=1 BODY=bench/requests/tool_call.json
 #   POLICY=bench/policies  OUT=<dir to keep logs, JSON results and profiles>
 #   WARDEN=<path>  use this warden binary instead of building ./cmd/warden
-#   PROFILE=1   fetch a CPU profile of warden during its first run (needs /debug/pprof)
+#   PROFILE=1   run warden's first run with --pprof and fetch a CPU profile of it
+#   WARDEN_ARGS="..."  extra flags for `warden serve`
 #   STRICT=1    exit 1 when a target is missed
 set -euo pipefail
 
@@ -116,7 +117,10 @@ run_floor() {
 
 run_warden() {
 	local tag="warden-$1" prof_pid=""
-	start_server "$tag" "$tmp/bin/warden" serve --addr 127.0.0.1:0 --data "$tmp/data-$1" --policy "$POLICY"
+	local extra=()
+	if [[ -n ${WARDEN_ARGS:-} ]]; then read -r -a extra <<<"$WARDEN_ARGS"; fi
+	if [[ $PROFILE == 1 && $1 == 1 ]]; then extra+=(--pprof); fi
+	start_server "$tag" "$tmp/bin/warden" serve --addr 127.0.0.1:0 --data "$tmp/data-$1" --policy "$POLICY" "${extra[@]}"
 	if [[ $PROFILE == 1 && $1 == 1 ]]; then
 		local secs=${D%s}
 		[[ $secs =~ ^[0-9]+$ ]] || secs=10
