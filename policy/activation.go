@@ -120,7 +120,7 @@ func (a *Activation) ResolveName(name string) (any, bool) {
 var emptyMap = map[string]any{}
 
 func (a *Activation) build(i int) ref.Val {
-	ev, ad := a.ev, types.DefaultTypeAdapter
+	ev := a.ev
 	switch i {
 	case varEvent:
 		return types.String(ev.Name)
@@ -136,31 +136,27 @@ func (a *Activation) build(i int) ref.Val {
 		if p == nil {
 			p = emptyMap
 		}
-		return types.NewStringInterfaceMap(ad, p)
+		return types.NewStringInterfaceMap(types.DefaultTypeAdapter, p)
 	case varAgent:
 		g := &ev.Agent
-		return types.NewStringStringMap(ad, map[string]string{"id": g.ID, "name": g.Name,
-			"version": g.Version, "provider": g.Provider, "model": g.Model})
+		return &recordMap{keys: agentKeys, strs: [5]string{g.ID, g.Name, g.Version, g.Provider, g.Model}}
 	case varSession:
-		return types.NewStringStringMap(ad, map[string]string{"id": ev.SessionID})
+		return &recordMap{keys: sessionKeys, strs: [5]string{ev.SessionID}}
 	case varTurn:
 		return types.String(ev.TurnID)
 	case varStep:
 		return types.String(ev.StepID)
 	case varUser:
 		u := &ev.User
-		return types.NewStringStringMap(ad, map[string]string{"id": u.ID, "email": u.Email,
-			"name": u.Name, "organization": u.Organization})
+		return &recordMap{keys: userKeys, strs: [5]string{u.ID, u.Email, u.Name, u.Organization}}
 	case varTool:
 		args := ev.Tool.Args
 		if args == nil {
 			args = emptyMap
 		}
-		return types.NewStringInterfaceMap(ad, map[string]any{"name": ev.Tool.Name,
-			"id": ev.Tool.ID, "args": args, "server": ev.Tool.Server})
+		return &recordMap{keys: toolKeys, strs: [5]string{ev.Tool.Name, ev.Tool.ID, ev.Tool.Server}, args: args}
 	case varMessage:
-		return types.NewStringStringMap(ad, map[string]string{"role": ev.Message.Role,
-			"text": ev.Message.Text})
+		return &recordMap{keys: messageKeys, strs: [5]string{ev.Message.Role, ev.Message.Text}}
 	case varText:
 		return types.String(ev.Text())
 	case varReasoning:

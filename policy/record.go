@@ -1,0 +1,123 @@
+package policy
+
+import (
+	"reflect"
+
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
+)
+
+// recordMap is a CEL map over a few fixed string fields of an event (agent,
+// user, session, message, tool). It costs one small allocation to build —
+// no Go map, no boxed values — and the interpreter reads fields through
+// FindStringKey, its fast path for string-keyed maps.
+type recordMap struct {
+	keys []string // static, one of the *Keys below
+	strs [5]string
+	args map[string]any // tool.args; the "args" key of toolKeys
+}
+
+var (
+	agentKeys   = []string{"id", "name", "version", "provider", "model"}
+	userKeys    = []string{"id", "email", "name", "organization"}
+	sessionKeys = []string{"id"}
+	messageKeys = []string{"role", "text"}
+	toolKeys    = []string{"name", "id", "server", "args"}
+)
+
+var (
+	_ traits.Mapper = (*recordMap)(nil)
+	_ ref.Val       = (*recordMap)(nil)
+)
+
+// FindStringKey is the interpreter's fast path for field selection.
+func (m *recordMap) FindStringKey(key string) (any, bool) {
+	for i, k := range m.keys {
+		if k == key {
+			if k == "args" {
+				return m.args, true
+			}
+			return m.strs[i], true
+		}
+	}
+	return nil, false
+}
+
+// Find implements traits.Mapper.
+func (m *recordMap) Find(key ref.Val) (ref.Val, bool) {
+	s, ok := key.(types.String)
+	if !ok {
+		return nil, false
+	}
+	for i, k := range m.keys {
+		if k == string(s) {
+			if k == "args" {
+				return types.NewStringInterfaceMap(types.DefaultTypeAdapter, m.args), true
+			}
+			return types.String(m.strs[i]), true
+		}
+	}
+	return nil, false
+}
+
+// Get implements traits.Indexer.
+func (m *recordMap) Get(key ref.Val) ref.Val {
+	if v, ok := m.Find(key); ok {
+		return v
+	}
+	return types.NewErr("no such key: %v", key)
+}
+
+// Contains implements traits.Container.
+func (m *recordMap) Contains(key ref.Val) ref.Val {
+	_, ok := m.Find(key)
+	return types.Bool(ok)
+}
+
+// Size implements traits.Sizer.
+func (m *recordMap) Size() ref.Val { return types.Int(len(m.keys)) }
+
+// Iterator implements traits.Iterable.
+func (m *recordMap) Iterator() traits.Iterator { return m.toMap().Iterator() }
+
+// Type implements ref.Val: a map.
+func (m *recordMap) Type() ref.Type { return types.MapType }
+
+// Value implements ref.Val.
+func (m *recordMap) Value() any { return m.native() }
+
+// Equal implements ref.Val.
+func (m *recordMap) Equal(other ref.Val) ref.Val { return m.toMap().Equal(other) }
+
+// ConvertToNative implements ref.Val.
+func (m *recordMap) ConvertToNative(t reflect.Type) (any, error) {
+	return m.toMap().ConvertToNative(t)
+}
+
+// ConvertToType implements ref.Val.
+func (m *recordMap) ConvertToType(t ref.Type) ref.Val {
+	switch t {
+	case types.MapType:
+		return m
+	case types.TypeType:
+		return types.MapType
+	}
+	return types.NewErr("type conversion error from map to '%s'", t)
+}
+
+func (m *recordMap) native() map[string]any {
+	n := make(map[string]any, len(m.keys))
+	for i, k := range m.keys {
+		if k == "args" {
+			n[k] = m.args
+		} else {
+			n[k] = m.strs[i]
+		}
+	}
+	return n
+}
+
+func (m *recordMap) toMap() traits.Mapper {
+	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, m.native()).(traits.Mapper)
+}
