@@ -298,3 +298,27 @@ func TestIBANValidAndEntropy(t *testing.T) {
 		t.Error("Entropy")
 	}
 }
+
+func TestNextNumber(t *testing.T) {
+	naive := func(s string, i int) int {
+		for i < len(s) && !isDigit(s[i]) {
+			i++
+		}
+		return i
+	}
+	alphabet := []byte("/09:a\x80\xff\xaf\xb0\xb9 .Z")
+	seed := uint32(7)
+	for n := 0; n < 2000; n++ {
+		b := make([]byte, n%40)
+		for j := range b {
+			seed = seed*1664525 + 1013904223
+			b[j] = alphabet[int(seed>>24)%len(alphabet)]
+		}
+		s := string(b)
+		for i := 0; i <= len(s); i++ {
+			if got, want := nextNumber(s, i), naive(s, i); got != want {
+				t.Fatalf("nextNumber(%q, %d) = %d, want %d", s, i, got, want)
+			}
+		}
+	}
+}

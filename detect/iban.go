@@ -24,8 +24,11 @@ func init() {
 // check (ISO 7064 / ISO 13616).
 func scanIBAN(s string, k *sink) {
 	var buf [34]byte
-	for i := 0; i+15 <= len(s); i++ {
-		if !isUpper(s[i]) || !isUpper(s[i+1]) || !isDigit(s[i+2]) || !isDigit(s[i+3]) {
+	// Walk the digit runs: the check digits follow the country code.
+	for d := nextNumber(s, 2); d+13 <= len(s); d = nextNumber(s, d+1) {
+		i := d - 2
+		if !isUpper(s[i]) || !isUpper(s[i+1]) || !isDigit(s[i+3]) {
+			d = skipDigits(s, d) - 1
 			continue
 		}
 		if i > 0 && isWord(s[i-1]) {
@@ -50,16 +53,14 @@ func scanIBAN(s string, k *sink) {
 			}
 			break
 		}
-		if n != want || (p < len(s) && isWord(s[p])) {
-			continue
-		}
-		if !ibanChecksum(buf[:n]) {
+		if n != want || (p < len(s) && isWord(s[p])) || !ibanChecksum(buf[:n]) {
+			d = skipDigits(s, d) - 1
 			continue
 		}
 		if !k.add(i, p) {
 			return
 		}
-		i = p - 1
+		d = p - 1
 	}
 }
 

@@ -23,25 +23,14 @@ package detect
 // Ordinary text scores 0. The scan is a single pass over s that only looks
 // closer at words that can start a phrase, and it does not allocate.
 func Injection(s string) float64 {
-	keep := 1.0 // Π(1-wᵢ)
 	var inv invisible
 	inv.zwEnd, inv.tagEnd = -1, -1
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x80 {
-			i = inv.visit(s, i)
-			continue
-		}
-		if !isAlnum(c) {
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(s) && isAlnum(s[j]) {
-			j++
-		}
-		keep = phraseScore(s, i, j, keep)
-		i = j
+	keep := phrasesKeep(s, &inv)
+	if inv.seen {
+		// Words split by zero-width characters ("ig\u200bnore") and
+		// instructions spelled in tag characters are matched again on the
+		// revealed text.
+		keep = min(keep, phrasesKeep(unhide(s), nil))
 	}
 	keep *= inv.keep()
 	score := 1 - keep
@@ -54,6 +43,68 @@ func Injection(s string) float64 {
 	return score
 }
 
+// phrasesKeep returns Π(1-wᵢ) over the phrases found in s, and feeds the
+// non-ASCII bytes to inv when it is not nil.
+func phrasesKeep(s string, inv *invisible) float64 {
+	keep := 1.0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x80 {
+			if inv != nil {
+				i = inv.visit(s, i)
+			} else {
+				i++
+			}
+			continue
+		}
+		if !isAlnum(c) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(s) && isAlnum(s[j]) {
+			j++
+		}
+		// Cheap inline filter: only words that can start a phrase.
+		if isAnchor(s, i, j) {
+			keep = phraseScore(s, i, j, keep)
+		}
+		i = j
+	}
+	return keep
+}
+
+// unhide returns s without zero-width and bidi control characters and with
+// printable tag characters (U+E0020-E007E) decoded to the ASCII they mirror.
+func unhide(s string) string {
+	b := make([]byte, 0, len(s)+8)
+	var v invisible
+	inTags := false
+	for i := 0; i < len(s); {
+		c := s[i]
+		v.hit = 0
+		j := i + 1
+		if c >= 0x80 {
+			j = v.visit(s, i)
+		}
+		if (v.hit == hitTag) != inTags {
+			// Keep a hidden run of tags apart from the visible words.
+			inTags = !inTags
+			b = append(b, ' ')
+		}
+		switch v.hit {
+		case hitTag:
+			if t := s[i+2]&1<<6 | s[i+3]&0x3F; t >= 0x20 && t < 0x7F {
+				b = append(b, t)
+			}
+		case 0:
+			b = append(b, s[i:j]...)
+		}
+		i = j
+	}
+	return string(b)
+}
+
 // invisible counts hidden-character evidence.
 type invisible struct {
 	zwEnd, zwRun, zwMaxRun int
@@ -61,7 +112,15 @@ type invisible struct {
 	tagEnd, tagRun, tags   int
 	tagFlag                bool
 	overrides, embeds      int
+	seen                   bool // any of the above
+	hit                    int  // what the last visit found (hitZW, hitTag, hitBidi)
 }
+
+const (
+	hitZW = 1 + iota
+	hitTag
+	hitBidi
+)
 
 // visit inspects the non-ASCII byte at s[i] and returns where to continue.
 func (v *invisible) visit(s string, i int) int {
@@ -77,15 +136,18 @@ func (v *invisible) visit(s string, i int) int {
 			return i + 3
 		case b1 == 0x80 && (b2 == 0xAD || b2 == 0xAE): // U+202D LRO, U+202E RLO
 			v.overrides++
+			v.seen, v.hit = true, hitBidi
 			return i + 3
 		case b1 == 0x80 && b2 >= 0xAA && b2 <= 0xAC: // U+202A-202C
 			v.embeds++
+			v.seen, v.hit = true, hitBidi
 			return i + 3
 		case b1 == 0x81 && b2 == 0xA0: // U+2060 WORD JOINER
 			v.zeroWidth(s, i, 0x2060)
 			return i + 3
 		case b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9: // U+2066-2069 isolates
 			v.embeds++
+			v.seen, v.hit = true, hitBidi
 			return i + 3
 		}
 	case 0xEF:
@@ -103,6 +165,7 @@ func (v *invisible) visit(s string, i int) int {
 }
 
 func (v *invisible) zeroWidth(s string, i int, cp rune) {
+	v.seen, v.hit = true, hitZW
 	if i == v.zwEnd {
 		v.zwRun++
 	} else {
@@ -137,6 +200,7 @@ func zeroWidthAt(s string, i int) bool {
 // tag counts a Unicode tag character, except inside an emoji subdivision
 // flag (U+1F3F4 followed by a few tags and CANCEL TAG).
 func (v *invisible) tag(s string, i int) {
+	v.seen, v.hit = true, hitTag
 	if i != v.tagEnd {
 		v.tagRun = 0
 		v.tagFlag = i >= 4 && s[i-4:i] == "\xF0\x9F\x8F\xB4"

@@ -66,8 +66,21 @@ func containsByte(s string, c byte) bool {
 	return false
 }
 
-// nextNumber returns the index of the next digit at or after i.
+// nextNumber returns the index of the next digit at or after i (len(s) if
+// none). It tests eight bytes at a time.
 func nextNumber(s string, i int) int {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(s); i += 8 {
+		b := s[i : i+8]
+		_ = b[7]
+		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		// Bit-hack "hasbetween(x, '0'-1, '9'+1)": a byte of x lies in '0'..'9'.
+		lo := x &^ high
+		if (ones*(127+'9'+1)-lo)&^x&(lo+ones*(127-('0'-1)))&high != 0 {
+			break
+		}
+	}
 	for i < len(s) && !isDigit(s[i]) {
 		i++
 	}
@@ -185,25 +198,28 @@ func plausibleIIN(p4, n int) bool {
 // 9-11 digits. Bare digit runs are never phones without a leading '+'.
 func scanPhone(s string, k *sink) {
 	var g groups
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '+' && c != '(' && !isDigit(c) {
-			continue
+	for i := nextNumber(s, 0); i < len(s); i = nextNumber(s, i+1) {
+		// A number starts at a digit run, or at the '(' or '+' before it.
+		start, intl := i, false
+		if i > 0 && s[i-1] == '(' {
+			start, i = i-1, i-1
 		}
-		start := i
-		intl := false
-		switch c {
-		case '+':
-			if i+1 >= len(s) || !(isDigit(s[i+1]) || s[i+1] == '(') || (i > 0 && (isWord(s[i-1]) || isDigit(s[i-1]))) {
+		if start > 0 && s[start-1] == '+' {
+			start, intl = start-1, true
+		}
+		switch {
+		case intl:
+			if start > 0 && isWord(s[start-1]) {
+				i = skipDigits(s, i) - 1
 				continue
 			}
-			if i >= 2 && isNumSep(s[i-1]) && isDigit(s[i-2]) {
+			if start >= 2 && isNumSep(s[start-1]) && isDigit(s[start-2]) {
+				i = skipDigits(s, i) - 1
 				continue
 			}
-			intl = true
-			i++
-		case '(':
-			if i+1 >= len(s) || !isDigit(s[i+1]) || (i > 0 && isWord(s[i-1])) {
+		case start < i: // "(555) ..."
+			if start > 0 && isWord(s[start-1]) {
+				i = skipDigits(s, i+1) - 1
 				continue
 			}
 		default:
@@ -214,7 +230,7 @@ func scanPhone(s string, k *sink) {
 		}
 		end := readGroups(s, i, " -.", true, &g)
 		if g.n == 0 {
-			i = start
+			i = skipDigits(s, i+1) - 1
 			continue
 		}
 		i = end - 1

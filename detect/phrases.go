@@ -65,12 +65,11 @@ type phrase struct {
 
 var (
 	phrases []phrase
-	// anchorLen[c-'a'] has bit n set when some phrase starts with an
-	// n-byte word beginning with c: a cheap first filter per word.
-	anchorLen [26]uint32
-	// byFirst[c-'a'] lists the phrases whose first element has a word
-	// starting with c.
-	byFirst [26][]int
+	// anchorMask[first][last] has bit n set when some phrase starts with an
+	// n-byte word with those first and last letters: a cheap per-word filter.
+	anchorMask [26][26]uint32
+	// anchors maps a lower-case first word to the phrases it can start.
+	anchors = map[string][]int{}
 )
 
 func init() {
@@ -91,13 +90,12 @@ func init() {
 			ph.elems = append(ph.elems, e)
 		}
 		phrases = append(phrases, ph)
-		var seen uint32
 		for _, w := range ph.elems[0].alts {
-			c := (w[0] | 0x20) - 'a'
-			anchorLen[c] |= 1 << len(w)
-			if seen&(1<<c) == 0 {
-				seen |= 1 << c
-				byFirst[c] = append(byFirst[c], pi)
+			f, l := (w[0]|0x20)-'a', (w[len(w)-1]|0x20)-'a'
+			anchorMask[f][l] |= 1 << len(w)
+			lw := strings.ToLower(w)
+			if n := len(anchors[lw]); n == 0 || anchors[lw][n-1] != pi {
+				anchors[lw] = append(anchors[lw], pi)
 			}
 		}
 	}
@@ -181,15 +179,29 @@ func colonAt(s string, p int) bool {
 	return p < len(s) && s[p] == ':'
 }
 
-// phraseScore combines into keep (the product of 1-weight) the phrases that
+// isAnchor is the cheap filter for words s[a:b] that may start a phrase.
+func isAnchor(s string, a, b int) bool {
+	l := b - a
+	f, la := (s[a]|0x20)-'a', (s[b-1]|0x20)-'a'
+	return f < 26 && la < 26 && l < 32 && anchorMask[f][la]&(1<<l) != 0
+}
+
+// phraseScore multiplies keep (the product of 1-weight) by the phrases that
 // start with the word s[a:b].
 func phraseScore(s string, a, b int, keep float64) float64 {
+	var buf [32]byte
 	l := b - a
-	c := (s[a] | 0x20) - 'a'
-	if c >= 26 || l >= 32 || anchorLen[c]&(1<<l) == 0 {
+	if l > len(buf) {
 		return keep
 	}
-	for _, pi := range byFirst[c] {
+	for x := 0; x < l; x++ {
+		c := s[a+x]
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		buf[x] = c
+	}
+	for _, pi := range anchors[string(buf[:l])] {
 		ph := &phrases[pi]
 		e := ph.elems[0]
 		if wordIn(s, a, b, e.alts) && (!e.colon || colonAt(s, b)) && matchFrom(s, b, ph.elems[1:]) {

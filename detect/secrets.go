@@ -153,6 +153,7 @@ func scanJWT(s string, k *sink) {
 		}
 		h := b64run(s, i)
 		if h >= len(s) || s[h] != '.' {
+			from = h
 			continue
 		}
 		p := b64run(s, h+1)
