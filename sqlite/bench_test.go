@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -113,4 +114,41 @@ func BenchmarkRuns(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkWriterBatch measures the writer alone: one op is one batch of
+// 256 records inserted and committed by write (no callers, no queue), so
+// ns/record is the writer's CPU per record.
+func BenchmarkWriterBatch(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	const size = 256
+	batch := make([]*request, size)
+	for i := range batch {
+		batch[i] = requestPool.Get().(*request)
+	}
+	n := 0
+	b.ReportAllocs()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var inWrite, cpu time.Duration
+	for b.Loop() {
+		for _, r := range batch {
+			n++
+			if err := r.fill(benchRecord(fmt.Sprintf("w-%d", n))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		start, c0 := time.Now(), threadCPU()
+		if err := s.write(batch); err != nil {
+			b.Fatal(err)
+		}
+		cpu += threadCPU() - c0
+		inWrite += time.Since(start)
+	}
+	b.ReportMetric(float64(inWrite.Nanoseconds())/float64(n), "writer-ns/rec")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "writer-cpu-ns/rec")
 }

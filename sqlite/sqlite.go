@@ -72,6 +72,9 @@ const FileName = "trace.db"
 // MaxLast caps Filter.Last: Runs never returns more records than this.
 const MaxLast = 10000
 
+// pageSize is the page size of a new database.
+var pageSize = 8192
+
 // Defaults for the zero Options.
 const (
 	DefaultMaxBatch    = 256
@@ -133,6 +136,12 @@ type Store struct {
 	closeOne sync.Once
 	closeErr error
 
+	// The database file as opened: the writer checks after each commit
+	// that it is still there (see checkFiles).
+	path    string
+	dbFile  os.FileInfo
+	walFile os.FileInfo // the WAL as first seen by the current writer connection
+
 	// Owned by the writer goroutine.
 	conn  *sql.Conn
 	stmt  driver.Stmt
@@ -187,7 +196,6 @@ func Open(dir string, opts Options) (*Store, error) {
 
 	wdb, err := sql.Open("sqlite", dsn(path,
 		busyParam(opts.BusyTimeout),
-		"_pragma=journal_mode(WAL)",
 		"_pragma=synchronous("+syncMode+")",
 		"_txlock=immediate",
 	))
@@ -199,12 +207,25 @@ func Open(dir string, opts Options) (*Store, error) {
 	wdb.SetConnMaxLifetime(0)
 	wdb.SetConnMaxIdleTime(0)
 	ctx := context.Background()
+	// page_size only takes effect on a new database, and must be set before
+	// it switches to WAL; both are persistent, and no-ops later.
+	for _, p := range []string{fmt.Sprintf("PRAGMA page_size = %d", pageSize), "PRAGMA journal_mode = WAL"} {
+		if _, err := wdb.ExecContext(ctx, p); err != nil {
+			wdb.Close()
+			return nil, fmt.Errorf("sqlite: %s: %s: %w", path, p, err)
+		}
+	}
 	if err := migrate(ctx, wdb); err != nil {
 		wdb.Close()
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
 	// The file should not be world-readable: records hold secrets.
 	_ = os.Chmod(path, 0o600)
+	dbFile, err := os.Stat(path)
+	if err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
 
 	rdb, err := openReader(path, opts.BusyTimeout)
 	if err != nil {
@@ -212,13 +233,15 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{
-		dir:   abs,
-		rdb:   rdb,
-		wdb:   wdb,
-		opts:  opts,
-		queue: make(chan *request, opts.QueueSize),
-		done:  make(chan struct{}),
-		batch: make([]*request, 0, opts.MaxBatch),
+		dir:    abs,
+		path:   path,
+		dbFile: dbFile,
+		rdb:    rdb,
+		wdb:    wdb,
+		opts:   opts,
+		queue:  make(chan *request, opts.QueueSize),
+		done:   make(chan struct{}),
+		batch:  make([]*request, 0, opts.MaxBatch),
 	}
 	if err := s.connect(); err != nil {
 		rdb.Close()
@@ -466,6 +489,8 @@ func (s *Store) disconnect(bad bool) {
 	})
 	s.conn.Close()
 	s.conn = nil
+	// A new connection may find (and create) a new WAL legitimately.
+	s.walFile = nil
 }
 
 // run is the writer goroutine.
@@ -570,7 +595,37 @@ func (s *Store) write(b []*request) (err error) {
 	if bad {
 		s.disconnect(true)
 	}
+	if err == nil {
+		err = s.checkFiles()
+	}
 	return err
+}
+
+// checkFiles reports an error if the database file or its WAL has been
+// deleted or replaced since Open. SQLite does not notice: it keeps writing
+// to the open, unlinked file, so commits would succeed into a file nobody
+// will ever read. Such a batch is answered with an error (fail closed), and
+// so is every later one, until the store is reopened.
+func (s *Store) checkFiles() error {
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return fmt.Errorf("sqlite: trace database %s is gone: %w", s.path, err)
+	}
+	if !os.SameFile(fi, s.dbFile) {
+		return fmt.Errorf("sqlite: trace database %s was replaced since it was opened", s.path)
+	}
+	wal, err := os.Stat(s.path + "-wal")
+	if err != nil {
+		return fmt.Errorf("sqlite: write-ahead log of %s is gone: %w", s.path, err)
+	}
+	if s.walFile == nil {
+		s.walFile = wal
+	} else if !os.SameFile(wal, s.walFile) {
+		// Another connection recreated it after it was deleted; ours
+		// still writes to the deleted one.
+		return fmt.Errorf("sqlite: write-ahead log of %s is gone: it was replaced since it was opened", s.path)
+	}
+	return nil
 }
 
 // rollback ends a failed transaction. SQLite may already have rolled it back
@@ -678,12 +733,16 @@ func (s *Store) Close() error {
 			close(s.queue)
 			s.mu.Unlock()
 			<-s.done
-			s.disconnect(false)
-			if err := s.wdb.Close(); err != nil {
-				s.closeErr = fmt.Errorf("sqlite: close: %w", err)
-			}
 		}
-		if err := s.rdb.Close(); err != nil && s.closeErr == nil {
+		// The writer's connection closes last: as the last connection, it
+		// checkpoints the WAL and removes it.
+		var errs []error
+		errs = append(errs, s.rdb.Close())
+		if s.queue != nil {
+			s.disconnect(false)
+			errs = append(errs, s.wdb.Close())
+		}
+		if err := errors.Join(errs...); err != nil {
 			s.closeErr = fmt.Errorf("sqlite: close: %w", err)
 		}
 	})

@@ -704,3 +704,82 @@ func killChild(dir string) {
 	}
 	wg.Wait()
 }
+
+// TestDatabaseDeleted: SQLite keeps writing into a deleted (unlinked)
+// database file without complaint; the store notices after the commit and
+// fails the batch rather than acknowledge records nobody can read.
+func TestDatabaseDeleted(t *testing.T) {
+	for _, victim := range []string{FileName, FileName + "-wal"} {
+		t.Run(victim, func(t *testing.T) {
+			dir := t.TempDir()
+			s := open(t, dir, Options{})
+			ctx := context.Background()
+			if err := s.Record(ctx, testRecord("before", time.Now())); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(filepath.Join(dir, victim)); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range []string{"after-1", "after-2"} {
+				err := s.Record(ctx, testRecord(id, time.Now()))
+				if err == nil || !strings.Contains(err.Error(), "gone") {
+					t.Errorf("Record(%s) after %s was deleted: err = %v, want a 'gone' error", id, victim, err)
+				}
+			}
+			if st := s.Stats(); st.Errors != 2 || st.Failed != 2 || st.Records != 1 {
+				t.Errorf("Stats = %+v", st)
+			}
+		})
+	}
+}
+
+// TestWALBounded: under sustained writes the WAL is checkpointed (SQLite's
+// automatic checkpoint, every 1000 pages) and restarts instead of growing
+// with the data.
+func TestWALBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes ~50 MB")
+	}
+	dir := t.TempDir()
+	s := open(t, dir, Options{})
+	var ps int
+	if err := s.rdb.QueryRow("PRAGMA page_size").Scan(&ps); err != nil {
+		t.Fatal(err)
+	}
+	if ps != pageSize {
+		t.Errorf("page_size = %d, want %d", ps, pageSize)
+	}
+	input := json.RawMessage(`{"blob":"` + strings.Repeat("y", 1500) + `"}`)
+	const goroutines, each = 32, 1000
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				r := testRecord(fmt.Sprintf("wal-%02d-%04d", g, i), time.Now())
+				r.Input = input
+				if err := s.Record(context.Background(), r); err != nil {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() > 0 {
+		t.Fatalf("%d Records failed", failed.Load())
+	}
+	db, err := os.Stat(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wal, err := os.Stat(filepath.Join(dir, FileName+"-wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("after %d records: db %d MB, WAL %d MB; %+v", goroutines*each, db.Size()>>20, wal.Size()>>20, s.Stats())
+	if limit := int64(4000 * ps); wal.Size() > limit || wal.Size() > db.Size() {
+		t.Errorf("WAL is %d bytes (database %d): it does not restart", wal.Size(), db.Size())
+	}
+}
