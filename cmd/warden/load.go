@@ -1,0 +1,47 @@
+package main
+
+import (
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden/policy"
+)
+
+// setup is what serve, check and eval share: the config and the compiled
+// policies (the built-in pack when no path is given).
+type setup struct {
+	cfg   *config.Config
+	paths []string // policy paths; empty means the built-in pack
+	set   *policy.Set
+}
+
+// loadSetup reads --config and compiles the policies named by --policy, else
+// by the config, else the built-in pack.
+func loadSetup(configPath string, policyFlags []string) (*setup, error) {
+	cfg := config.Default()
+	if configPath != "" {
+		c, err := config.Load(configPath)
+		if err != nil {
+			return nil, err
+		}
+		cfg = c
+	}
+	s := &setup{cfg: cfg, paths: policyFlags}
+	if len(s.paths) == 0 {
+		s.paths = cfg.Policies
+	}
+	var err error
+	if len(s.paths) == 0 {
+		s.set, err = policy.Builtin()
+	} else {
+		s.set, err = policy.Load(s.paths...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// chain builds the guardian chain: today the policy engine, failing closed.
+func (s *setup) chain(engine *policy.Engine) *warden.Chain {
+	return warden.NewChain(s.cfg.DefaultDecision, warden.Step{Name: "policy", Handler: engine})
+}

@@ -1,0 +1,102 @@
+// Command warden is the Guardian and hook engine for AI agents: `warden serve`
+// runs the AOS endpoint and the admin API; the other subcommands check
+// policies, evaluate one event, and read the trace. See CONTRACT §2.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Exit codes shared by eval (and hooks dispatch): allow, error, deny, modify.
+const (
+	exitOK     = 0
+	exitError  = 1
+	exitDeny   = 2
+	exitModify = 3
+)
+
+var commands = []struct {
+	name, usage string
+	run         func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}{
+	{"serve", "serve [--config F] [--addr H:P] [--data DIR] [--policy PATH]...", cmdServe},
+	{"check", "check [--config F] [--policy PATH]...", cmdCheck},
+	{"eval", "eval --event NAME [--config F] [--policy PATH]... < payload.json", cmdEval},
+	{"runs", "runs [--data DIR] [--session S] [--event E] [--decision D] [--last N] [-o table|json]", cmdRuns},
+	{"version", "version", cmdVersion},
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return exitError
+		}
+		return exitOK
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(args[1:], stdin, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "warden: unknown command %q (run 'warden help')\n", args[0])
+	return exitError
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "warden — Guardian and hook engine for AI agents\n\nUsage:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  warden %s\n", c.usage)
+	}
+}
+
+// newFlags returns a flag set that reports errors as one line on stderr.
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("warden "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseFlags parses args; it returns an exit code and false when the caller
+// must stop (bad flags or -h).
+func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitError, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return exitError, false
+	}
+	return 0, true
+}
+
+// multiFlag is a repeatable string flag (--policy A --policy B).
+type multiFlag []string
+
+func (m *multiFlag) String() string { return strings.Join(*m, ",") }
+
+func (m *multiFlag) Set(v string) error {
+	if v == "" {
+		return errors.New("empty value")
+	}
+	*m = append(*m, v)
+	return nil
+}
+
+// fail prints one clear error line and returns exitError.
+func fail(stderr io.Writer, format string, args ...any) int {
+	fmt.Fprintf(stderr, "warden: "+format+"\n", args...)
+	return exitError
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/sqlite"
+)
+
+func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("runs", stderr)
+	data := fs.String("data", "./warden-data", "data directory (SQLite trace)")
+	var f warden.Filter
+	fs.StringVar(&f.Session, "session", "", "only this session id")
+	fs.StringVar(&f.Event, "event", "", "only this event")
+	fs.StringVar(&f.Decision, "decision", "", "only this decision (allow, deny, modify)")
+	fs.IntVar(&f.Last, "last", 20, "newest N records")
+	out := fs.String("o", "table", "output: table or json")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *out != "table" && *out != "json" {
+		return fail(stderr, "-o: expected table or json, got %q", *out)
+	}
+	if f.Last < 1 {
+		return fail(stderr, "--last: expected a positive number, got %d", f.Last)
+	}
+	if f.Decision != "" {
+		if v, err := warden.ParseVerdict(f.Decision); err != nil || v == warden.Ask {
+			return fail(stderr, "--decision: expected allow, deny or modify, got %q", f.Decision)
+		}
+	}
+	store, err := sqlite.OpenReadOnly(*data)
+	if err != nil {
+		return fail(stderr, "opening the trace in %s: %v", *data, err)
+	}
+	defer store.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	recs, err := store.Runs(ctx, f)
+	if err != nil {
+		return fail(stderr, "reading the trace: %v", err)
+	}
+	if *out == "json" {
+		if recs == nil {
+			recs = []warden.Record{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(recs); err != nil {
+			return fail(stderr, "%v", err)
+		}
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tEVENT\tDECISION\tPOLICY\tREASON\tSESSION\tLATENCY")
+	for _, r := range recs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%dµs\n", r.Time.Format("2006-01-02T15:04:05.000Z"),
+			r.Event, r.Decision, dash(r.PolicyID), dash(clip(r.Reason, 60)), dash(clip(r.SessionID, 36)), r.LatencyUS)
+	}
+	return flushErr(tw.Flush(), stderr)
+}
+
+func flushErr(err error, stderr io.Writer) int {
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	return exitOK
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// clip shortens s to n runes for the table, on one line.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/aos"
+	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/server"
+	"github.com/wardenhq/warden/sqlite"
+)
+
+// shutdownGrace bounds how long in-flight requests may take on SIGINT/SIGTERM.
+const shutdownGrace = 30 * time.Second
+
+func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("serve", stderr)
+	configPath := fs.String("config", "", "config file (YAML)")
+	addr := fs.String("addr", "127.0.0.1:8787", "listen address (port 0 picks a free port)")
+	data := fs.String("data", "./warden-data", "data directory (SQLite trace)")
+	pprof := fs.Bool("pprof", false, "expose /debug/pprof/ (profiling; keep off in production)")
+	var policies multiFlag
+	fs.Var(&policies, "policy", "policy file or directory (repeatable; default: the built-in pack)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	logf := func(format string, a ...any) { log.Info(fmt.Sprintf(format, a...)) }
+
+	s, err := loadSetup(*configPath, policies)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitError
+	}
+	engine := policy.NewEngine(s.set, policy.Options{})
+	metrics := server.NewMetrics()
+	store, err := sqlite.Open(*data, sqlite.Options{OnBatch: metrics.ObserveBatch})
+	if err != nil {
+		return fail(stderr, "opening the trace in %s: %v", *data, err)
+	}
+	dec := warden.NewDecider(s.chain(engine), store, metrics)
+	handler := server.New(server.Options{
+		AOS:     aos.NewHandler(dec, aos.Options{Version: version, Logf: logf}),
+		Store:   store,
+		Metrics: metrics,
+		Pprof:   *pprof,
+		Logf:    logf,
+	})
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		store.Close()
+		return fail(stderr, "listen on %s: %v", *addr, err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if len(s.paths) > 0 {
+		go func() {
+			if err := engine.Watch(ctx, s.paths, logf); err != nil && ctx.Err() == nil {
+				log.Warn("policy file watching stopped", "err", err)
+			}
+		}()
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "warden listening on http://%s\n", ln.Addr())
+	log.Info("serving", "policies", s.set.Len(), "data", *data)
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	code := exitOK
+loop:
+	for {
+		select {
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				if len(s.paths) == 0 {
+					log.Info("SIGHUP: serving the built-in pack, nothing to reload")
+				} else if err := engine.Reload(s.paths); err != nil {
+					log.Warn("SIGHUP: policy reload failed, keeping the previous policies", "err", err)
+				} else {
+					log.Info("SIGHUP: policies reloaded", "policies", engine.Set().Len())
+				}
+				continue
+			}
+			log.Info("shutting down", "signal", sig.String())
+			break loop
+		case err := <-serveErr:
+			if !errors.Is(err, http.ErrServerClosed) {
+				fmt.Fprintf(stderr, "warden: serve: %v\n", err)
+				code = exitError
+			}
+			break loop
+		}
+	}
+	cancel()
+	sctx, scancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer scancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		fmt.Fprintf(stderr, "warden: shutdown: %v\n", err)
+		code = exitError
+	}
+	if err := store.Close(); err != nil {
+		fmt.Fprintf(stderr, "warden: flushing the trace: %v\n", err)
+		code = exitError
+	}
+	return code
+}

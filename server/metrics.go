@@ -1,0 +1,79 @@
+package server
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/wardenhq/warden"
+)
+
+// Metrics holds warden's Prometheus collectors. It implements warden.Observer.
+type Metrics struct {
+	Registry     *prometheus.Registry
+	decisions    *prometheus.CounterVec
+	latency      *prometheus.HistogramVec
+	traceErrors  prometheus.Counter
+	batchSize    prometheus.Histogram
+	batchLatency prometheus.Histogram
+	batchErrors  prometheus.Counter
+}
+
+var _ warden.Observer = (*Metrics)(nil)
+
+// NewMetrics registers warden's collectors (and the Go and process collectors)
+// on a new registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "warden_decisions_total",
+			Help: "Decisions answered, by event and decision.",
+		}, []string{"event", "decision"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "warden_decision_duration_seconds",
+			Help:    "Time to decide (the guardian chain, without recording), by event.",
+			Buckets: []float64{5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 1e-2, 0.1, 1},
+		}, []string{"event"}),
+		traceErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "warden_trace_record_errors_total",
+			Help: "Decisions that could not be recorded and were denied (fail closed).",
+		}),
+		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "warden_trace_batch_size",
+			Help:    "Records committed per trace batch (group commit).",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 10),
+		}),
+		batchLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "warden_trace_batch_duration_seconds",
+			Help:    "Time to write and commit one trace batch.",
+			Buckets: prometheus.ExponentialBuckets(5e-5, 2, 14),
+		}),
+		batchErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "warden_trace_batch_errors_total",
+			Help: "Trace batches that failed to commit.",
+		}),
+	}
+	m.Registry.MustRegister(m.decisions, m.latency, m.traceErrors, m.batchSize, m.batchLatency, m.batchErrors,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Observe counts one decision.
+func (m *Metrics) Observe(ev *warden.Event, out *warden.Outcome, recordErr error) {
+	m.decisions.WithLabelValues(ev.Name, out.Verdict.String()).Inc()
+	m.latency.WithLabelValues(ev.Name).Observe(out.Latency.Seconds())
+	if recordErr != nil {
+		m.traceErrors.Inc()
+	}
+}
+
+// ObserveBatch records one trace batch commit (the store's batch callback).
+func (m *Metrics) ObserveBatch(size int, d time.Duration, err error) {
+	m.batchSize.Observe(float64(size))
+	m.batchLatency.Observe(d.Seconds())
+	if err != nil {
+		m.batchErrors.Inc()
+	}
+}

@@ -1,0 +1,102 @@
+// Package server assembles warden's HTTP surfaces on one listener: the AOS
+// endpoint, the admin API, health, metrics and the web UI.
+package server
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/pprof"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/wardenhq/warden"
+)
+
+// Options are the parts the server routes to.
+type Options struct {
+	AOS     http.Handler // POST /aos
+	Store   warden.Store // GET /api/hooks/runs
+	Metrics *Metrics     // GET /metrics
+	Pprof   bool         // expose /debug/pprof/ (off by default)
+	Logf    func(string, ...any)
+}
+
+// maxLast caps ?last= on the runs API.
+const maxLast = 10000
+
+// New returns the HTTP handler serving every surface.
+func New(o Options) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/aos", o.AOS)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	if o.Metrics != nil {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Metrics.Registry, promhttp.HandlerOpts{}))
+	}
+	mux.HandleFunc("GET /api/hooks/runs", runsHandler(o.Store))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline' 'self'; style-src 'unsafe-inline'")
+		_, _ = w.Write(indexHTML)
+	})
+	if o.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	}
+	return mux
+}
+
+//go:embed index.html
+var indexHTML []byte
+
+func runsHandler(store warden.Store) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		f := warden.Filter{Session: q.Get("session"), Event: q.Get("event"), Decision: q.Get("decision")}
+		if s := q.Get("last"); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 || n > maxLast {
+				httpError(w, http.StatusBadRequest, fmt.Sprintf("last: expected an integer in 1..%d, got %q", maxLast, s))
+				return
+			}
+			f.Last = n
+		}
+		if f.Decision != "" {
+			if _, err := warden.ParseVerdict(f.Decision); err != nil || f.Decision == "ask" {
+				httpError(w, http.StatusBadRequest, "decision: expected allow, deny or modify")
+				return
+			}
+		}
+		if store == nil {
+			httpError(w, http.StatusServiceUnavailable, "no trace store")
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		recs, err := store.Runs(ctx, f)
+		if err != nil {
+			httpError(w, http.StatusInternalServerError, "reading the trace: "+err.Error())
+			return
+		}
+		if recs == nil {
+			recs = []warden.Record{}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(recs)
+	}
+}
+
+func httpError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
