@@ -23,7 +23,9 @@
 // stays consistent: it rolls back to an earlier commit). Set
 // Synchronous "full" to fsync the WAL on every commit, so that a record is on
 // stable storage before Record returns (as far as the disk honours flushes);
-// this costs one fsync per batch, not per record.
+// this costs one fsync per batch, not per record. Either way SQLite's
+// automatic checkpoint copies the WAL into trace.db every 1000 pages (8 MB),
+// which keeps the WAL bounded; it runs on the writer, after a commit.
 //
 // # Failure
 //
@@ -31,7 +33,11 @@
 // or corrupt file) is returned to every waiter of that batch: nothing is
 // dropped silently, and an error from Record means the record is not in the
 // trace. The next batch is tried afresh. A record rejected on its own (for
-// example a duplicate id) fails only its own Record.
+// example a duplicate id) fails only its own Record. SQLite itself does not
+// notice when its files are deleted under it (it goes on writing into the
+// unlinked inode), so after each commit the writer checks that trace.db and
+// its WAL are still the files it opened, and fails the batch otherwise; every
+// later batch fails too until the store is reopened.
 //
 // # Memory
 //
@@ -148,6 +154,7 @@ type Store struct {
 	batch []*request
 
 	nBatches, nRecords, nErrors, nFailed atomic.Uint64
+	nTaken                               atomic.Uint64 // records the writer has started writing (tests)
 	lastBatch                            atomic.Int64
 }
 
@@ -527,6 +534,7 @@ func (s *Store) commit(b []*request) {
 	if len(live) == 0 {
 		return
 	}
+	s.nTaken.Add(uint64(len(live)))
 	start := time.Now()
 	err := s.write(live)
 	dur := time.Since(start)

@@ -322,10 +322,7 @@ func TestQueueBoundedAndContext(t *testing.T) {
 	// First: taken by the writer, which then blocks on the lock.
 	firstErr := make(chan error, 1)
 	go func() { firstErr <- s.Record(ctx, testRecord("first", time.Now())) }()
-	time.Sleep(200 * time.Millisecond) // the writer takes it and waits for the lock
-	if len(s.queue) != 0 {
-		t.Fatalf("the writer did not take the first record")
-	}
+	waitFor(t, "the writer to take the first record", func() bool { return s.nTaken.Load() == 1 })
 
 	// Two more fill the queue; they give up after their timeout.
 	var wg sync.WaitGroup
