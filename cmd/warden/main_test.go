@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/sqlite"
+)
+
+const examples = "../../../shared/aos/examples"
+
+// cli runs the command in-process and returns its exit code and outputs.
+func cli(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const testPolicies = `id: no-delete
+version: "2"
+events: ["steps/toolCallRequest", "tool.pre_call"]
+when: 'tool.name == "delete_database"'
+decision: deny
+reason: deleting databases is not allowed
+---
+id: redact-cards
+version: "1"
+events: ["steps/*"]
+when: '"credit_card" in pii(text)'
+decision: modify
+modify:
+  - redact: [credit_card]
+`
+
+func toolCall(tool, value string) string {
+	b, _ := json.Marshal(map[string]any{
+		"toolCallRequest": map[string]any{"executionId": "e1", "toolId": tool,
+			"inputs": []any{map[string]any{"name": "v", "value": value}}},
+		"context": map[string]any{"session": map[string]any{"id": "s1"}},
+	})
+	return string(b)
+}
+
+func TestEvalExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	pol := writeFile(t, dir, "p.yaml", testPolicies)
+	tests := []struct {
+		name, event, stdin string
+		code               int
+		want               string
+	}{
+		{"allow", "steps/toolCallRequest", toolCall("read_file", "notes.txt"), exitOK, `"decision": "allow"`},
+		{"deny", "steps/toolCallRequest", toolCall("delete_database", "prod"), exitDeny, `"policyId": "no-delete"`},
+		{"modify", "steps/toolCallRequest", toolCall("pay", "card 4111 1111 1111 1111"), exitModify, `[REDACTED:credit_card]`},
+		{"whole aos request", "aos", `{"jsonrpc":"2.0","id":7,"method":"steps/toolCallRequest","params":` + toolCall("delete_database", "x") + `}`, exitDeny, `"id": 7`},
+		{"generic hook event", "tool.pre_call", `{"tool_name":"x"}`, exitOK, `"decision": "allow"`},
+		{"invalid params", "steps/toolCallRequest", `{"toolCallRequest":{"inputs":"no"}}`, exitError, ""},
+		{"not json", "aos", `{`, exitError, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := cli(t, tt.stdin, "eval", "--event", tt.event, "--policy", pol)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, out, errOut)
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Fatalf("stdout lacks %q:\n%s", tt.want, out)
+			}
+			if tt.code == exitError && (errOut == "" || strings.Count(strings.TrimSpace(errOut), "\n") > 0) {
+				t.Fatalf("want one error line on stderr, got %q", errOut)
+			}
+		})
+	}
+}
+
+func TestEvalSeedWithBuiltinPack(t *testing.T) {
+	in, err := os.ReadFile(filepath.Join(examples, "seed000_01_steps_toolCallRequest.json"))
+	if err != nil {
+		t.Fatalf("the seed examples are needed (../shared beside the repo): %v", err)
+	}
+	code, out, errOut := cli(t, string(in), "eval", "--event", "aos")
+	if code != exitOK || !strings.Contains(out, `"id": "13fa8d6f-8f9f-4d01-ba6b-db99d84d77de"`) {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, dir, "good.yaml", testPolicies)
+	bad := writeFile(t, dir, "bad.yaml", "id: x\nversion: \"1\"\nevents: [\"steps/*\"]\nwhen: 'tool.name =='\ndecision: deny\n")
+	cfgBad := writeFile(t, dir, "warden.yaml", "defaultDecision: maybe\n")
+	cfgGood := writeFile(t, dir, "ok.yaml", "defaultDecision: deny\npolicies: [good.yaml]\n")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"builtin pack", nil, exitOK, "policies from built-in pack"},
+		{"good policy", []string{"--policy", good}, exitOK, "ok: 2 policies"},
+		{"config with policies", []string{"--config", cfgGood}, exitOK, "ok: 2 policies"},
+		{"cel error names file:line", []string{"--policy", bad}, exitError, bad + ":4:"},
+		{"config error names file:line", []string{"--config", cfgBad}, exitError, cfgBad + ":1: defaultDecision"},
+		{"missing file", []string{"--policy", filepath.Join(dir, "nope.yaml")}, exitError, "nope.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := cli(t, "", append([]string{"check"}, tt.args...)...)
+			if code != tt.code || !strings.Contains(out+errOut, tt.want) {
+				t.Fatalf("exit %d (want %d), output lacks %q:\n%s%s", code, tt.code, tt.want, out, errOut)
+			}
+		})
+	}
+}
+
+func TestRuns(t *testing.T) {
+	dir := t.TempDir()
+	st, err := sqlite.Open(dir, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i, d := range []string{"allow", "deny", "modify"} {
+		r := &warden.Record{ID: "r" + d, Time: time.Unix(int64(1000+i), 0), Event: "steps/toolCallRequest",
+			Surface: "aos", SessionID: "s-" + d, Decision: d, Reason: "because " + d, Input: json.RawMessage(`{}`),
+			Results: []warden.Result{}}
+		if err := st.Record(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Read while the writer is still open, as `warden runs` does next to a server.
+	code, out, errOut := cli(t, "", "runs", "--data", dir, "-o", "json", "--decision", "deny")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var recs []warden.Record
+	if err := json.Unmarshal([]byte(out), &recs); err != nil || len(recs) != 1 || recs[0].ID != "rdeny" {
+		t.Fatalf("got %v %+v", err, recs)
+	}
+	code, out, _ = cli(t, "", "runs", "--data", dir)
+	if code != exitOK || strings.Count(out, "\n") != 4 || !strings.HasPrefix(strings.Split(out, "\n")[1], "1970-01-01T00:16:42") {
+		t.Fatalf("table newest first, got:\n%s", out)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"runs", "--data", dir, "-o", "yaml"},
+		{"runs", "--data", dir, "--decision", "ask"},
+		{"runs", "--data", dir, "--last", "0"},
+		{"runs", "--data", filepath.Join(dir, "missing")},
+	} {
+		if code, _, errOut := cli(t, "", args...); code != exitError || errOut == "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}
+
+func TestUsageAndVersion(t *testing.T) {
+	if code, out, _ := cli(t, "", "version"); code != exitOK || !strings.HasPrefix(out, "warden ") || !strings.Contains(out, "go1.") {
+		t.Fatalf("version: %d %q", code, out)
+	}
+	if code, _, errOut := cli(t, "", "frobnicate"); code != exitError || !strings.Contains(errOut, `unknown command "frobnicate"`) {
+		t.Fatalf("unknown command: %d %q", code, errOut)
+	}
+	if code, _, _ := cli(t, "", "eval"); code != exitError {
+		t.Fatalf("eval without --event: %d", code)
+	}
+	if code, _, _ := cli(t, "", "serve", "--addr"); code != exitError {
+		t.Fatalf("serve with a dangling flag: %d", code)
+	}
+}
