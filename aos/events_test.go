@@ -80,7 +80,7 @@ func TestEvents(t *testing.T) {
 			turn: "f128c460-241f-44a9-b4eb-5e5c4a2f56ea", step: "d87380ae-6b3b-454a-b911-0c1396e2ef68", payloadKey: "trigger", rawPrefix: "{"}},
 		{"toolCallRequest/tool name from context.agent.tools", [][]byte{rewrite(t, "seed000_01_steps_toolCallRequest", withTools)}, wantEvent{
 			name: MethodToolCallRequest, requestID: "13fa8d6f-8f9f-4d01-ba6b-db99d84d77de",
-			agent: warden.Agent{ID: personal.ID, Name: personal.Name, Version: personal.Version, Provider: "OpenAI", Model: "gpt-4o"},
+			agent:   warden.Agent{ID: personal.ID, Name: personal.Name, Version: personal.Version, Provider: "OpenAI", Model: "gpt-4o"},
 			session: sess1, turn: "69ef57b8-3993-440d-9493-523914f3f149", step: "9263448a-186a-4c3b-abcf-443feb44a01e", tool: smsTool,
 			reasoning: "Detected urgent email that needs the user's attention. I should use the send_sms tool to notify the user.", payloadKey: "toolCallRequest"}},
 		{"toolCallRequest/tool name falls back to toolId", [][]byte{readExample(t, "seed001_00_steps_toolCallRequest")}, wantEvent{

@@ -169,6 +169,9 @@ func (p *parser) call(body []byte) (*call, error) {
 		start := p.i
 		var v any
 		if k == "params" && p.i < len(p.s) && p.s[p.i] == '{' {
+			if c.pspans == nil {
+				c.pspans = make([]span, 0, 8)
+			}
 			c.pspans = c.pspans[:0]
 			v, err = p.object(&c.pspans)
 		} else {

@@ -115,30 +115,47 @@ func eachObject(a []any, field string, f func(o map[string]any, field string) *f
 	return nil
 }
 
+// under makes a field error found with the relative parent "" absolute.
+func under(err *fieldError, parent string) *fieldError {
+	if err != nil {
+		if err.field == "" {
+			err.field = parent
+		} else if err.field[0] == '.' || err.field[0] == '[' {
+			err.field = parent + err.field
+		}
+	}
+	return err
+}
+
 // checkAgent validates an Agent object (lenient: nothing is required).
+// Paths are built only on failure: field is joined by under.
 func checkAgent(a map[string]any, field string) *fieldError {
-	if err := wantStrings(a, field, "id", "name", "version", "description", "instructions", "url"); err != nil {
+	return under(checkAgentRel(a), field)
+}
+
+func checkAgentRel(a map[string]any) *fieldError {
+	if err := wantStrings(a, "", "id", "name", "version", "description", "instructions", "url"); err != nil {
 		return err
 	}
-	prov, err := wantObject(a, field, "provider", false)
+	prov, err := wantObject(a, "", "provider", false)
 	if err != nil {
 		return err
 	}
-	if err := wantStrings(prov, path(field, "provider"), "name", "url"); err != nil {
+	if err := wantStrings(prov, ".provider", "name", "url"); err != nil {
 		return err
 	}
-	model, err := wantObject(a, field, "model", false)
+	model, err := wantObject(a, "", "model", false)
 	if err != nil {
 		return err
 	}
-	if err := wantStrings(model, path(field, "model"), "id", "name"); err != nil {
+	if err := wantStrings(model, ".model", "id", "name"); err != nil {
 		return err
 	}
-	tools, err := wantArray(a, field, "tools", false)
+	tools, err := wantArray(a, "", "tools", false)
 	if err != nil {
 		return err
 	}
-	return eachObject(tools, path(field, "tools"), func(t map[string]any, _ string) *fieldError {
+	return eachObject(tools, ".tools", func(t map[string]any, _ string) *fieldError {
 		return wantStrings(t, "", "id", "name")
 	})
 }
@@ -147,36 +164,39 @@ func checkAgent(a map[string]any, field string) *fieldError {
 // turnId, stepId and timestamp; warden reads them when present and does not
 // reject a step for lacking them (hand-written agents often omit some).
 func checkContext(ctx map[string]any, field string) *fieldError {
-	agent, err := wantObject(ctx, field, "agent", false)
+	return under(checkContextRel(ctx), field)
+}
+
+func checkContextRel(ctx map[string]any) *fieldError {
+	agent, err := wantObject(ctx, "", "agent", false)
 	if err != nil {
 		return err
 	}
-	if err := checkAgent(agent, path(field, "agent")); err != nil {
+	if err := under(checkAgentRel(agent), ".agent"); err != nil {
 		return err
 	}
-	sess, err := wantObject(ctx, field, "session", false)
+	sess, err := wantObject(ctx, "", "session", false)
 	if err != nil {
 		return err
 	}
-	if err := wantStrings(sess, path(field, "session"), "id"); err != nil {
+	if err := wantStrings(sess, ".session", "id"); err != nil {
 		return err
 	}
-	if err := wantStrings(ctx, field, "turnId", "stepId", "timestamp"); err != nil {
+	if err := wantStrings(ctx, "", "turnId", "stepId", "timestamp"); err != nil {
 		return err
 	}
-	user, err := wantObject(ctx, field, "user", false)
+	user, err := wantObject(ctx, "", "user", false)
 	if err != nil {
 		return err
 	}
-	uf := path(field, "user")
-	if err := wantStrings(user, uf, "id", "email", "name"); err != nil {
+	if err := wantStrings(user, ".user", "id", "email", "name"); err != nil {
 		return err
 	}
-	org, err := wantObject(user, uf, "organization", false)
+	org, err := wantObject(user, ".user", "organization", false)
 	if err != nil {
 		return err
 	}
-	return wantStrings(org, path(uf, "organization"), "id", "name")
+	return wantStrings(org, ".user.organization", "id", "name")
 }
 
 // checkParts validates an array of Part objects (text, file or data).

@@ -1,0 +1,139 @@
+package aos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/wardenhq/warden"
+)
+
+// fuzzSeeds are the seed examples plus hand-picked error and edge cases.
+func fuzzSeeds(t testing.TB) [][]byte {
+	seeds := [][]byte{
+		[]byte(``), []byte(`{`), []byte(`[]`), []byte(`[1,{}]`), []byte(`null`),
+		[]byte(`{"jsonrpc":"2.0","id":1.0,"method":"ping"}`),
+		[]byte(`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`),
+		[]byte(`{"jsonrpc":"2.0","id":"x","method":"steps/message","params":"hi"}`),
+		[]byte(`{"jsonrpc":"2.0","id":1,"method":"steps/foo","params":{}}`),
+		[]byte(`{"jsonrpc":"2.0","id":1,"method":"steps/message","params":{` + ctxJSON + `,"message":{"role":"user","content":[{"kind":"text","text":"a\u00e9\ud83d\ude00\ud800"}]}}}`),
+		[]byte(`{"jsonrpc":"2.0","id":1,"method":"protocols/MCP","params":{"message":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}}}`),
+		[]byte(`{"jsonrpc":"2.0","id":1,"method":"protocols/A2A","params":{"jsonrpc":"2.0","id":1,"result":{"role":"agent","parts":[]}}}`),
+		[]byte(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"payload":{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"}},"context":{"from":{"agent":{"name":"n"}}}}}`),
+		[]byte(`[{"jsonrpc":"2.0","method":"steps/memoryStore","params":{` + ctxJSON + `,"memory":["x"]}},{"jsonrpc":"2.0","id":2,"method":"ping"}]`),
+		[]byte(`{"jsonrpc":"2.0","id":1,"method":"steps/toolCallResult","params":{` + ctxJSON + `,"executionId":"e","result":{"outputs":[],"isError":false}}}`),
+		[]byte("{\"a\":\"\xff\"}"), []byte(`[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]`), []byte(`{"a":1e999}`),
+	}
+	for _, ex := range loadExamples(t) {
+		seeds = append(seeds, ex.body)
+	}
+	return seeds
+}
+
+// verdictFor picks a decision from the event, so fuzzing covers allow,
+// deny and modify (with the payload put back into the request).
+func verdictFor(ev *warden.Event) warden.Decision {
+	switch len(ev.Raw) % 3 {
+	case 0:
+		return warden.Decision{Verdict: warden.Deny, Reason: "r", PolicyID: "p"}
+	case 1:
+		p := deepCopy(ev.Payload).(map[string]any)
+		p["fuzz"] = "\x00<&>\u2028"
+		return warden.Decision{Verdict: warden.Modify, Payload: p}
+	}
+	return warden.Decision{Verdict: warden.Allow}
+}
+
+// FuzzDecode runs the whole request path (parse, decode, event, decision,
+// response encoding) on arbitrary bodies: it must not panic (the handler's
+// recover would turn a panic into -32603, which the fuzzer reports), and
+// every response must be valid JSON.
+func FuzzDecode(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	guard := warden.HandlerFunc(func(_ context.Context, ev *warden.Event) (warden.Decision, error) {
+		return verdictFor(ev), nil
+	})
+	d := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "fuzz", Handler: guard}), nil, nil)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var panicked string
+		h := NewHandler(d, Options{Logf: func(format string, args ...any) { panicked = fmt.Sprintf(format, args...) }})
+		resp := h.Handle(context.Background(), body)
+		if panicked != "" {
+			t.Fatalf("endpoint panicked on %q: %s", body, panicked)
+		}
+		if resp == nil {
+			return
+		}
+		if !json.Valid(resp) {
+			t.Fatalf("invalid JSON response %q for %q", resp, body)
+		}
+		if c := resp[0]; c != '{' && c != '[' {
+			t.Fatalf("response is not an object or array: %q", resp)
+		}
+	})
+}
+
+// FuzzParse checks the parser against encoding/json: same verdict on
+// validity, same decoded value.
+func FuzzParse(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := &parser{s: string(b)}
+		got, err := p.value()
+		if err == nil {
+			err = p.end()
+		}
+		var want any
+		werr := json.Unmarshal(b, &want)
+		if (err == nil) != (werr == nil) {
+			if werr != nil && strings.Contains(werr.Error(), "exceeded max depth") {
+				return
+			}
+			t.Fatalf("%q: parser error %v, encoding/json error %v", b, err, werr)
+		}
+		if err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: parser %#v, encoding/json %#v", b, got, want)
+		}
+	})
+}
+
+// TestParseMatchesEncodingJSON runs the differential check on the seeds.
+func TestParseMatchesEncodingJSON(t *testing.T) {
+	for _, b := range append(fuzzSeeds(t), []byte(`"\ud800\udc00\ud800x\u0000\/"`), []byte(`-0.5e-3`), []byte(`01`), []byte(`1.`), []byte(`{"a":1,"a":2}`), []byte("\"\xed\xa0\x80\"")) {
+		p := &parser{s: string(b)}
+		got, err := p.value()
+		if err == nil {
+			err = p.end()
+		}
+		var want any
+		werr := json.Unmarshal(b, &want)
+		if (err == nil) != (werr == nil) || (err == nil && !reflect.DeepEqual(got, want)) {
+			t.Errorf("%q: parser %#v (%v), encoding/json %#v (%v)", b, got, err, want, werr)
+		}
+	}
+}
+
+// TestFuzzCorpus writes the seeds to testdata/fuzz/FuzzDecode with -update,
+// so `go test -fuzz` starts from them and plain `go test` replays them.
+func TestFuzzCorpus(t *testing.T) {
+	if !*update {
+		t.Skip("run with -update to rewrite the corpus")
+	}
+	dir := filepath.Join("testdata", "fuzz", "FuzzDecode")
+	os.MkdirAll(dir, 0o755)
+	for i, s := range fuzzSeeds(t) {
+		data := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", s)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed%02d", i)), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
