@@ -200,6 +200,14 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: create trace directory: %w", err)
 	}
 	path := filepath.Join(abs, FileName)
+	// Records hold secrets: create the file 0600 before SQLite does (with the
+	// umask's mode); SQLite gives the -wal and -shm files the same mode. An
+	// empty file is a valid new database.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: create %s: %w", path, err)
+	}
+	f.Close()
 
 	wdb, err := sql.Open("sqlite", dsn(path,
 		busyParam(opts.BusyTimeout),
@@ -226,8 +234,6 @@ func Open(dir string, opts Options) (*Store, error) {
 		wdb.Close()
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
-	// The file should not be world-readable: records hold secrets.
-	_ = os.Chmod(path, 0o600)
 	dbFile, err := os.Stat(path)
 	if err != nil {
 		wdb.Close()

@@ -102,7 +102,7 @@ func TestOptionsAndPragmas(t *testing.T) {
 		for _, p := range []struct {
 			path string
 			perm os.FileMode
-		}{{dir, 0o700}, {filepath.Join(dir, FileName), 0o600}} {
+		}{{dir, 0o700}, {filepath.Join(dir, FileName), 0o600}, {filepath.Join(dir, FileName+"-wal"), 0o600}, {filepath.Join(dir, FileName+"-shm"), 0o600}} {
 			fi, err := os.Stat(p.path)
 			if err != nil {
 				t.Fatal(err)
