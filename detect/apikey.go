@@ -26,13 +26,22 @@ func scanAPIKey(s string, k *sink) {
 
 // scanPrefixed handles the fixed-prefix formats; false means stop.
 func scanPrefixed(s, prefix string, k *sink) bool {
-	from := 0
+	// Search for the prefix's rarest byte, not its first one ('s' is common).
+	rare := strings.IndexAny(prefix, "-zJ")
+	if rare < 0 {
+		rare = 0
+	}
+	from := rare
 	for from < len(s) {
-		e := strings.Index(s[from:], prefix)
+		e := strings.IndexByte(s[from:], prefix[rare])
 		if e < 0 {
 			return true
 		}
-		i := from + e
+		i := from + e - rare
+		from = from + e + 1
+		if !strings.HasPrefix(s[i:], prefix) {
+			continue
+		}
 		from = i + len(prefix)
 		if i > 0 && (isWord(s[i-1]) || s[i-1] == '-') {
 			continue
@@ -156,8 +165,11 @@ func scanAssign(s string, sep byte, k *sink) bool {
 			}
 		}
 		end := v
-		for end < len(s) && end-v < 512 && ctab[s[end]]&cValue != 0 {
+		for end < len(s) && end-v < 512 && ctab[s[end]]&cValue != 0 && s[end] != '=' {
 			end++
+		}
+		for n := 0; n < 3 && end < len(s) && s[end] == '='; n++ {
+			end++ // base64 padding
 		}
 		for end > v && s[end-1] == '.' {
 			end--

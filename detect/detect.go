@@ -8,10 +8,7 @@
 // (invalid UTF-8 included); Match offsets are byte offsets into the input.
 package detect
 
-import (
-	"fmt"
-	"slices"
-)
+import "fmt"
 
 // Match is one finding: Kind over s[Start:End].
 type Match struct {
@@ -220,34 +217,4 @@ func Find(s string, kinds []string) []Match {
 		}
 	}
 	return resolve(k.out)
-}
-
-// resolve picks non-overlapping matches: longest first, then earliest, then
-// by kind priority; the result is sorted by Start.
-func resolve(c []Match) []Match {
-	if len(c) < 2 {
-		return c
-	}
-	slices.SortStableFunc(c, func(a, b Match) int {
-		if la, lb := a.End-a.Start, b.End-b.Start; la != lb {
-			return lb - la
-		}
-		if a.Start != b.Start {
-			return a.Start - b.Start
-		}
-		return int(kindMask(a.Kind)) - int(kindMask(b.Kind))
-	})
-	out := make([]Match, 0, len(c))
-	for _, m := range c {
-		// out is kept sorted by Start; find the insertion point.
-		i, _ := slices.BinarySearchFunc(out, m.Start, func(x Match, t int) int { return x.Start - t })
-		if i > 0 && out[i-1].End > m.Start {
-			continue
-		}
-		if i < len(out) && out[i].Start < m.End {
-			continue
-		}
-		out = slices.Insert(out, i, m)
-	}
-	return out
 }

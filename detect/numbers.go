@@ -66,27 +66,6 @@ func containsByte(s string, c byte) bool {
 	return false
 }
 
-// nextNumber returns the index of the next digit at or after i (len(s) if
-// none). It tests eight bytes at a time.
-func nextNumber(s string, i int) int {
-	const ones, high = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(s); i += 8 {
-		b := s[i : i+8]
-		_ = b[7]
-		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		// Bit-hack "hasbetween(x, '0'-1, '9'+1)": a byte of x lies in '0'..'9'.
-		lo := x &^ high
-		if (ones*(127+'9'+1)-lo)&^x&(lo+ones*(127-('0'-1)))&high != 0 {
-			break
-		}
-	}
-	for i < len(s) && !isDigit(s[i]) {
-		i++
-	}
-	return i
-}
-
 // scanCard finds payment card numbers: 13-19 digits, optionally grouped by
 // spaces or dashes (groups of 3+ digits), with a plausible IIN prefix and a
 // valid Luhn checksum.
@@ -198,50 +177,42 @@ func plausibleIIN(p4, n int) bool {
 // 9-11 digits. Bare digit runs are never phones without a leading '+'.
 func scanPhone(s string, k *sink) {
 	var g groups
-	for i := nextNumber(s, 0); i < len(s); i = nextNumber(s, i+1) {
+	for d := nextNumber(s, 0); d < len(s); d = nextNumber(s, d) {
+		next := skipDigits(s, d)
 		// A number starts at a digit run, or at the '(' or '+' before it.
-		start, intl := i, false
-		if i > 0 && s[i-1] == '(' {
-			start, i = i-1, i-1
+		start, intl := d, false
+		if d > 0 && s[d-1] == '(' {
+			start = d - 1
 		}
+		paren := start < d
 		if start > 0 && s[start-1] == '+' {
 			start, intl = start-1, true
 		}
+		var ok bool
 		switch {
 		case intl:
-			if start > 0 && isWord(s[start-1]) {
-				i = skipDigits(s, i) - 1
-				continue
-			}
-			if start >= 2 && isNumSep(s[start-1]) && isDigit(s[start-2]) {
-				i = skipDigits(s, i) - 1
-				continue
-			}
-		case start < i: // "(555) ..."
-			if start > 0 && isWord(s[start-1]) {
-				i = skipDigits(s, i+1) - 1
-				continue
-			}
+			ok = !(start > 0 && isWord(s[start-1])) && !(start >= 2 && isNumSep(s[start-1]) && isDigit(s[start-2]))
+		case paren:
+			ok = !(start > 0 && isWord(s[start-1]))
 		default:
-			if !numLeftOK(s, i) {
-				i = skipDigits(s, i) - 1
-				continue
+			ok = numLeftOK(s, d)
+		}
+		if ok {
+			from := d
+			if paren {
+				from = d - 1
+			}
+			end := readGroups(s, from, " -.", true, &g)
+			if g.n > 0 {
+				next = max(next, end)
+				if !g.overflow && numRightOK(s, end) && ((intl && intlPhone(&g)) || (!intl && nationalPhone(s, &g))) {
+					if !k.add(start, end) {
+						return
+					}
+				}
 			}
 		}
-		end := readGroups(s, i, " -.", true, &g)
-		if g.n == 0 {
-			i = skipDigits(s, i+1) - 1
-			continue
-		}
-		i = end - 1
-		if g.overflow || !numRightOK(s, end) {
-			continue
-		}
-		if (intl && intlPhone(&g)) || (!intl && nationalPhone(s, &g)) {
-			if !k.add(start, end) {
-				return
-			}
-		}
+		d = next
 	}
 }
 

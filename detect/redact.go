@@ -1,6 +1,9 @@
 package detect
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // RedactedPrefix starts every replacement: "[REDACTED:<kind>]".
 const RedactedPrefix = "[REDACTED:"
@@ -53,4 +56,34 @@ func apply(s string, ms []Match) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// resolve picks non-overlapping matches: longest first, then earliest, then
+// by kind priority; the result is sorted by Start.
+func resolve(c []Match) []Match {
+	if len(c) < 2 {
+		return c
+	}
+	slices.SortStableFunc(c, func(a, b Match) int {
+		if la, lb := a.End-a.Start, b.End-b.Start; la != lb {
+			return lb - la
+		}
+		if a.Start != b.Start {
+			return a.Start - b.Start
+		}
+		return int(kindMask(a.Kind)) - int(kindMask(b.Kind))
+	})
+	out := make([]Match, 0, len(c))
+	for _, m := range c {
+		// out is kept sorted by Start; find the insertion point.
+		i, _ := slices.BinarySearchFunc(out, m.Start, func(x Match, t int) int { return x.Start - t })
+		if i > 0 && out[i-1].End > m.Start {
+			continue
+		}
+		if i < len(out) && out[i].Start < m.End {
+			continue
+		}
+		out = slices.Insert(out, i, m)
+	}
+	return out
 }

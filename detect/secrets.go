@@ -140,14 +140,17 @@ func scanGitHub(s string, k *sink) {
 // scanJWT finds JSON Web Tokens: three base64url segments separated by dots
 // whose first segment decodes to a JSON object with an "alg" member.
 func scanJWT(s string, k *sink) {
-	from := 0
+	from := 2
 	for from < len(s) {
-		e := strings.Index(s[from:], "eyJ")
+		e := strings.IndexByte(s[from:], 'J') // rarer than 'e'
 		if e < 0 {
 			return
 		}
-		i := from + e
-		from = i + 3
+		i := from + e - 2
+		from += e + 1
+		if s[i] != 'e' || s[i+1] != 'y' {
+			continue
+		}
 		if i > 0 && (ctab[s[i-1]]&cB64URL != 0 || s[i-1] == '.') {
 			continue
 		}

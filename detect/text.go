@@ -132,3 +132,24 @@ func hasPrefixFold(s string, i int, w string) bool {
 // eqFold reports whether s equals the lower-case ASCII word w, ignoring ASCII
 // case.
 func eqFold(s, w string) bool { return len(s) == len(w) && hasPrefixFold(s, 0, w) }
+
+// nextNumber returns the index of the next digit at or after i (len(s) if
+// none). It tests eight bytes at a time.
+func nextNumber(s string, i int) int {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(s); i += 8 {
+		b := s[i : i+8]
+		_ = b[7]
+		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		// Bit-hack "hasbetween(x, '0'-1, '9'+1)": a byte of x lies in '0'..'9'.
+		lo := x &^ high
+		if (ones*(127+'9'+1)-lo)&^x&(lo+ones*(127-('0'-1)))&high != 0 {
+			break
+		}
+	}
+	for i < len(s) && !isDigit(s[i]) {
+		i++
+	}
+	return i
+}
