@@ -32,7 +32,10 @@
 // Any error inserting or committing a batch (disk full, I/O error, read-only
 // or corrupt file) is returned to every waiter of that batch: nothing is
 // dropped silently, and an error from Record means the record is not in the
-// trace. The next batch is tried afresh. A record rejected on its own (for
+// trace (one ambiguity is SQLite's: with Synchronous "full", if the fsync
+// after a written commit fails, the batch is answered with an error although
+// its records may be readable afterwards, which errs on the safe side). The
+// next batch is tried afresh. A record rejected on its own (for
 // example a duplicate id) fails only its own Record. SQLite itself does not
 // notice when its files are deleted under it (it goes on writing into the
 // unlinked inode), so after each commit the writer checks that trace.db and
