@@ -1,0 +1,127 @@
+package aos
+
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// String decoding follows encoding/json: the escapes of RFC 8259, surrogate
+// pairs joined, a lone surrogate or an invalid UTF-8 byte replaced by U+FFFD.
+// A string with none of these is returned as a substring of the input.
+
+// str parses a string at p.i (which holds '"').
+func (p *parser) str() (string, error) {
+	start := p.i + 1
+	for i := start; i < len(p.s); i++ {
+		c := p.s[i]
+		if c == '"' {
+			p.i = i + 1
+			return p.s[start:i], nil
+		}
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			return p.strSlow(start, i)
+		}
+	}
+	p.i = len(p.s)
+	return "", p.fail("unterminated string")
+}
+
+// strSlow finishes a string with escapes, control characters or non-ASCII
+// bytes; s[start:i] is plain ASCII already scanned.
+func (p *parser) strSlow(start, i int) (string, error) {
+	var b []byte
+	lit := start
+	for i < len(p.s) {
+		c := p.s[i]
+		switch {
+		case c == '"':
+			p.i = i + 1
+			if b == nil {
+				return p.s[start:i], nil
+			}
+			return string(append(b, p.s[lit:i]...)), nil
+		case c == '\\':
+			b = append(b, p.s[lit:i]...)
+			if i+1 >= len(p.s) {
+				p.i = i
+				return "", p.fail("unterminated string")
+			}
+			switch e := p.s[i+1]; e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r := hex4(p.s, i+2)
+				if r < 0 {
+					p.i = i
+					return "", p.fail("invalid \\u escape in string")
+				}
+				i += 4
+				if utf16.IsSurrogate(r) {
+					r2 := rune(-1)
+					if i+3 < len(p.s) && p.s[i+2] == '\\' && p.s[i+3] == 'u' {
+						r2 = hex4(p.s, i+4)
+					}
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						r = d
+						i += 6
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				b = utf8.AppendRune(b, r)
+			default:
+				p.i = i
+				return "", p.fail("invalid escape \\%c in string", e)
+			}
+			i += 2
+			lit = i
+		case c < 0x20:
+			p.i = i
+			return "", p.fail("invalid control character in string")
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(p.s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, p.s[lit:i]...)
+				b = append(b, "\uFFFD"...)
+				lit = i + 1
+			}
+			i += size
+		}
+	}
+	p.i = len(p.s)
+	return "", p.fail("unterminated string")
+}
+
+// hex4 decodes the four hex digits at s[i:], or returns -1.
+func hex4(s string, i int) rune {
+	if i+4 > len(s) {
+		return -1
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
