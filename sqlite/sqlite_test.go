@@ -735,7 +735,7 @@ func TestDatabaseDeleted(t *testing.T) {
 // with the data.
 func TestWALBounded(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes ~50 MB")
+		t.Skip("writes ~30 MB")
 	}
 	dir := t.TempDir()
 	s := open(t, dir, Options{})
@@ -747,7 +747,7 @@ func TestWALBounded(t *testing.T) {
 		t.Errorf("page_size = %d, want %d", ps, pageSize)
 	}
 	input := json.RawMessage(`{"blob":"` + strings.Repeat("y", 1500) + `"}`)
-	const goroutines, each = 32, 1000
+	const goroutines, each = 16, 1000
 	var wg sync.WaitGroup
 	var failed atomic.Int32
 	for g := range goroutines {
@@ -776,7 +776,7 @@ func TestWALBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("after %d records: db %d MB, WAL %d MB; %+v", goroutines*each, db.Size()>>20, wal.Size()>>20, s.Stats())
-	if limit := int64(4000 * ps); wal.Size() > limit || wal.Size() > db.Size() {
+	if limit := int64(2000 * ps); wal.Size() > limit || wal.Size() > db.Size() {
 		t.Errorf("WAL is %d bytes (database %d): it does not restart", wal.Size(), db.Size())
 	}
 }
