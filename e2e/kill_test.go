@@ -23,19 +23,18 @@ func TestTraceSurvivesKill9(t *testing.T) {
 
 	l := startLoad(t, srv.url+"/aos", workers, "kill9")
 	time.Sleep(loadTime)
-	inflight := l.inflight.Load()
+	inflight := l.signal()
 	if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatalf("SIGKILL: %v", err)
 	}
 	_ = srv.wait(t, 10*time.Second) // "signal: killed" is the expected error
 	l.halt()
-	t.Logf("sent %d requests, %d failed (expected after the kill), %d in flight at SIGKILL",
-		l.sent.Load(), l.failed.Load(), inflight)
+	t.Logf("%d in flight at SIGKILL; %s", inflight, l.summary())
 	if len(l.answers) == 0 {
 		t.Fatalf("no request was answered before the kill (first failure: %s); server output:\n%s", l.firstBad, srv.out)
 	}
 
-	checkTrace(t, readTrace(t, bin, data), l.answers, "kill9")
+	checkTrace(t, readTrace(t, bin, data, "kill9"), l.answers, "kill9")
 	if t.Failed() {
 		t.Logf("server output:\n%s", srv.out)
 	}
@@ -53,14 +52,15 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 
 	l := startLoad(t, srv.url+"/aos", workers, "term")
 	time.Sleep(loadTime)
-	inflight := l.inflight.Load()
+	inflight := l.signal()
 	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("SIGTERM: %v", err)
 	}
 	err := srv.wait(t, 15*time.Second)
 	l.halt()
-	t.Logf("sent %d requests, %d failed (expected after shutdown began), %d in flight at SIGTERM",
-		l.sent.Load(), l.failed.Load(), inflight)
+	// Requests the client had started may still fail: one written to a keep-alive
+	// connection the server closed as idle after SIGTERM is not retried (POST).
+	t.Logf("%d in flight at SIGTERM; %s", inflight, l.summary())
 	if err != nil {
 		t.Errorf("warden serve after SIGTERM: %v (want exit status 0); output:\n%s", err, srv.out)
 	}
@@ -68,7 +68,7 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 		t.Fatalf("no request was answered (first failure: %s); server output:\n%s", l.firstBad, srv.out)
 	}
 
-	checkTrace(t, readTrace(t, bin, data), l.answers, "term")
+	checkTrace(t, readTrace(t, bin, data, "term"), l.answers, "term")
 	if t.Failed() {
 		t.Logf("server output:\n%s", srv.out)
 	}

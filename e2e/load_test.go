@@ -14,7 +14,8 @@ import (
 	"time"
 )
 
-// toolCall is a steps/toolCallRequest (seed 000) with the id left to fill in.
+// toolCall is a steps/toolCallRequest (seed 000) with the id, an input and the
+// session id left to fill in.
 const toolCall = `{"jsonrpc":"2.0","method":"steps/toolCallRequest","id":%q,"params":{` +
 	`"toolCallRequest":{"executionId":"69dbf4c3-be33-4694-a9f0-8d3a824c5d5b",` +
 	`"toolId":"c264f381-10cf-4403-bd11-383014c0fcc6","inputs":[` +
@@ -25,13 +26,18 @@ const toolCall = `{"jsonrpc":"2.0","method":"steps/toolCallRequest","id":%q,"par
 	`"provider":{"name":"OpenAI","url":"https://openai.com/"},` +
 	`"tools":[{"id":"c264f381-10cf-4403-bd11-383014c0fcc6","name":"search_calendar",` +
 	`"type":"function","arguments":[{"name":"query","type":"string","required":true}],"outputs":[]}]},` +
-	`"session":{"id":"e4368263-1797-48ac-9ca8-61a6b4ad9ea3"},` +
+	`"session":{"id":%q},` +
 	`"turnId":"69ef57b8-3993-440d-9493-523914f3f149","stepId":"9263448a-186a-4c3b-abcf-443feb44a01e",` +
 	`"timestamp":"2025-01-24T15:32:45.123Z"}}}`
 
 // answered maps the JSON-RPC id of every request that got a complete decision to the
 // traceId the server reported for it ("" when it reported none).
 type answered map[string]string
+
+// sessionID is the session of goroutine g's requests. The trace is read back one
+// session at a time because `warden runs` caps --last (at 10,000 with SQLite), and a
+// fast machine answers more than that in the load window.
+func sessionID(prefix string, g int) string { return fmt.Sprintf("e2e-%s-session-%d", prefix, g) }
 
 // load fires AOS requests from n goroutines until stop is closed.
 type load struct {
@@ -40,6 +46,10 @@ type load struct {
 	inflight atomic.Int64
 	sent     atomic.Int64
 	failed   atomic.Int64
+	// signalled is set just before the server is signalled; failedBefore counts the
+	// failed requests that had been started before that.
+	signalled    atomic.Bool
+	failedBefore atomic.Int64
 
 	mu       sync.Mutex
 	answers  answered
@@ -64,10 +74,14 @@ func startLoad(t *testing.T, url string, n int, prefix string) *load {
 				id := fmt.Sprintf("%s-%d-%d", prefix, g, i)
 				l.inflight.Add(1)
 				l.sent.Add(1)
-				trace, err := l.call(client, url, id, i)
+				before := !l.signalled.Load()
+				trace, err := l.call(client, url, id, i, sessionID(prefix, g))
 				l.inflight.Add(-1)
 				if err != nil {
 					l.failed.Add(1)
+					if before {
+						l.failedBefore.Add(1)
+					}
 					l.mu.Lock()
 					if l.firstBad == "" {
 						l.firstBad = err.Error()
@@ -96,8 +110,8 @@ func isDown(err error) bool {
 		strings.Contains(s, "connection reset")
 }
 
-func (l *load) call(client *http.Client, url, id string, i int) (string, error) {
-	body := fmt.Sprintf(toolCall, id, i)
+func (l *load) call(client *http.Client, url, id string, i int, session string) (string, error) {
+	body := fmt.Sprintf(toolCall, id, i, session)
 	res, err := client.Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
 		return "", err
@@ -123,6 +137,23 @@ func (l *load) call(client *http.Client, url, id string, i int) (string, error) 
 		return "", fmt.Errorf("%w: %.300s", errNotDecision, b)
 	}
 	return rpc.Result.Data.TraceID, nil
+}
+
+// signal marks the moment the server is signalled and returns the number of
+// requests in flight.
+func (l *load) signal() int64 {
+	l.signalled.Store(true)
+	return l.inflight.Load()
+}
+
+// summary describes the load after halt.
+func (l *load) summary() string {
+	s := fmt.Sprintf("sent %d requests, answered %d, failed %d (%d of them started before the signal)",
+		l.sent.Load(), len(l.answers), l.failed.Load(), l.failedBefore.Load())
+	if l.firstBad != "" {
+		s += "; first failure: " + l.firstBad
+	}
+	return s
 }
 
 // halt stops the load and waits for every goroutine to finish its request.
@@ -151,10 +182,23 @@ func (r record) requestID() string {
 	return string(r.RequestID)
 }
 
-// readTrace runs `warden runs --data dir -o json` and returns every record.
-func readTrace(t *testing.T, bin, dir string) []record {
+// readTrace runs `warden runs --data dir -o json` for each session of the load and
+// returns all their records.
+func readTrace(t *testing.T, bin, dir, prefix string) []record {
 	t.Helper()
-	cmd := exec.Command(bin, "runs", "--data", dir, "--last", "1000000", "-o", "json")
+	var all []record
+	for g := range workers {
+		all = append(all, readSession(t, bin, dir, sessionID(prefix, g))...)
+	}
+	return all
+}
+
+// traceCap is the most records `warden runs` returns for one query (sqlite.MaxLast).
+const traceCap = 10000
+
+func readSession(t *testing.T, bin, dir, session string) []record {
+	t.Helper()
+	cmd := exec.Command(bin, "runs", "--data", dir, "--session", session, "--last", "1000000", "-o", "json")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -163,6 +207,9 @@ func readTrace(t *testing.T, bin, dir string) []record {
 	var recs []record
 	if err := json.Unmarshal(stdout.Bytes(), &recs); err != nil {
 		t.Fatalf("warden runs -o json: %v; output starts: %.500s", err, stdout.String())
+	}
+	if len(recs) >= traceCap {
+		t.Fatalf("warden runs --session %s returned %d records, its cap: the listing may be truncated", session, len(recs))
 	}
 	return recs
 }
