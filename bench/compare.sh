@@ -61,12 +61,13 @@ start_server() {
 	local name=$1
 	shift
 	local logf="$OUT/$name.log"
+	: >"$logf"
 	"$@" >"$logf" 2>&1 &
 	server_pid=$!
 	server_url=""
 	local i
 	for ((i = 0; i < 300; i++)); do
-		server_url=$(sed -n 's/.*listening on \(http:\/\/[^ ]*\).*/\1/p' "$logf" | head -n1)
+		server_url=$(sed -n 's/.*listening on \(http:\/\/[^ ]*\).*/\1/p' "$logf" | head -n1) || true
 		[[ -n $server_url ]] && return 0
 		if ! kill -0 "$server_pid" 2>/dev/null; then
 			log "$name exited before listening:"
