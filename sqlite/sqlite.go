@@ -115,8 +115,9 @@ type Options struct {
 	BusyTimeout time.Duration
 	// OnBatch, if set, is called by the writer after each batch with its
 	// size, the time spent inserting and committing it, and the commit
-	// error (nil on success). It runs on the writer goroutine: it must be
-	// quick and must not call into the Store.
+	// error (nil on success), before the batch's Records return. It runs on
+	// the writer goroutine: it must be quick and must not call into the
+	// Store.
 	OnBatch func(size int, dur time.Duration, err error)
 }
 
@@ -548,16 +549,16 @@ func (s *Store) commit(b []*request) {
 	err := s.write(live)
 	dur := time.Since(start)
 
-	failed := 0
-	for _, r := range live {
-		e := err
-		if e == nil {
-			e = r.err
+	// Counters and OnBatch first, so that they account for a batch by the
+	// time any of its Records returns.
+	failed := len(live)
+	if err == nil {
+		failed = 0
+		for _, r := range live {
+			if r.err != nil {
+				failed++
+			}
 		}
-		if e != nil {
-			failed++
-		}
-		r.done <- e
 	}
 	if failed > 0 {
 		s.nFailed.Add(uint64(failed))
@@ -571,6 +572,13 @@ func (s *Store) commit(b []*request) {
 	}
 	if s.opts.OnBatch != nil {
 		s.opts.OnBatch(len(live), dur, err)
+	}
+	for _, r := range live {
+		e := err
+		if e == nil {
+			e = r.err
+		}
+		r.done <- e
 	}
 }
 
