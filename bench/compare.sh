@@ -132,6 +132,8 @@ run_warden() {
 	fi
 	load "$tag" "$server_url/aos"
 	if [[ -n $prof_pid ]]; then wait "$prof_pid" || true; fi
+	# Keep the server's own view (trace batch sizes and commit times) for reading later.
+	curl -sf -o "$OUT/$tag.metrics" "$server_url/metrics" 2>/dev/null || true
 	stop_server "$tag"
 }
 
@@ -140,6 +142,7 @@ field() { jq -r ".$2" "$OUT/$1.json"; }
 # median of the numbers on stdin
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 log "load: C=$C D=$D WARMUP=$WARMUP RUNS=$RUNS body=$BODY ($(jq -cj . "$BODY" | wc -c) bytes) policies=$POLICY ($(cat "$POLICY"/*.yaml | grep -c '^id:') policies)"
 for ((r = 1; r <= RUNS; r++)); do
 	if ((r % 2)); then
@@ -157,6 +160,7 @@ ms() { awk -v v="$1" 'BEGIN {printf "%.2f ms", v/1000}'; }
 
 echo
 echo "C=$C connections, D=$D measured after WARMUP=$WARMUP, RUNS=$RUNS, $(nproc) CPUs, $(go env GOVERSION)"
+echo "load average before: $load_start, after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?") (other work on the machine skews both servers)"
 echo
 echo "| run | server | decisions/s | p50 | p99 | p99.9 | errors |"
 echo "|---|---|---:|---:|---:|---:|---:|"
