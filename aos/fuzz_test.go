@@ -61,9 +61,12 @@ func FuzzDecode(f *testing.F) {
 		return verdictFor(ev), nil
 	})
 	d := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "fuzz", Handler: guard}), nil, nil)
+	// One handler for all inputs (a worker runs them one at a time): its
+	// correlation caches persist across inputs, as in a server.
+	var panicked string
+	h := NewHandler(d, Options{Logf: func(format string, args ...any) { panicked = fmt.Sprintf(format, args...) }})
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var panicked string
-		h := NewHandler(d, Options{Logf: func(format string, args ...any) { panicked = fmt.Sprintf(format, args...) }})
+		panicked = ""
 		resp := h.Handle(context.Background(), body)
 		if panicked != "" {
 			t.Fatalf("endpoint panicked on %q: %s", body, panicked)
