@@ -38,8 +38,7 @@ cleanup() {
 		wait "$server_pid" 2>/dev/null || true
 	fi
 	server_pid=""
-	rm -rf "$tmp/bin" "$tmp"/data-*
-	if [[ $OUT == "$tmp/out" ]]; then rm -rf "$tmp"; fi
+	rm -rf "$tmp" # binaries, trace data, and the results unless OUT is elsewhere
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
