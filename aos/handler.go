@@ -83,7 +83,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var tooBig *http.MaxBytesError
 		e := &Error{Code: CodeParseError, Message: "parse error: reading body: " + err.Error()}
 		if errors.As(err, &tooBig) {
-			e = invalidRequest("body exceeds the limit of %d bytes", h.opts.MaxBody)
+			e = invalidRequest("body exceeds the limit of %d bytes%s", h.opts.MaxBody, mib(h.opts.MaxBody))
 			e.Data = map[string]any{"limit": h.opts.MaxBody}
 		}
 		writeJSON(w, http.StatusOK, appendError(nil, nil, e))
@@ -95,6 +95,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// mib renders a limit that is a whole number of MiB, e.g. " (4 MiB)".
+func mib(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf(" (%d MiB)", n>>20)
+	}
+	return ""
 }
 
 func writeJSON(w http.ResponseWriter, status int, b []byte) {
@@ -132,7 +140,13 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 // response body, or nil when nothing is to be answered (notifications). It
 // is ServeHTTP without HTTP, for `warden eval --event aos` and tests. body
 // must not be changed while the call runs.
-func (h *Handler) Handle(ctx context.Context, body []byte) []byte {
+func (h *Handler) Handle(ctx context.Context, body []byte) (resp []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			h.opts.Logf("aos: panic handling a body: %v\n%s", r, debug.Stack())
+			resp = appendError(nil, nil, &Error{Code: CodeInternalError, Message: "internal error"})
+		}
+	}()
 	calls, batch, err := parseBody(body)
 	if err != nil {
 		return appendError(nil, nil, &Error{Code: CodeParseError, Message: "parse error: " + err.Error()})

@@ -270,3 +270,12 @@ func TestPanicRecovered(t *testing.T) {
 		t.Errorf("response %s", resp)
 	}
 }
+
+func TestLimitMessage(t *testing.T) {
+	if got := mib(DefaultMaxBody); got != " (4 MiB)" {
+		t.Errorf("mib(DefaultMaxBody) = %q", got)
+	}
+	if got := mib(1000); got != "" {
+		t.Errorf("mib(1000) = %q", got)
+	}
+}
