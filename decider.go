@@ -10,6 +10,10 @@ import (
 	"github.com/google/uuid"
 )
 
+// RecordTimeout bounds how long a decision waits for its trace record to
+// commit before it fails closed.
+const RecordTimeout = 10 * time.Second
+
 // Observer is told of every decision (metrics); it must not block.
 type Observer interface {
 	Observe(ev *Event, out *Outcome, recordErr error)
@@ -46,7 +50,12 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 	if d.store != nil {
 		rec := NewRecord(ev, &out, time.Now())
 		out.RecordID = rec.ID
-		if rerr := d.store.Record(ctx, rec); rerr != nil {
+		// A step that was decided is recorded even if its caller went away
+		// meanwhile (an audit trail of attempts), within a bounded wait.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordTimeout)
+		rerr := d.store.Record(rctx, rec)
+		cancel()
+		if rerr != nil {
 			err = fmt.Errorf("%w: %v", ErrTraceUnavailable, rerr)
 			out = Outcome{
 				Verdict: Deny, Reason: "decision not recorded: " + err.Error(),
