@@ -1,0 +1,91 @@
+package warden
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+type memStore struct {
+	mu   sync.Mutex
+	recs []*Record
+	err  error
+}
+
+func (m *memStore) Record(ctx context.Context, r *Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return m.err
+	}
+	m.recs = append(m.recs, r)
+	return nil
+}
+func (m *memStore) Runs(context.Context, Filter) ([]Record, error) { return nil, nil }
+func (m *memStore) Close() error                                  { return nil }
+
+type countObserver struct{ n, errs int }
+
+func (c *countObserver) Observe(ev *Event, out *Outcome, err error) {
+	c.n++
+	if err != nil {
+		c.errs++
+	}
+}
+
+func TestDeciderRecordsBeforeAnswering(t *testing.T) {
+	st := &memStore{}
+	obs := &countObserver{}
+	d := NewDecider(NewChain(Allow, Step{Name: "g", Handler: fixed(Decision{Verdict: Modify, PolicyID: "m"})}), st, obs)
+	ev := &Event{Name: "steps/message", Surface: SurfaceAOS, RequestID: "7", SessionID: "s", Agent: Agent{ID: "a"},
+		Payload: map[string]any{"x": 1.0}, Raw: []byte(`{"x":1}`)}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // a caller that went away: the decision is still recorded
+	out, err := d.Decide(ctx, ev)
+	if err != nil || out.Verdict != Modify {
+		t.Fatalf("got %v, %v", out.Verdict, err)
+	}
+	if len(st.recs) != 1 {
+		t.Fatalf("records = %d", len(st.recs))
+	}
+	r := st.recs[0]
+	if r.ID != out.RecordID || r.Decision != "modify" || r.RequestID != "7" || r.SessionID != "s" || r.AgentID != "a" ||
+		string(r.Input) != `{"x":1}` || !strings.Contains(string(r.Output), `"seen":"m"`) || len(r.Results) != 1 {
+		t.Fatalf("record %+v", r)
+	}
+	if time.Since(r.Time) > time.Minute || r.Time.Location() != time.UTC {
+		t.Fatalf("time %v", r.Time)
+	}
+	if obs.n != 1 || obs.errs != 0 {
+		t.Fatalf("observer %+v", obs)
+	}
+}
+
+func TestDeciderFailsClosedWhenTraceFails(t *testing.T) {
+	st := &memStore{err: errors.New("database or disk is full")}
+	obs := &countObserver{}
+	d := NewDecider(NewChain(Allow, Step{Name: "g", Handler: fixed(Decision{Verdict: Allow})}), st, obs)
+	out, err := d.Decide(context.Background(), &Event{Name: "e", Payload: map[string]any{}})
+	if !errors.Is(err, ErrTraceUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	if out.Verdict != Deny || len(out.ReasonCodes) != 1 || out.ReasonCodes[0] != CodeTraceUnavailable ||
+		!strings.Contains(out.Reason, "disk is full") {
+		t.Fatalf("outcome %+v", out)
+	}
+	if obs.errs != 1 {
+		t.Fatalf("observer %+v", obs)
+	}
+}
+
+func TestNewRecordEncodesPayloadWithoutRaw(t *testing.T) {
+	r := NewRecord(&Event{Payload: map[string]any{"k": "v"}}, &Outcome{Verdict: Allow}, time.Now())
+	var m map[string]any
+	if err := json.Unmarshal(r.Input, &m); err != nil || m["k"] != "v" || r.Output != nil || r.Results == nil {
+		t.Fatalf("record %+v", r)
+	}
+}
