@@ -2,6 +2,7 @@ package warden
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -147,6 +148,9 @@ func runStep(ctx context.Context, st *Step, ev *Event) (d Decision, lat time.Dur
 		d, err = st.Handler.Decide(ctx, ev)
 	}()
 	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if errors.Is(err, context.DeadlineExceeded) && st.Timeout > 0 {
 		err = fmt.Errorf("timed out after %s", st.Timeout)
 	}
 	if err == nil && d.Verdict == Modify && d.Payload == nil {

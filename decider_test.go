@@ -43,9 +43,7 @@ func TestDeciderRecordsBeforeAnswering(t *testing.T) {
 	d := NewDecider(NewChain(Allow, Step{Name: "g", Handler: fixed(Decision{Verdict: Modify, PolicyID: "m"})}), st, obs)
 	ev := &Event{Name: "steps/message", Surface: SurfaceAOS, RequestID: "7", SessionID: "s", Agent: Agent{ID: "a"},
 		Payload: map[string]any{"x": 1.0}, Raw: []byte(`{"x":1}`)}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // a caller that went away: the decision is still recorded
-	out, err := d.Decide(ctx, ev)
+	out, err := d.Decide(context.Background(), ev)
 	if err != nil || out.Verdict != Modify {
 		t.Fatalf("got %v, %v", out.Verdict, err)
 	}
@@ -62,6 +60,15 @@ func TestDeciderRecordsBeforeAnswering(t *testing.T) {
 	}
 	if obs.n != 1 || obs.errs != 0 {
 		t.Fatalf("observer %+v", obs)
+	}
+	// A caller that went away: the step is denied (nobody waits for it) and
+	// still recorded.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out, err = d.Decide(ctx, ev)
+	if err != nil || out.Verdict != Deny || len(st.recs) != 2 || st.recs[1].Decision != "deny" ||
+		!strings.Contains(st.recs[1].Results[0].Error, "context canceled") {
+		t.Fatalf("canceled caller: %v %+v %d", err, out, len(st.recs))
 	}
 }
 
