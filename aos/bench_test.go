@@ -12,6 +12,7 @@ import (
 // BenchmarkDecode measures the hot path on the 1.7 KB seed request
 // (steps/knowledgeRetrieval): "warden" is what the endpoint does (parse,
 // check the envelope, validate params, build the event and its views);
+// "parse_only" is the single-pass parser alone (the map plus the raw spans);
 // "encoding_json" and "goccy" only decode the body into a map, for
 // comparison; "handle" adds the chain (one allow guardian, no store) and
 // the response encoding.
@@ -33,6 +34,15 @@ func BenchmarkDecode(b *testing.B) {
 			}
 			if _, _, rerr := h.decodeEvent(c, method, params); rerr != nil {
 				b.Fatal(rerr)
+			}
+		}
+	})
+	b.Run("parse_only", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if _, _, err := parseBody(body); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})
