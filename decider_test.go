@@ -26,7 +26,7 @@ func (m *memStore) Record(ctx context.Context, r *Record) error {
 	return nil
 }
 func (m *memStore) Runs(context.Context, Filter) ([]Record, error) { return nil, nil }
-func (m *memStore) Close() error                                  { return nil }
+func (m *memStore) Close() error                                   { return nil }
 
 type countObserver struct{ n, errs int }
 
