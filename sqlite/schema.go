@@ -6,13 +6,20 @@ import (
 	"fmt"
 )
 
+// Indexes are few on purpose: every commit rewrites the partly filled
+// rightmost leaf page of the table and of each index, in the WAL and again at
+// checkpoint, so each index costs a page write per commit on the decision
+// path. Runs is served by the time index (newest first, with event/decision
+// filters applied while scanning) and the session index; ids are UUIDv7s that
+// warden generates, unique by construction.
+//
 // migrations[i] takes the schema from version i to version i+1. The schema
 // version is kept in PRAGMA user_version; append to this list, never edit an
 // entry that has shipped.
 var migrations = []string{
 	// 0 → 1: the runs table.
 	`CREATE TABLE runs (
-		id             TEXT PRIMARY KEY,
+		id             TEXT NOT NULL,    -- a UUIDv7 made by warden; not indexed (see below)
 		time           INTEGER NOT NULL, -- unix microseconds, UTC
 		event          TEXT NOT NULL,
 		surface        TEXT NOT NULL,
@@ -33,9 +40,7 @@ var migrations = []string{
 		output         TEXT              -- raw JSON, NULL unless modified
 	);
 	CREATE INDEX runs_time ON runs (time);
-	CREATE INDEX runs_session_time ON runs (session_id, time);
-	CREATE INDEX runs_event_time ON runs (event, time);
-	CREATE INDEX runs_decision_time ON runs (decision, time);`,
+	CREATE INDEX runs_session_time ON runs (session_id, time);`,
 }
 
 // schemaVersion is the version this package writes and reads.

@@ -66,6 +66,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -81,8 +82,11 @@ const FileName = "trace.db"
 // MaxLast caps Filter.Last: Runs never returns more records than this.
 const MaxLast = 10000
 
-// pageSize is the page size of a new database.
-var pageSize = 8192
+// pageSize is the page size of a new database. Every commit rewrites the
+// partly filled last pages of the table and its indexes, and checkpoints copy
+// pages with one write each: measured under the bench/ load, 16 KiB beat
+// 4 KiB by ~20% and 64 KiB by ~15% in decisions per second.
+var pageSize = 16384
 
 // Defaults for the zero Options.
 const (
@@ -156,6 +160,7 @@ type Store struct {
 	conn  *sql.Conn
 	stmt  driver.Stmt
 	batch []*request
+	ckpt  *checkpointer
 
 	nBatches, nRecords, nErrors, nFailed atomic.Uint64
 	nTaken                               atomic.Uint64 // records the writer has started writing (tests)
@@ -216,6 +221,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	wdb, err := sql.Open("sqlite", dsn(path,
 		busyParam(opts.BusyTimeout),
 		"_pragma=synchronous("+syncMode+")",
+		"_pragma=wal_autocheckpoint(0)", // see checkpoint.go
 		"_txlock=immediate",
 	))
 	if err != nil {
@@ -265,6 +271,15 @@ func Open(dir string, opts Options) (*Store, error) {
 		wdb.Close()
 		return nil, err
 	}
+	cdb, err := sql.Open("sqlite", dsn(path, busyParam(opts.BusyTimeout), "_pragma=synchronous("+syncMode+")"))
+	if err != nil {
+		s.disconnect(false)
+		rdb.Close()
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	cdb.SetMaxOpenConns(1)
+	s.ckpt = startCheckpointer(cdb)
 	go s.run()
 	return s, nil
 }
@@ -514,23 +529,50 @@ func (s *Store) disconnect(bad bool) {
 func (s *Store) run() {
 	defer close(s.done)
 	for first := range s.queue {
-		b := append(s.batch[:0], first)
-	fill:
+		b := s.gather(append(s.batch[:0], first))
+		s.commit(b)
+		s.afterCommit()
+		clear(b)
+		s.batch = b[:0]
+	}
+}
+
+// gatherRounds and gatherDelay bound how long the writer keeps gathering a
+// batch while more records keep arriving.
+const (
+	gatherRounds = 1
+	gatherDelay  = 500 * time.Microsecond
+)
+
+// gather drains the queue into b. Each commit costs the same whatever its
+// size (WAL frames for every touched page), so under load the writer lets
+// the decisions already in progress reach the queue before it commits: it
+// yields the processor and drains again while the previous round found new
+// records. Idle or lightly loaded, the first empty round ends the gathering
+// at once (a yield with nothing else runnable returns immediately), so a lone
+// decision waits no longer than before.
+func (s *Store) gather(b []*request) []*request {
+	start := time.Now()
+	for round := 0; round < gatherRounds && len(b) < s.opts.MaxBatch; round++ {
+		n := len(b)
+	drain:
 		for len(b) < s.opts.MaxBatch {
 			select {
 			case r, ok := <-s.queue:
 				if !ok {
-					break fill
+					break drain
 				}
 				b = append(b, r)
 			default:
-				break fill
+				break drain
 			}
 		}
-		s.commit(b)
-		clear(b)
-		s.batch = b[:0]
+		if (round > 0 && len(b) == n) || time.Since(start) > gatherDelay {
+			break
+		}
+		runtime.Gosched()
 	}
+	return b
 }
 
 // commit writes the batch b in one transaction and answers its waiters.
@@ -762,6 +804,9 @@ func (s *Store) Close() error {
 		// The writer's connection closes last: as the last connection, it
 		// checkpoints the WAL and removes it.
 		var errs []error
+		if s.ckpt != nil {
+			errs = append(errs, s.ckpt.close())
+		}
 		errs = append(errs, s.rdb.Close())
 		if s.queue != nil {
 			s.disconnect(false)

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"os/signal"
 	"syscall"
 	"time"
@@ -23,6 +24,10 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8788", "listen address (port 0 picks a free port)")
 	flag.Parse()
+	if os.Getenv("GOGC") == "" {
+		// The same GC target as `warden serve`, so the comparison is fair.
+		debug.SetGCPercent(400)
+	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
