@@ -15,8 +15,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 )
