@@ -26,7 +26,7 @@ import (
 //     snapshot, a checkpointer that cannot keep up), the writer checkpoints
 //     in line, trading latency for a bounded file.
 const (
-	checkpointEvery = 50 * time.Millisecond
+	checkpointEvery = 10 * time.Millisecond
 	topUpMinFrames  = 256   // below this the WAL is left to grow
 	topUpFrames     = 128   // the writer tops up when at most this many are left
 	hardCapFrames   = 16384 // 256 MiB at 16 KiB pages

@@ -540,7 +540,7 @@ func (s *Store) run() {
 // gatherRounds and gatherDelay bound how long the writer keeps gathering a
 // batch while more records keep arriving.
 const (
-	gatherRounds = 1
+	gatherRounds = 3
 	gatherDelay  = 500 * time.Microsecond
 )
 
