@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -198,7 +199,7 @@ const traceCap = 10000
 
 func readSession(t *testing.T, bin, dir, session string) []record {
 	t.Helper()
-	cmd := exec.Command(bin, "runs", "--data", dir, "--session", session, "--last", "1000000", "-o", "json")
+	cmd := exec.Command(bin, "runs", "--data", dir, "--session", session, "--last", strconv.Itoa(traceCap), "-o", "json")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

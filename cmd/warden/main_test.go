@@ -165,6 +165,7 @@ func TestRuns(t *testing.T) {
 		{"runs", "--data", dir, "-o", "yaml"},
 		{"runs", "--data", dir, "--decision", "ask"},
 		{"runs", "--data", dir, "--last", "0"},
+		{"runs", "--data", dir, "--last", "10001"},
 		{"runs", "--data", filepath.Join(dir, "missing")},
 	} {
 		if code, _, errOut := cli(t, "", args...); code != exitError || errOut == "" {

@@ -28,8 +28,8 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *out != "table" && *out != "json" {
 		return fail(stderr, "-o: expected table or json, got %q", *out)
 	}
-	if f.Last < 1 {
-		return fail(stderr, "--last: expected a positive number, got %d", f.Last)
+	if f.Last < 1 || f.Last > sqlite.MaxLast {
+		return fail(stderr, "--last: expected a number in 1..%d, got %d", sqlite.MaxLast, f.Last)
 	}
 	if f.Decision != "" {
 		if v, err := warden.ParseVerdict(f.Decision); err != nil || v == warden.Ask {
