@@ -103,38 +103,77 @@ func (p *parser) enter() error {
 	return nil
 }
 
-// object parses an object at p.i (which holds '{'). With spans non-nil, it
-// appends the raw span of every member's value to *spans.
-func (p *parser) object(spans *[]span) (map[string]any, error) {
+// openObject consumes the '{' at p.i; empty reports an empty object (its
+// '}' consumed too). With key and nextMember it walks an object's members
+// for object and for the request envelope (request.go).
+func (p *parser) openObject() (empty bool, err error) {
 	if err := p.enter(); err != nil {
-		return nil, err
+		return false, err
 	}
 	p.i++
-	m := make(map[string]any)
 	p.ws()
 	if p.i < len(p.s) && p.s[p.i] == '}' {
 		p.i++
 		p.depth--
-		return m, nil
+		return true, nil
 	}
-	for {
-		p.ws()
-		if p.i >= len(p.s) {
-			return nil, p.fail("unexpected end of JSON input")
-		}
-		if p.s[p.i] != '"' {
-			return nil, p.fail("invalid character %q looking for an object key", p.s[p.i])
-		}
-		k, err := p.str()
+	return false, nil
+}
+
+// key parses a member's key and its ':', leaving p.i at the value.
+func (p *parser) key() (string, error) {
+	p.ws()
+	if p.i >= len(p.s) {
+		return "", p.fail("unexpected end of JSON input")
+	}
+	if p.s[p.i] != '"' {
+		return "", p.fail("invalid character %q looking for an object key", p.s[p.i])
+	}
+	k, err := p.str()
+	if err != nil {
+		return "", err
+	}
+	p.ws()
+	if p.i >= len(p.s) || p.s[p.i] != ':' {
+		return "", p.fail("expected ':' after object key")
+	}
+	p.i++
+	p.ws()
+	return k, nil
+}
+
+// nextMember consumes what follows a member's value: ',' (more members) or
+// the closing '}'.
+func (p *parser) nextMember() (more bool, err error) {
+	p.ws()
+	if p.i >= len(p.s) {
+		return false, p.fail("unexpected end of JSON input")
+	}
+	switch p.s[p.i] {
+	case ',':
+		p.i++
+		return true, nil
+	case '}':
+		p.i++
+		p.depth--
+		return false, nil
+	}
+	return false, p.fail("invalid character %q after object value", p.s[p.i])
+}
+
+// object parses an object at p.i (which holds '{'). With spans non-nil, it
+// appends the raw span of every member's value to *spans.
+func (p *parser) object(spans *[]span) (map[string]any, error) {
+	m := make(map[string]any)
+	empty, err := p.openObject()
+	if err != nil || empty {
+		return m, err
+	}
+	for more := true; more; {
+		k, err := p.key()
 		if err != nil {
 			return nil, err
 		}
-		p.ws()
-		if p.i >= len(p.s) || p.s[p.i] != ':' {
-			return nil, p.fail("expected ':' after object key")
-		}
-		p.i++
-		p.ws()
 		start := p.i
 		v, err := p.value()
 		if err != nil {
@@ -144,21 +183,11 @@ func (p *parser) object(spans *[]span) (map[string]any, error) {
 			*spans = append(*spans, span{k, start, p.i})
 		}
 		m[k] = v
-		p.ws()
-		if p.i >= len(p.s) {
-			return nil, p.fail("unexpected end of JSON input")
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			p.depth--
-			return m, nil
-		default:
-			return nil, p.fail("invalid character %q after object value", p.s[p.i])
+		if more, err = p.nextMember(); err != nil {
+			return nil, err
 		}
 	}
+	return m, nil
 }
 
 // array parses an array at p.i (which holds '['). With spans non-nil, it

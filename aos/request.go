@@ -137,35 +137,15 @@ func (p *parser) call(body []byte) (*call, error) {
 		return c, err
 	}
 	c.isObject = true
-	if err := p.enter(); err != nil {
+	empty, err := p.openObject()
+	if err != nil {
 		return nil, err
 	}
-	p.i++
-	p.ws()
-	if p.i < len(p.s) && p.s[p.i] == '}' {
-		p.i++
-		p.depth--
-		c.end = p.i
-		return c, nil
-	}
-	for {
-		p.ws()
-		if p.i >= len(p.s) {
-			return nil, p.fail("unexpected end of JSON input")
-		}
-		if p.s[p.i] != '"' {
-			return nil, p.fail("invalid character %q looking for an object key", p.s[p.i])
-		}
-		k, err := p.str()
+	for more := !empty; more; {
+		k, err := p.key()
 		if err != nil {
 			return nil, err
 		}
-		p.ws()
-		if p.i >= len(p.s) || p.s[p.i] != ':' {
-			return nil, p.fail("expected ':' after object key")
-		}
-		p.i++
-		p.ws()
 		start := p.i
 		var v any
 		if k == "params" && p.i < len(p.s) && p.s[p.i] == '{' {
@@ -193,22 +173,12 @@ func (p *parser) call(body []byte) (*call, error) {
 				c.pspans = nil
 			}
 		}
-		p.ws()
-		if p.i >= len(p.s) {
-			return nil, p.fail("unexpected end of JSON input")
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			p.depth--
-			c.end = p.i
-			return c, nil
-		default:
-			return nil, p.fail("invalid character %q after object value", p.s[p.i])
+		if more, err = p.nextMember(); err != nil {
+			return nil, err
 		}
 	}
+	c.end = p.i
+	return c, nil
 }
 
 // check validates the JSON-RPC envelope: it returns the method and params,
