@@ -17,12 +17,32 @@ import (
 type program struct {
 	src string
 	prg cel.Program
+	// tracked: the program counts its cost at run time and stops at
+	// DefaultCostLimit. Untracked programs have a static worst-case cost
+	// estimate within the limit (see boundedCost).
+	tracked bool
 }
 
 // compile parses, checks and plans src once. want is the required output type
 // (nil: any); dyn is accepted and checked at run time. The returned messages
 // are one line each, CEL's own wording with the position in src.
+//
+// No program runs past DefaultCostLimit: one whose worst-case cost, estimated
+// at compile time over inputs of at most maxInputSize, is within the limit is
+// planned without run-time cost tracking (which otherwise dominates a cheap
+// evaluation); any other is tracked and fails when it reaches the limit.
 func compile(src string, want *cel.Type) (*program, []string) {
+	return compileWith(src, want, false)
+}
+
+// compileTracked is compile for expressions whose inputs are not bounded by
+// maxInputSize (modify op values, which see the payload under modification):
+// the program is always cost-tracked.
+func compileTracked(src string, want *cel.Type) (*program, []string) {
+	return compileWith(src, want, true)
+}
+
+func compileWith(src string, want *cel.Type, track bool) (*program, []string) {
 	env := Env()
 	ast, iss := env.Compile(src)
 	if iss != nil && iss.Err() != nil {
@@ -34,14 +54,18 @@ func compile(src string, want *cel.Type) (*program, []string) {
 			return nil, []string{fmt.Sprintf("expression must be %s, not %s", want, out)}
 		}
 	}
-	prg, err := env.Program(ast,
-		cel.CostLimit(DefaultCostLimit),
-		cel.EvalOptions(cel.OptOptimize),
-	)
+	// OptOptimize only folds constants and prepares regexes at plan time; no
+	// per-evaluation option (state tracking, exhaustive evaluation) is on.
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	track = track || !boundedCost(env, ast)
+	if track {
+		opts = append(opts, cel.CostLimit(DefaultCostLimit))
+	}
+	prg, err := env.Program(ast, opts...)
 	if err != nil {
 		return nil, []string{err.Error()}
 	}
-	return &program{src: src, prg: prg}, nil
+	return &program{src: src, prg: prg, tracked: track}, nil
 }
 
 // eval runs p over act. A CEL error (including the cost limit) is returned

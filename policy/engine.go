@@ -80,8 +80,10 @@ func (e *Engine) Decide(ctx context.Context, ev *warden.Event) (warden.Decision,
 	act := NewActivation(ev)
 	defer act.Release()
 
-	var results []warden.Result
-	var denies, asks, modifies, allows []match
+	var results []warden.Result // returned in the Decision
+	// The matches stay on the stack unless there are more than a few.
+	var dbuf, abuf, mbuf, lbuf [2]match
+	denies, asks, modifies, allows := dbuf[:0], abuf[:0], mbuf[:0], lbuf[:0]
 	for _, p := range cands {
 		t0 := time.Now()
 		ok, err := true, error(nil)

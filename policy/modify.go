@@ -91,7 +91,7 @@ func parseOps(file string, n *yaml.Node, errs *ErrorList) []op {
 				errs.add(file, v.Line, v.Column, "%s: patch must be a CEL expression (string)", where)
 				continue
 			}
-			p, msgs := compile(v.Value, nil)
+			p, msgs := compileTracked(v.Value, nil)
 			for _, m := range msgs {
 				errs.add(file, v.Line, v.Column, "%s.patch: %s", where, m)
 			}
@@ -162,7 +162,7 @@ func parseSet(file, where string, n *yaml.Node, errs *ErrorList) (op, bool) {
 		errs.add(file, path.Line, path.Column, "%s.set.path: %v", where, err)
 		return op{}, false
 	}
-	p, msgs := compile(value.Value, nil)
+	p, msgs := compileTracked(value.Value, nil)
 	for _, m := range msgs {
 		errs.add(file, value.Line, value.Column, "%s.set.value: %s", where, m)
 	}

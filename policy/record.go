@@ -11,11 +11,15 @@ import (
 // recordMap is a CEL map over a few fixed string fields of an event (agent,
 // user, session, message, tool). It costs one small allocation to build —
 // no Go map, no boxed values — and the interpreter reads fields through
-// FindStringKey, its fast path for string-keyed maps.
+// FindStringKey, its fast path for string-keyed maps. Not safe for
+// concurrent use (it caches field values), like the Activation that owns it.
 type recordMap struct {
 	keys []string // static, one of the *Keys below
 	strs [5]string
 	args map[string]any // tool.args; the "args" key of toolKeys
+	// vals caches the CEL value of each field, boxed on first read: one
+	// Activation evaluates many expressions reading the same fields.
+	vals [5]ref.Val
 }
 
 var (
@@ -31,15 +35,11 @@ var (
 	_ ref.Val       = (*recordMap)(nil)
 )
 
-// FindStringKey is the interpreter's fast path for field selection.
+// FindStringKey is the interpreter's fast path for field selection. It
+// returns the field's CEL value, which the interpreter takes as is.
 func (m *recordMap) FindStringKey(key string) (any, bool) {
-	for i, k := range m.keys {
-		if k == key {
-			if k == "args" {
-				return m.args, true
-			}
-			return m.strs[i], true
-		}
+	if v, ok := m.field(key); ok {
+		return v, true
 	}
 	return nil, false
 }
@@ -50,12 +50,24 @@ func (m *recordMap) Find(key ref.Val) (ref.Val, bool) {
 	if !ok {
 		return nil, false
 	}
+	return m.field(string(s))
+}
+
+// field returns the CEL value of the field key, boxing it once.
+func (m *recordMap) field(key string) (ref.Val, bool) {
 	for i, k := range m.keys {
-		if k == string(s) {
-			if k == "args" {
-				return types.NewStringInterfaceMap(types.DefaultTypeAdapter, m.args), true
+		if k == key {
+			if v := m.vals[i]; v != nil {
+				return v, true
 			}
-			return types.String(m.strs[i]), true
+			var v ref.Val
+			if k == "args" {
+				v = types.NewStringInterfaceMap(types.DefaultTypeAdapter, m.args)
+			} else {
+				v = types.String(m.strs[i])
+			}
+			m.vals[i] = v
+			return v, true
 		}
 	}
 	return nil, false
