@@ -128,3 +128,31 @@ func sortedKeys(m map[string]any) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// ClonePayload deep-copies a decoded JSON payload so a handler can change the
+// copy without touching the event (handlers never mutate an Event); nil
+// becomes an empty object. Scalars are shared: they are immutable.
+func ClonePayload(p map[string]any) map[string]any {
+	if p == nil {
+		return map[string]any{}
+	}
+	return cloneJSON(p).(map[string]any)
+}
+
+func cloneJSON(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[k] = cloneJSON(x)
+		}
+		return m
+	case []any:
+		a := make([]any, len(t))
+		for i, x := range t {
+			a[i] = cloneJSON(x)
+		}
+		return a
+	}
+	return v
+}

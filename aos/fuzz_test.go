@@ -42,7 +42,7 @@ func verdictFor(ev *warden.Event) warden.Decision {
 	case 0:
 		return warden.Decision{Verdict: warden.Deny, Reason: "r", PolicyID: "p"}
 	case 1:
-		p := deepCopy(ev.Payload).(map[string]any)
+		p := warden.ClonePayload(ev.Payload)
 		p["fuzz"] = "\x00<&>\u2028"
 		return warden.Decision{Verdict: warden.Modify, Payload: p}
 	}

@@ -124,7 +124,7 @@ func TestGolden(t *testing.T) {
 			guard := warden.HandlerFunc(func(_ context.Context, ev *warden.Event) (warden.Decision, error) {
 				d := warden.Decision{Verdict: v, Reason: g.Reason, PolicyID: g.PolicyID, PolicyVersion: g.PolicyVersion, ReasonCodes: g.ReasonCodes}
 				if v == warden.Modify {
-					p := deepCopy(ev.Payload).(map[string]any)
+					p := warden.ClonePayload(ev.Payload)
 					for k, x := range g.Set {
 						p[k] = x
 					}

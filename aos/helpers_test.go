@@ -57,7 +57,7 @@ func (s *memStore) records() []warden.Record {
 func fixed(d warden.Decision) warden.Handler {
 	return warden.HandlerFunc(func(_ context.Context, ev *warden.Event) (warden.Decision, error) {
 		if d.Verdict == warden.Modify && d.Payload == nil {
-			d.Payload = deepCopy(ev.Payload).(map[string]any)
+			d.Payload = warden.ClonePayload(ev.Payload)
 		}
 		return d, nil
 	})
@@ -92,24 +92,6 @@ func newTestHandler(g warden.Handler) (*Handler, *memStore) {
 	h := NewHandler(d, Options{Version: "test", Logf: func(string, ...any) {}})
 	h.now = func() time.Time { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) }
 	return h, st
-}
-
-func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, x := range t {
-			m[k] = deepCopy(x)
-		}
-		return m
-	case []any:
-		a := make([]any, len(t))
-		for i, x := range t {
-			a[i] = deepCopy(x)
-		}
-		return a
-	}
-	return v
 }
 
 // example is a seed example request.

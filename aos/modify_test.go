@@ -12,7 +12,7 @@ import (
 // (and checks the views were rebuilt from the new payload).
 func setKey(key string, value any) warden.Handler {
 	return warden.HandlerFunc(func(_ context.Context, ev *warden.Event) (warden.Decision, error) {
-		p := deepCopy(ev.Payload).(map[string]any)
+		p := warden.ClonePayload(ev.Payload)
 		p[key] = value
 		return warden.Decision{Verdict: warden.Modify, Payload: p, Reason: "set " + key}, nil
 	})
@@ -73,7 +73,7 @@ func TestModifiedRequestShape(t *testing.T) {
 func TestNormalizeAfterModify(t *testing.T) {
 	rec := &recorder{}
 	rename := warden.HandlerFunc(func(_ context.Context, ev *warden.Event) (warden.Decision, error) {
-		p := deepCopy(ev.Payload).(map[string]any)
+		p := warden.ClonePayload(ev.Payload)
 		p["message"].(map[string]any)["content"] = []any{map[string]any{"kind": "text", "text": "rewritten"}}
 		return warden.Decision{Verdict: warden.Modify, Payload: p}, nil
 	})

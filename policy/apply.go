@@ -235,30 +235,3 @@ func redactValue(v any, kinds []string) (any, bool) {
 	}
 	return v, false
 }
-
-// deepCopy copies a decoded JSON value; scalars are shared (immutable).
-func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, x := range t {
-			m[k] = deepCopy(x)
-		}
-		return m
-	case []any:
-		a := make([]any, len(t))
-		for i, x := range t {
-			a[i] = deepCopy(x)
-		}
-		return a
-	}
-	return v
-}
-
-// copyPayload deep-copies a payload; nil becomes an empty object.
-func copyPayload(p map[string]any) map[string]any {
-	if p == nil {
-		return map[string]any{}
-	}
-	return deepCopy(p).(map[string]any)
-}

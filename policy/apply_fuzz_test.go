@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/detect"
 )
 
@@ -38,7 +39,7 @@ func FuzzApply(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		work := copyPayload(doc)
+		work := warden.ClonePayload(doc)
 		var out map[string]any
 		switch {
 		case o.Set != nil:

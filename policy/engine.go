@@ -167,7 +167,7 @@ func (e *Engine) modify(ev *warden.Event, act *Activation, results []warden.Resu
 		if base == nil {
 			base = ev.Payload
 		}
-		work := copyPayload(base)
+		work := warden.ClonePayload(base)
 		did := false
 		var err error
 		for i := range m.p.ops {
