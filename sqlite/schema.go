@@ -34,10 +34,14 @@ var migrations = []string{
 		reason_codes   TEXT,             -- JSON array, NULL when empty
 		policy_id      TEXT NOT NULL,
 		policy_version TEXT NOT NULL,
-		results        TEXT NOT NULL,    -- JSON array of warden.Result
 		latency_us     INTEGER NOT NULL,
-		input          TEXT,             -- raw JSON as received
-		output         TEXT              -- raw JSON, NULL unless modified
+		-- results (JSON array of warden.Result), input (raw JSON as
+		-- received) and output (raw JSON, empty unless modified) are stored
+		-- back to back in trace.blobs at blob_off (see blobs.go).
+		blob_off       INTEGER NOT NULL,
+		results_len    INTEGER NOT NULL,
+		input_len      INTEGER NOT NULL,
+		output_len     INTEGER NOT NULL
 	);
 	CREATE INDEX runs_time ON runs (time);
 	CREATE INDEX runs_session_time ON runs (session_id, time);`,

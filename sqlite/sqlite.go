@@ -57,6 +57,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -86,7 +87,7 @@ const MaxLast = 10000
 // partly filled last pages of the table and its indexes, and checkpoints copy
 // pages with one write each: measured under the bench/ load, 16 KiB beat
 // 4 KiB by ~20% and 64 KiB by ~15% in decisions per second.
-var pageSize = 16384
+var pageSize = 8192
 
 // Defaults for the zero Options.
 const (
@@ -137,8 +138,9 @@ type Stats struct {
 
 // Store is the SQLite trace store. It is safe for concurrent use.
 type Store struct {
-	dir string
-	rdb *sql.DB // read-only connections for Runs
+	dir    string
+	rdb    *sql.DB   // read-only connections for Runs
+	rblobs *blobFile // the blob file, for Runs
 
 	// Writer side; nil for a store from OpenReadOnly.
 	wdb      *sql.DB
@@ -157,10 +159,13 @@ type Store struct {
 	walFile os.FileInfo // the WAL as first seen by the current writer connection
 
 	// Owned by the writer goroutine.
-	conn  *sql.Conn
-	stmt  driver.Stmt
-	batch []*request
-	ckpt  *checkpointer
+	conn     *sql.Conn
+	stmt     driver.Stmt
+	batch    []*request
+	ckpt     *checkpointer
+	blobs    *blobFile // appended to by the writer
+	blobBuf  []byte    // one batch's blobs
+	syncMode string
 
 	nBatches, nRecords, nErrors, nFailed atomic.Uint64
 	nTaken                               atomic.Uint64 // records the writer has started writing (tests)
@@ -255,18 +260,36 @@ func Open(dir string, opts Options) (*Store, error) {
 		wdb.Close()
 		return nil, err
 	}
+	blobs, err := openBlobs(filepath.Join(abs, BlobFileName), false)
+	if err != nil {
+		rdb.Close()
+		wdb.Close()
+		return nil, err
+	}
+	rblobs, err := openBlobs(filepath.Join(abs, BlobFileName), true)
+	if err != nil {
+		blobs.close()
+		rdb.Close()
+		wdb.Close()
+		return nil, err
+	}
 	s := &Store{
-		dir:    abs,
-		path:   path,
-		dbFile: dbFile,
-		rdb:    rdb,
-		wdb:    wdb,
-		opts:   opts,
-		queue:  make(chan *request, opts.QueueSize),
-		done:   make(chan struct{}),
-		batch:  make([]*request, 0, opts.MaxBatch),
+		blobs:    blobs,
+		rblobs:   rblobs,
+		syncMode: syncMode,
+		dir:      abs,
+		path:     path,
+		dbFile:   dbFile,
+		rdb:      rdb,
+		wdb:      wdb,
+		opts:     opts,
+		queue:    make(chan *request, opts.QueueSize),
+		done:     make(chan struct{}),
+		batch:    make([]*request, 0, opts.MaxBatch),
 	}
 	if err := s.connect(); err != nil {
+		blobs.close()
+		rblobs.close()
 		rdb.Close()
 		wdb.Close()
 		return nil, err
@@ -274,6 +297,8 @@ func Open(dir string, opts Options) (*Store, error) {
 	cdb, err := sql.Open("sqlite", dsn(path, busyParam(opts.BusyTimeout), "_pragma=synchronous("+syncMode+")"))
 	if err != nil {
 		s.disconnect(false)
+		blobs.close()
+		rblobs.close()
 		rdb.Close()
 		wdb.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -304,7 +329,12 @@ func OpenReadOnly(dir string) (*Store, error) {
 		rdb.Close()
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
-	s := &Store{dir: abs, rdb: rdb, closed: true}
+	rblobs, err := openBlobs(filepath.Join(abs, BlobFileName), true)
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	s := &Store{dir: abs, rdb: rdb, rblobs: rblobs, closed: true}
 	return s, nil
 }
 
@@ -349,12 +379,13 @@ const (
 	abandoned              // its Record gave up (context done): skip it
 )
 
-const nCols = 19
+const nCols = 20
 
 // request is one Record call in flight. Its args are built on the caller's
 // goroutine so that the writer only binds and steps.
 type request struct {
 	args  [nCols]driver.NamedValue
+	blob  []byte // results, input, output back to back (blobs.go)
 	state atomic.Int32
 	err   error      // set by the writer when this record alone failed
 	done  chan error // buffered 1; the writer sends exactly once
@@ -372,27 +403,36 @@ func putRequest(r *request) {
 	for i := range r.args {
 		r.args[i].Value = nil
 	}
+	if cap(r.blob) > maxPooledBlob {
+		r.blob = nil
+	}
+	r.blob = r.blob[:0]
 	r.err = nil
 	requestPool.Put(r)
 }
 
-// nullJSON returns raw as a string, or nil (SQL NULL) when empty.
-func nullJSON(raw json.RawMessage) driver.Value {
-	if len(raw) == 0 {
-		return nil
-	}
-	return string(raw)
-}
+// maxPooledBlob keeps a pooled request from pinning a huge input's buffer.
+const maxPooledBlob = 64 << 10
+
+// blobOffArg is the index of blob_off in request.args: the writer sets it
+// once the batch's blobs are written.
+const blobOffArg = 16
 
 func (r *request) fill(rec *warden.Record) error {
 	results := rec.Results
 	if results == nil {
 		results = []warden.Result{}
 	}
-	res, err := json.Marshal(results)
-	if err != nil {
+	r.blob = r.blob[:0]
+	b := bytes.NewBuffer(r.blob)
+	if err := json.NewEncoder(b).Encode(results); err != nil {
 		return fmt.Errorf("sqlite: encode results: %w", err)
 	}
+	resLen := b.Len() - 1 // Encode's newline is dropped by the next write
+	b.Truncate(resLen)
+	b.Write(rec.Input)
+	b.Write(rec.Output)
+	r.blob = b.Bytes()
 	var codes driver.Value
 	if len(rec.ReasonCodes) > 0 {
 		b, err := json.Marshal(rec.ReasonCodes)
@@ -417,17 +457,19 @@ func (r *request) fill(rec *warden.Record) error {
 	a[12].Value = codes
 	a[13].Value = rec.PolicyID
 	a[14].Value = rec.PolicyVersion
-	a[15].Value = string(res)
-	a[16].Value = rec.LatencyUS
-	a[17].Value = nullJSON(rec.Input)
-	a[18].Value = nullJSON(rec.Output)
+	a[15].Value = rec.LatencyUS
+	a[blobOffArg].Value = int64(0) // set by the writer
+	a[17].Value = int64(resLen)
+	a[18].Value = int64(len(rec.Input))
+	a[19].Value = int64(len(rec.Output))
 	return nil
 }
 
 const insertSQL = `INSERT INTO runs (id, time, event, surface, direction,
 	request_id, agent_id, session_id, turn_id, step_id, decision, reason,
-	reason_codes, policy_id, policy_version, results, latency_us, input, output)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	reason_codes, policy_id, policy_version, latency_us, blob_off, results_len,
+	input_len, output_len)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // Record stores rec and returns once the transaction holding it has
 // committed (see the package documentation for what that guarantees). An
@@ -537,6 +579,10 @@ func (s *Store) run() {
 	}
 }
 
+// maxBatchBytes bounds the blob bytes of one batch (and the writer's buffer
+// for them): a batch stops growing once it holds this much.
+const maxBatchBytes = 8 << 20
+
 // gatherRounds and gatherDelay bound how long the writer keeps gathering a
 // batch while more records keep arriving.
 const (
@@ -553,16 +599,18 @@ const (
 // decision waits no longer than before.
 func (s *Store) gather(b []*request) []*request {
 	start := time.Now()
-	for round := 0; round < gatherRounds && len(b) < s.opts.MaxBatch; round++ {
+	size := len(b[0].blob)
+	for round := 0; round < gatherRounds && len(b) < s.opts.MaxBatch && size < maxBatchBytes; round++ {
 		n := len(b)
 	drain:
-		for len(b) < s.opts.MaxBatch {
+		for len(b) < s.opts.MaxBatch && size < maxBatchBytes {
 			select {
 			case r, ok := <-s.queue:
 				if !ok {
 					break drain
 				}
 				b = append(b, r)
+				size += len(r.blob)
 			default:
 				break drain
 			}
@@ -633,6 +681,24 @@ func (s *Store) write(b []*request) (err error) {
 		}
 	}
 	ctx := context.Background() // a commit is never interrupted by one waiter
+	// The batch's blobs go first, in one write: a row must never exist
+	// without its bytes (blobs.go).
+	buf := s.blobBuf[:0]
+	for _, r := range b {
+		r.args[blobOffArg].Value = s.blobs.end + int64(len(buf))
+		buf = append(buf, r.blob...)
+	}
+	if cap(buf) <= maxBatchBytes {
+		s.blobBuf = buf
+	}
+	if _, err := s.blobs.write(buf); err != nil {
+		return err
+	}
+	if s.syncMode == "FULL" {
+		if err := s.blobs.f.Sync(); err != nil {
+			return fmt.Errorf("sqlite: sync %s: %w", BlobFileName, err)
+		}
+	}
 	bad := false
 	err = s.conn.Raw(func(dc any) error {
 		c := dc.(driver.ExecerContext)
@@ -663,6 +729,7 @@ func (s *Store) write(b []*request) (err error) {
 		s.disconnect(true)
 	}
 	if err == nil {
+		s.blobs.commit(len(buf))
 		err = s.checkFiles()
 	}
 	return err
@@ -680,6 +747,9 @@ func (s *Store) checkFiles() error {
 	}
 	if !os.SameFile(fi, s.dbFile) {
 		return fmt.Errorf("sqlite: trace database %s was replaced since it was opened", s.path)
+	}
+	if fi, err := os.Stat(s.blobs.f.Name()); err != nil || !os.SameFile(fi, s.blobs.info) {
+		return fmt.Errorf("sqlite: %s in %s is gone or was replaced since it was opened", BlobFileName, s.dir)
 	}
 	wal, err := os.Stat(s.path + "-wal")
 	if err != nil {
@@ -727,7 +797,8 @@ func (s *Store) Runs(ctx context.Context, f warden.Filter) ([]warden.Record, err
 	var q strings.Builder
 	q.WriteString(`SELECT id, time, event, surface, direction, request_id,
 		agent_id, session_id, turn_id, step_id, decision, reason, reason_codes,
-		policy_id, policy_version, results, latency_us, input, output FROM runs`)
+		policy_id, policy_version, latency_us, blob_off, results_len, input_len,
+		output_len FROM runs`)
 	var args []any
 	where := func(col, v string) {
 		if v == "" {
@@ -756,15 +827,26 @@ func (s *Store) Runs(ctx context.Context, f warden.Filter) ([]warden.Record, err
 	out := []warden.Record{}
 	for rows.Next() {
 		var (
-			r              warden.Record
-			us             int64
-			codes, results []byte
+			r                        warden.Record
+			us, off, nRes, nIn, nOut int64
+			codes                    []byte
 		)
 		if err := rows.Scan(&r.ID, &us, &r.Event, &r.Surface, &r.Direction,
 			&r.RequestID, &r.AgentID, &r.SessionID, &r.TurnID, &r.StepID,
 			&r.Decision, &r.Reason, &codes, &r.PolicyID, &r.PolicyVersion,
-			&results, &r.LatencyUS, (*[]byte)(&r.Input), (*[]byte)(&r.Output)); err != nil {
+			&r.LatencyUS, &off, &nRes, &nIn, &nOut); err != nil {
 			return nil, fmt.Errorf("sqlite: read run: %w", err)
+		}
+		blob, err := s.rblobs.read(off, nRes+nIn+nOut)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: run %s: %w", r.ID, err)
+		}
+		results := blob[:nRes]
+		if nIn > 0 {
+			r.Input = json.RawMessage(blob[nRes : nRes+nIn])
+		}
+		if nOut > 0 {
+			r.Output = json.RawMessage(blob[nRes+nIn:])
 		}
 		r.Time = time.UnixMicro(us).UTC()
 		if len(codes) > 0 {
@@ -807,10 +889,10 @@ func (s *Store) Close() error {
 		if s.ckpt != nil {
 			errs = append(errs, s.ckpt.close())
 		}
-		errs = append(errs, s.rdb.Close())
+		errs = append(errs, s.rdb.Close(), s.rblobs.close())
 		if s.queue != nil {
 			s.disconnect(false)
-			errs = append(errs, s.wdb.Close())
+			errs = append(errs, s.wdb.Close(), s.blobs.close())
 		}
 		if err := errors.Join(errs...); err != nil {
 			s.closeErr = fmt.Errorf("sqlite: close: %w", err)

@@ -367,6 +367,7 @@ func TestDiskFull(t *testing.T) {
 	}})
 	ctx := context.Background()
 	big := json.RawMessage(`{"blob":"` + strings.Repeat("x", 8000) + `"}`)
+	reason := strings.Repeat("r", 2000)
 
 	var mu sync.Mutex
 	answered := map[string]error{}
@@ -378,6 +379,7 @@ func TestDiskFull(t *testing.T) {
 				defer wg.Done()
 				r := testRecord(fmt.Sprintf("%s-%03d", prefix, i), time.Now())
 				r.Input = big
+				r.Reason = reason // kept in the database itself (the input goes to the blob file)
 				err := s.Record(ctx, r)
 				mu.Lock()
 				answered[r.ID] = err
@@ -393,7 +395,7 @@ func TestDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The writer is idle: cap the database at (about) its current size.
-	if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", pages+2)); err != nil {
+	if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", pages)); err != nil {
 		t.Fatal(err)
 	}
 	recordAll("full", 100)
