@@ -1,16 +1,19 @@
 // Package sqlite is warden's default trace store: one SQLite database,
 // DIR/trace.db, written with group commit through the pure-Go
-// modernc.org/sqlite driver (no cgo).
+// modernc.org/sqlite driver (no cgo), and beside it DIR/trace.blobs, an
+// append-only file with each record's results, input and output (see
+// BlobFileName for why and how they stay consistent).
 //
 // # Writing
 //
 // [Store.Record] encodes the record on the caller's goroutine, puts it on a
-// bounded queue and waits. A single writer goroutine takes up to
-// [Options.MaxBatch] queued records, inserts them with one prepared statement
-// in ONE transaction, commits, and only then answers every waiter of the batch
-// with the commit's result. Concurrent decisions therefore share one commit
-// (group commit) and Record returns nil only for a record whose transaction
-// has committed.
+// bounded queue and waits. A single writer goroutine gathers queued records
+// (up to [Options.MaxBatch], yielding briefly while more keep arriving),
+// appends their blobs with one write, inserts their rows with one prepared
+// statement in ONE transaction, commits, and only then answers every waiter
+// of the batch with the commit's result. Concurrent decisions therefore share
+// one commit (group commit) and Record returns nil only for a record whose
+// transaction has committed.
 //
 // # Durability
 //
@@ -23,9 +26,10 @@
 // stays consistent: it rolls back to an earlier commit). Set
 // Synchronous "full" to fsync the WAL on every commit, so that a record is on
 // stable storage before Record returns (as far as the disk honours flushes);
-// this costs one fsync per batch, not per record. Either way SQLite's
-// automatic checkpoint copies the WAL into trace.db every 1000 pages (8 MB),
-// which keeps the WAL bounded; it runs on the writer, after a commit.
+// this costs one fsync per batch, not per record (and "full" also fsyncs the
+// blob file before the commit). Checkpoints, which copy the WAL into
+// trace.db, run in the background off the commit path (checkpoint.go); the
+// WAL restarts once they catch up and is capped by an in-line checkpoint.
 //
 // # Failure
 //
