@@ -4,8 +4,6 @@
 package config
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/policy"
 )
 
 // Config is a parsed, validated configuration file.
@@ -28,30 +27,12 @@ type Config struct {
 // Default returns the configuration used without --config.
 func Default() *Config { return &Config{DefaultDecision: warden.Allow} }
 
-// Error is one problem in a configuration file.
-type Error struct {
-	File string
-	Line int
-	Msg  string
-}
-
-// Error formats e as "file:line: message".
-func (e Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
-
-// ErrorList is every problem found in one file, in order.
-type ErrorList []Error
-
-// Error prints one "file:line: message" per line.
-func (l ErrorList) Error() string {
-	var b bytes.Buffer
-	for i, e := range l {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(e.Error())
-	}
-	return b.String()
-}
+// Error and ErrorList are the policy loader's located errors: a config and
+// its policies report problems the same way ("file:line: message").
+type (
+	Error     = policy.Error
+	ErrorList = policy.ErrorList
+)
 
 // notYet are the keys of CONTRACT §5/§6 that a later release implements; a
 // config using them is refused rather than silently half-applied.
@@ -77,7 +58,7 @@ func Parse(file string, data []byte) (*Config, error) {
 	c.File = file
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, ErrorList{{File: file, Line: yamlLine(err), Msg: err.Error()}}
+		return nil, ErrorList(policy.YAMLErrors(file, err))
 	}
 	if len(doc.Content) == 0 {
 		return c, nil // an empty file is the defaults
@@ -130,18 +111,4 @@ func Parse(file string, data []byte) (*Config, error) {
 		return nil, errs
 	}
 	return c, nil
-}
-
-// yamlLine extracts the line number from a yaml.v3 syntax error ("yaml: line
-// N: ..."), or 1.
-func yamlLine(err error) int {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		return 1
-	}
-	var n int
-	if _, e := fmt.Sscanf(err.Error(), "yaml: line %d:", &n); e == nil && n > 0 {
-		return n
-	}
-	return 1
 }

@@ -54,9 +54,9 @@ func (l *ErrorList) add(file string, line, col int, format string, args ...any) 
 
 var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
-// yamlError turns a yaml.v3 error ("yaml: line 3: did not find expected key")
-// into located Errors.
-func yamlError(file string, err error) []Error {
+// YAMLErrors turns a yaml.v3 error ("yaml: line 3: did not find expected key")
+// into located Errors; the config loader uses it too.
+func YAMLErrors(file string, err error) []Error {
 	var out []Error
 	for _, msg := range strings.Split(err.Error(), "\n") {
 		msg = strings.TrimSpace(msg)

@@ -131,7 +131,7 @@ func (l *loader) file(name string) {
 			return
 		}
 		if err != nil {
-			l.errs = append(l.errs, yamlError(name, err)...)
+			l.errs = append(l.errs, YAMLErrors(name, err)...)
 			return
 		}
 		if len(doc.Content) == 0 {
