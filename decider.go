@@ -60,7 +60,7 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 			out = Outcome{
 				Verdict: Deny, Reason: "decision not recorded: " + err.Error(),
 				ReasonCodes: []string{CodeTraceUnavailable}, Results: out.Results, Latency: out.Latency,
-				RecordID: rec.ID,
+				// No RecordID: this decision is not in the trace.
 			}
 		}
 	}

@@ -81,7 +81,7 @@ func TestDeciderFailsClosedWhenTraceFails(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	if out.Verdict != Deny || len(out.ReasonCodes) != 1 || out.ReasonCodes[0] != CodeTraceUnavailable ||
-		!strings.Contains(out.Reason, "disk is full") {
+		!strings.Contains(out.Reason, "disk is full") || out.RecordID != "" {
 		t.Fatalf("outcome %+v", out)
 	}
 	if obs.errs != 1 {
