@@ -1,6 +1,9 @@
 package warden
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Decision is one guardian's answer about one event.
 type Decision struct {
@@ -27,6 +30,13 @@ type Result struct {
 	Reason        string `json:"reason,omitempty"`
 	LatencyUS     int64  `json:"latency_us"`
 	Error         string `json:"error"`
+	// Kind is the handler kind of a hook (policy, command, webhook, aos).
+	Kind string `json:"kind,omitempty"`
+	// Patch is the patch a hook returned (JSON), applied or refused.
+	Patch json.RawMessage `json:"patch,omitempty"`
+	// Refused names why a returned patch was not applied (e.g.
+	// "escalation_refused: ..."); empty when it was applied or there was none.
+	Refused string `json:"refused,omitempty"`
 }
 
 // Outcome is the chain's composed answer for one event. Verdict is Allow, Deny
