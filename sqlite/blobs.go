@@ -20,14 +20,14 @@ import (
 // Order makes it crash-safe without recovery: the writer appends a batch's
 // blobs and only then commits the rows that point at them, so every row's
 // bytes are in the file before the row exists. Bytes whose rows never
-// committed (a failed batch, a kill between the two writes) are unreferenced:
-// the next batch writes over them, or they stay unread.
+// committed (a failed batch, a kill between the two writes) are unreferenced
+// and stay unread. The blob write happens under SQLite's write lock, at the
+// file's current size, so several processes can share one data directory.
 const BlobFileName = "trace.blobs"
 
 // blobFile is the writer's or a reader's handle on the blob file.
 type blobFile struct {
 	f    *os.File
-	end  int64       // writer: where the next batch goes
 	info os.FileInfo // as opened, to notice a deleted or replaced file
 }
 
@@ -53,24 +53,30 @@ func openBlobs(path string, readOnly bool) (*blobFile, error) {
 		f.Close()
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	return &blobFile{f: f, end: fi.Size(), info: fi}, nil
+	return &blobFile{f: f, info: fi}, nil
 }
 
-// write puts buf at the end of the file in one write and returns its offset.
-// The end advances only with commit, so a batch whose rows do not commit is
-// written over by the next one.
-func (b *blobFile) write(buf []byte) (int64, error) {
-	off := b.end
-	if _, err := b.f.WriteAt(buf, off); err != nil {
-		// Drop what a short write left; the bytes are unreferenced anyway.
-		_ = b.f.Truncate(off)
-		return 0, fmt.Errorf("sqlite: write %s: %w", b.f.Name(), err)
+// size is the file's current end, where the next batch goes. It is read
+// under SQLite's write lock each time, because another process writing the
+// same store may have appended since.
+func (b *blobFile) size() (int64, error) {
+	fi, err := b.f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: %w", err)
 	}
-	return off, nil
+	return fi.Size(), nil
 }
 
-// commit marks n bytes written at the end as referenced.
-func (b *blobFile) commit(n int) { b.end += int64(n) }
+// write puts buf at off (the current end) in one write. A short write's
+// bytes are cut off again; bytes whose rows then do not commit stay
+// unreferenced.
+func (b *blobFile) write(buf []byte, off int64) error {
+	if _, err := b.f.WriteAt(buf, off); err != nil {
+		_ = b.f.Truncate(off)
+		return fmt.Errorf("sqlite: write %s: %w", b.f.Name(), err)
+	}
+	return nil
+}
 
 // read returns n bytes at off.
 func (b *blobFile) read(off, n int64) ([]byte, error) {

@@ -685,29 +685,20 @@ func (s *Store) write(b []*request) (err error) {
 		}
 	}
 	ctx := context.Background() // a commit is never interrupted by one waiter
-	// The batch's blobs go first, in one write: a row must never exist
-	// without its bytes (blobs.go).
-	buf := s.blobBuf[:0]
-	for _, r := range b {
-		r.args[blobOffArg].Value = s.blobs.end + int64(len(buf))
-		buf = append(buf, r.blob...)
-	}
-	if cap(buf) <= maxBatchBytes {
-		s.blobBuf = buf
-	}
-	if _, err := s.blobs.write(buf); err != nil {
-		return err
-	}
-	if s.syncMode == "FULL" {
-		if err := s.blobs.f.Sync(); err != nil {
-			return fmt.Errorf("sqlite: sync %s: %w", BlobFileName, err)
-		}
-	}
 	bad := false
 	err = s.conn.Raw(func(dc any) error {
 		c := dc.(driver.ExecerContext)
 		if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE", nil); err != nil {
 			return fmt.Errorf("sqlite: begin: %w", err)
+		}
+		// Holding SQLite's write lock, which every process writing this
+		// store takes, the batch's blobs go first, in one write at the
+		// file's current end: a row never exists without its bytes, and two
+		// processes sharing the directory never write over each other
+		// (blobs.go).
+		if err := s.writeBlobs(b); err != nil {
+			_ = rollback(ctx, c)
+			return err
 		}
 		st := s.stmt.(driver.StmtExecContext)
 		for _, r := range b {
@@ -733,10 +724,36 @@ func (s *Store) write(b []*request) (err error) {
 		s.disconnect(true)
 	}
 	if err == nil {
-		s.blobs.commit(len(buf))
 		err = s.checkFiles()
 	}
 	return err
+}
+
+// writeBlobs appends the batch's blobs in one write at the blob file's
+// current end and points each row at its bytes. The caller holds the write
+// lock.
+func (s *Store) writeBlobs(b []*request) error {
+	end, err := s.blobs.size()
+	if err != nil {
+		return err
+	}
+	buf := s.blobBuf[:0]
+	for _, r := range b {
+		r.args[blobOffArg].Value = end + int64(len(buf))
+		buf = append(buf, r.blob...)
+	}
+	if cap(buf) <= maxBatchBytes {
+		s.blobBuf = buf
+	}
+	if err := s.blobs.write(buf, end); err != nil {
+		return err
+	}
+	if s.syncMode == "FULL" {
+		if err := s.blobs.f.Sync(); err != nil {
+			return fmt.Errorf("sqlite: sync %s: %w", BlobFileName, err)
+		}
+	}
+	return nil
 }
 
 // checkFiles reports an error if the database file or its WAL has been
