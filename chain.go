@@ -22,11 +22,20 @@ func (f HandlerFunc) Decide(ctx context.Context, ev *Event) (Decision, error) { 
 // Step is one guardian in a chain.
 type Step struct {
 	Name    string
+	Kind    string // handler kind, for the trace (policy, command, webhook, aos)
 	Handler Handler
 	Mode    Mode
 	Failure FailurePolicy
 	Timeout time.Duration // 0: no deadline beyond the caller's
+	// When, if set, decides whether the step runs for an event (a hook's
+	// CEL condition); an error is the step's error.
+	When func(ctx context.Context, ev *Event) (bool, error)
 }
+
+// Guard checks a step's changed payload before the chain applies it; an
+// error refuses the change (recorded on the step's results, the previous
+// payload stays). Hook chains use it for the escalation rules.
+type Guard func(ev *Event, next map[string]any) error
 
 // Chain composes guardians with the Joch rule: steps run in order, each seeing
 // the payload the previous steps produced; the first deny stops the chain; ask
@@ -36,6 +45,7 @@ type Step struct {
 type Chain struct {
 	steps []Step
 	def   Verdict
+	guard Guard
 }
 
 // NewChain returns a chain of steps with default verdict def (Allow or Deny;
@@ -45,6 +55,12 @@ func NewChain(def Verdict, steps ...Step) *Chain {
 		def = Allow
 	}
 	return &Chain{steps: steps, def: def}
+}
+
+// WithGuard sets the chain's guard and returns the chain.
+func (c *Chain) WithGuard(g Guard) *Chain {
+	c.guard = g
+	return c
 }
 
 // Steps returns the chain's steps in run order.
@@ -60,10 +76,29 @@ func (c *Chain) Decide(ctx context.Context, ev *Event) Outcome {
 	decided := false
 	for i := range c.steps {
 		st := &c.steps[i]
+		if st.When != nil {
+			ok, err := st.When(ctx, cur)
+			if err == nil && !ok {
+				continue
+			}
+			if err != nil {
+				err = fmt.Errorf("when: %w", err)
+				out.Results = append(out.Results, Result{Guardian: st.Name, Kind: st.Kind,
+					Decision: failVerdict(st.Failure).String(), Mode: st.Mode.String(), Error: err.Error()})
+				if st.Failure == FailOpen || st.Mode == Audit {
+					continue
+				}
+				out.Verdict, out.ReasonCodes = Deny, []string{CodeGuardianError}
+				out.Reason = fmt.Sprintf("guardian %s failed: %v", st.Name, err)
+				out.Latency = time.Since(start)
+				return out
+			}
+		}
 		d, lat, err := runStep(ctx, st, cur)
+		mark := len(out.Results)
 		if err != nil {
 			out.Results = append(out.Results, Result{
-				Guardian: st.Name, Decision: failVerdict(st.Failure).String(), Mode: st.Mode.String(),
+				Guardian: st.Name, Kind: st.Kind, Decision: failVerdict(st.Failure).String(), Mode: st.Mode.String(),
 				LatencyUS: lat.Microseconds(), Error: err.Error(),
 			})
 			if st.Failure == FailOpen || st.Mode == Audit {
@@ -73,6 +108,14 @@ func (c *Chain) Decide(ctx context.Context, ev *Event) Outcome {
 				ReasonCodes: []string{CodeGuardianError}}
 		} else {
 			out.Results = append(out.Results, stepResults(st, d, lat)...)
+		}
+		if err == nil && d.Verdict == Modify && c.guard != nil && st.Mode != Audit {
+			if gerr := c.guard(cur, d.Payload); gerr != nil {
+				for i := mark; i < len(out.Results); i++ {
+					out.Results[i].Refused = gerr.Error()
+				}
+				continue // the change is not applied; the step has no say
+			}
 		}
 		if st.Mode == Audit {
 			continue
@@ -172,7 +215,7 @@ func stepResults(st *Step, d Decision, lat time.Duration) []Result {
 		return d.Results
 	}
 	return []Result{{
-		Guardian: st.Name, PolicyID: d.PolicyID, PolicyVersion: d.PolicyVersion,
+		Guardian: st.Name, Kind: st.Kind, PolicyID: d.PolicyID, PolicyVersion: d.PolicyVersion,
 		Decision: d.Verdict.String(), Mode: st.Mode.String(), Reason: d.Reason,
 		LatencyUS: lat.Microseconds(),
 	}}

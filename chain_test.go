@@ -174,3 +174,59 @@ func TestParseVerdict(t *testing.T) {
 		}
 	}
 }
+
+func TestChainWhenAndGuard(t *testing.T) {
+	onlyX := func(ctx context.Context, ev *Event) (bool, error) { return ev.Tool.Name == "x", nil }
+	badWhen := func(ctx context.Context, ev *Event) (bool, error) { return false, errors.New("no such field") }
+	refuse := func(ev *Event, next map[string]any) error {
+		if next["seen"] == "B" {
+			return errors.New("escalation_refused: B may not")
+		}
+		return nil
+	}
+	tests := []struct {
+		name    string
+		steps   []Step
+		tool    string
+		want    Verdict
+		results int
+		refused int
+		seen    string
+	}{
+		{name: "when false skips the step", tool: "y", want: Allow, results: 0,
+			steps: []Step{{Name: "a", When: onlyX, Handler: fixed(Decision{Verdict: Deny})}}},
+		{name: "when true runs it", tool: "x", want: Deny, results: 1,
+			steps: []Step{{Name: "a", When: onlyX, Handler: fixed(Decision{Verdict: Deny})}}},
+		{name: "when error fails closed", want: Deny, results: 1,
+			steps: []Step{{Name: "a", When: badWhen, Handler: fixed(Decision{Verdict: Allow})}}},
+		{name: "when error fails open", want: Allow, results: 2,
+			steps: []Step{{Name: "a", When: badWhen, Failure: FailOpen, Handler: fixed(Decision{Verdict: Deny})},
+				{Name: "b", Handler: fixed(Decision{Verdict: Allow})}}},
+		{name: "guard refuses one modify, the next applies", want: Modify, results: 2, refused: 1, seen: "C",
+			steps: []Step{{Name: "b", Handler: fixed(Decision{Verdict: Modify, PolicyID: "B"})},
+				{Name: "c", Handler: fixed(Decision{Verdict: Modify, PolicyID: "C"})}}},
+		{name: "a refused modify alone leaves the default", want: Allow, results: 1, refused: 1,
+			steps: []Step{{Name: "b", Handler: fixed(Decision{Verdict: Modify, PolicyID: "B"})}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := &Event{Payload: map[string]any{}, Tool: Tool{Name: tt.tool}}
+			out := NewChain(Allow, tt.steps...).WithGuard(refuse).Decide(context.Background(), ev)
+			if out.Verdict != tt.want || len(out.Results) != tt.results {
+				t.Fatalf("got %v with %d results, want %v with %d: %+v", out.Verdict, len(out.Results), tt.want, tt.results, out.Results)
+			}
+			n := 0
+			for _, r := range out.Results {
+				if r.Refused != "" {
+					n++
+				}
+			}
+			if n != tt.refused {
+				t.Errorf("refused results = %d, want %d", n, tt.refused)
+			}
+			if tt.seen != "" && out.Payload["seen"] != tt.seen {
+				t.Errorf("payload %v, want seen=%s", out.Payload, tt.seen)
+			}
+		})
+	}
+}

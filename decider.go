@@ -24,9 +24,14 @@ type Observer interface {
 // trace_unavailable (fail closed, never silently unrecorded).
 type Decider struct {
 	chain    atomic.Pointer[Chain]
+	router   atomic.Pointer[Router]
 	store    Store
 	observer Observer
 }
+
+// Router picks the chain for an event (hooks declared per event); nil means
+// the Decider's single chain.
+type Router func(event string) *Chain
 
 // NewDecider returns a Decider. store may be nil (no trace: `warden eval`);
 // observer may be nil.
@@ -39,13 +44,33 @@ func NewDecider(c *Chain, store Store, observer Observer) *Decider {
 // SetChain swaps the chain atomically; in-flight decisions finish on the old one.
 func (d *Decider) SetChain(c *Chain) { d.chain.Store(c) }
 
-// Chain returns the current chain.
+// Chain returns the current default chain.
 func (d *Decider) Chain() *Chain { return d.chain.Load() }
+
+// SetRouter routes each event to its own chain (nil: the default chain for
+// all). It may be swapped at any time, like SetChain.
+func (d *Decider) SetRouter(r Router) {
+	if r == nil {
+		d.router.Store(nil)
+		return
+	}
+	d.router.Store(&r)
+}
+
+// ChainFor returns the chain that decides events named event.
+func (d *Decider) ChainFor(event string) *Chain {
+	if r := d.router.Load(); r != nil {
+		if c := (*r)(event); c != nil {
+			return c
+		}
+	}
+	return d.chain.Load()
+}
 
 // Decide runs the chain for ev and records the outcome. The returned error wraps
 // ErrTraceUnavailable when recording failed; the Outcome is then a deny.
 func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
-	out := d.chain.Load().Decide(ctx, ev)
+	out := d.ChainFor(ev.Name).Decide(ctx, ev)
 	var err error
 	if d.store != nil {
 		rec := NewRecord(ev, &out, time.Now())
