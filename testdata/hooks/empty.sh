@@ -1,0 +1,3 @@
+#!/bin/sh
+# Reads the payload and prints nothing: an empty patch.
+cat >/dev/null

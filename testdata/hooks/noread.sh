@@ -1,0 +1,3 @@
+#!/bin/sh
+# Ignores stdin and prints an empty object.
+echo '{}'
