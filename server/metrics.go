@@ -18,6 +18,8 @@ type Metrics struct {
 	batchSize    prometheus.Histogram
 	batchLatency prometheus.Histogram
 	batchErrors  prometheus.Counter
+	asyncRuns    *prometheus.CounterVec
+	asyncDropped *prometheus.CounterVec
 }
 
 var _ warden.Observer = (*Metrics)(nil)
@@ -55,7 +57,16 @@ func NewMetrics() *Metrics {
 			Help: "Trace batches that failed to commit.",
 		}),
 	}
+	m.asyncRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "warden_hooks_async_runs_total",
+		Help: "Async hook runs, by hook and result (ok or error).",
+	}, []string{"hook", "result"})
+	m.asyncDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "warden_hooks_async_dropped_total",
+		Help: "Async hook runs dropped because the queue was full (each also recorded in the trace).",
+	}, []string{"hook"})
 	m.Registry.MustRegister(m.decisions, m.latency, m.traceErrors, m.batchSize, m.batchLatency, m.batchErrors,
+		m.asyncRuns, m.asyncDropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -77,3 +88,15 @@ func (m *Metrics) ObserveBatch(size int, d time.Duration, err error) {
 		m.batchErrors.Inc()
 	}
 }
+
+// AsyncRun counts one async hook run.
+func (m *Metrics) AsyncRun(hook string, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.asyncRuns.WithLabelValues(hook, result).Inc()
+}
+
+// AsyncDrop counts one dropped async hook run.
+func (m *Metrics) AsyncDrop(hook string) { m.asyncDropped.WithLabelValues(hook).Inc() }

@@ -19,11 +19,13 @@ import (
 
 // Options are the parts the server routes to.
 type Options struct {
-	AOS     http.Handler // POST /aos
-	Store   warden.Store // GET /api/hooks/runs
-	Metrics *Metrics     // GET /metrics
-	Pprof   bool         // expose /debug/pprof/ (off by default)
-	Logf    func(string, ...any)
+	AOS         http.Handler // POST /aos
+	Dispatch    http.Handler // POST /api/hooks/dispatch (nil: not served)
+	HookCatalog http.Handler // GET /api/hooks/catalog (nil: not served)
+	Store       warden.Store // GET /api/hooks/runs
+	Metrics     *Metrics     // GET /metrics
+	Pprof       bool         // expose /debug/pprof/ (off by default)
+	Logf        func(string, ...any)
 }
 
 // maxLast caps ?last= on the runs API.
@@ -41,6 +43,12 @@ func New(o Options) http.Handler {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Metrics.Registry, promhttp.HandlerOpts{}))
 	}
 	mux.HandleFunc("GET /api/hooks/runs", runsHandler(o.Store))
+	if o.Dispatch != nil {
+		mux.Handle("/api/hooks/dispatch", o.Dispatch)
+	}
+	if o.HookCatalog != nil {
+		mux.Handle("GET /api/hooks/catalog", o.HookCatalog)
+	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline' 'self'; style-src 'unsafe-inline'")
