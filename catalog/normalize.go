@@ -1,0 +1,167 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/wardenhq/warden"
+)
+
+// Normalize fills the policy views of a hook event (AGH or Standard Agents)
+// from ev.Payload and sets ev.Normalize = Normalize, so a payload changed by a
+// patch gets views that agree with it. The views are the ones a policy on
+// steps/toolCallRequest or steps/message reads (CONTRACT §7):
+//
+//   - AGH, every event: SessionID = session_id, TurnID = turn_id,
+//     Agent.Name = agent_name.
+//   - AGH tool.*: Tool{Name: tool_name, ID: tool_call_id,
+//     Server: tool_namespace, Args: tool_input}.
+//   - AGH permission.*: Tool from tool_name/tool_call (name, else kind),
+//     tool_call.id and tool_input.
+//   - AGH input.pre_submit: Message{Role: "user", Text: message};
+//     prompt.post_assemble: Message{Role: input_class or "user", Text: prompt};
+//     message.*: Message{Role: role, Text: text}.
+//   - Standard Agents, every hook: SessionID = thread_id, Agent.ID = agent_id,
+//     User.ID = user_id.
+//   - Standard Agents tool hooks: Tool{Name: tool_call.function.name,
+//     ID: tool_call.id, Args: tool_call.function.arguments parsed as JSON}
+//     (malformed arguments give empty Args).
+//   - Standard Agents message hooks: Message{Role, Text} from message.role and
+//     message.content (a string, or a list of parts whose text is joined);
+//     filter_messages and prefilter_llm_history use the last message.
+//
+// The views are rebuilt from scratch; Tool.Args is never nil. AOS events and
+// names not in the catalog are left as they are (the AOS endpoint has its own
+// normalizer), apart from a nil Tool.Args becoming an empty map.
+func Normalize(ev *warden.Event) {
+	if ev == nil {
+		return
+	}
+	e, known := Lookup(ev.Name)
+	if !known || e.Source == SourceAOS {
+		if ev.Tool.Args == nil {
+			ev.Tool.Args = map[string]any{}
+		}
+		return
+	}
+	p := ev.Payload
+	ev.Agent, ev.User = warden.Agent{}, warden.User{}
+	ev.SessionID, ev.TurnID, ev.StepID, ev.Reasoning = "", "", "", ""
+	ev.Tool, ev.Message = warden.Tool{Args: map[string]any{}}, warden.Message{}
+	ev.Normalize = Normalize
+	if e.Source == SourceStandardAgents {
+		normalizeStandardAgents(ev, e, p)
+		return
+	}
+	ev.SessionID, ev.TurnID = str(p, "session_id"), str(p, "turn_id")
+	ev.Agent.Name = str(p, "agent_name")
+	switch e.Family {
+	case "tool":
+		ev.Tool = warden.Tool{Name: str(p, "tool_name"), ID: str(p, "tool_call_id"),
+			Server: str(p, "tool_namespace"), Args: args(p["tool_input"])}
+	case "permission":
+		tc := obj(p, "tool_call")
+		name := firstOf(str(p, "tool_name"), str(tc, "name"), str(tc, "kind"))
+		ev.Tool = warden.Tool{Name: name, ID: firstOf(str(p, "tool_call_id"), str(tc, "id")),
+			Server: str(p, "tool_namespace"), Args: args(p["tool_input"])}
+	case "input":
+		ev.Message = warden.Message{Role: "user", Text: text(p["message"])}
+	case "prompt":
+		ev.Message = warden.Message{Role: firstOf(str(p, "input_class"), "user"), Text: text(p["prompt"])}
+	case "message":
+		ev.Message = warden.Message{Role: str(p, "role"), Text: text(p["text"])}
+	}
+}
+
+func normalizeStandardAgents(ev *warden.Event, e Event, p map[string]any) {
+	ev.SessionID = firstOf(str(p, "thread_id"), str(p, "threadId"))
+	ev.Agent.ID = firstOf(str(p, "agent_id"), str(p, "agentId"))
+	ev.User.ID = firstOf(str(p, "user_id"), str(p, "userId"))
+	switch e.Family {
+	case FamilyToolExecution:
+		tc := obj(p, "tool_call")
+		fn := obj(tc, "function")
+		ev.Tool = warden.Tool{Name: str(fn, "name"), ID: str(tc, "id"), Args: args(fn["arguments"])}
+	case FamilyMessageLifecycle:
+		ev.Message = messageView(obj(p, "message"))
+	case FamilyMessageFiltering:
+		if list, ok := p["messages"].([]any); ok && len(list) > 0 {
+			m, _ := list[len(list)-1].(map[string]any)
+			ev.Message = messageView(m)
+		}
+	}
+}
+
+// messageView reads a HookMessage or LLMMessage: role and content, where
+// content is a string or a list of parts ({"type":"text","text":...}).
+func messageView(m map[string]any) warden.Message {
+	return warden.Message{Role: str(m, "role"), Text: text(m["content"])}
+}
+
+// args turns tool arguments into a map: an object as is, a JSON string holding
+// an object parsed; anything else (malformed JSON, an array, a scalar) is an
+// empty map.
+func args(v any) map[string]any {
+	switch t := v.(type) {
+	case map[string]any:
+		return t
+	case string:
+		var m map[string]any
+		if json.Unmarshal([]byte(t), &m) == nil && m != nil {
+			return m
+		}
+	}
+	return map[string]any{}
+}
+
+// text returns the text of a message value: a string; the "text" (or
+// "content") of an object; the texts of a list of parts, newline-joined.
+func text(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case map[string]any:
+		if s, ok := t["text"].(string); ok {
+			return s
+		}
+		if c, ok := t["content"]; ok {
+			return text(c)
+		}
+	case []any:
+		var parts []string
+		for _, x := range t {
+			if s := text(x); s != "" {
+				parts = append(parts, s)
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+	return ""
+}
+
+func obj(m map[string]any, k string) map[string]any {
+	o, _ := m[k].(map[string]any)
+	return o
+}
+
+// str reads a string member; numbers (ids are sometimes numeric) are
+// formatted, anything else is "".
+func str(m map[string]any, k string) string {
+	switch t := m[k].(type) {
+	case string:
+		return t
+	case float64, int, int64, json.Number:
+		return fmt.Sprint(t)
+	}
+	return ""
+}
+
+func firstOf(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
