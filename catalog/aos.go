@@ -12,9 +12,9 @@ const (
 	FamilyA2A       = "a2a"       // the A2A hook methods (message/send, ...)
 )
 
-// aosPatch is what a Guardian answers to every AOS method: the decision, and
-// with modify the whole modified request (CONTRACT §4).
-const aosPatch = "ASOPSuccessResult: allow | deny | modify (modifiedRequest)"
+// aosPatch is what a Guardian answers to every AOS method (the schema type):
+// allow, deny, or modify with the whole modified request (CONTRACT §4).
+const aosPatch = "ASOPSuccessResult"
 
 // aosPatchFields are the ASOPSuccessResult fields a Guardian sets.
 var aosPatchFields = []string{"decision", "message", "reasoning", "reasonCode", "modifiedRequest"}
@@ -73,21 +73,21 @@ func aosEvents() []Event {
 		})
 	}
 	out = append(out,
-		protocol(aos.MethodMCP, warden.Outbound, "MCP message (JSON-RPC request or notification)",
+		protocol(aos.MethodMCP, warden.Outbound, "MCPMessage (request or notification)",
 			"Before the agent sends an MCP message to a remote MCP server."),
-		protocol(aos.MethodMCP, warden.Inbound, "MCP message (JSON-RPC response)",
+		protocol(aos.MethodMCP, warden.Inbound, "MCPMessage (response)",
 			"When the agent receives an MCP message from a remote MCP server, before it processes it."),
-		protocol(aos.MethodA2A, warden.Outbound, "A2A message (JSON-RPC request)",
+		protocol(aos.MethodA2A, warden.Outbound, "A2AMessage (request)",
 			"Before the agent sends an A2A message to another agent."),
-		protocol(aos.MethodA2A, warden.Inbound, "A2A message (JSON-RPC response)",
+		protocol(aos.MethodA2A, warden.Inbound, "A2AMessage (response)",
 			"When the agent receives an A2A message from another agent, before it processes it."),
 	)
 	for _, m := range aos.A2AHookMethods {
 		what := a2aFires[m]
 		out = append(out,
-			a2aHook(m, warden.Outbound, "A2A "+m+" request (params.payload, params.context from/to)",
+			a2aHook(m, warden.Outbound, "A2A "+m+" request",
 				"Before the observed client agent "+what+"."),
-			a2aHook(m, warden.Inbound, "A2A "+m+" response (params.payload, params.context from/to)",
+			a2aHook(m, warden.Inbound, "A2A "+m+" response",
 				"When the response to "+m+" (the client agent "+what+") comes back, before the agent processes it."),
 		)
 	}

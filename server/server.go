@@ -43,6 +43,7 @@ func New(o Options) http.Handler {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Metrics.Registry, promhttp.HandlerOpts{}))
 	}
 	mux.HandleFunc("GET /api/hooks/runs", runsHandler(o.Store))
+	mux.HandleFunc("GET /api/hooks/events", eventsHandler)
 	if o.Dispatch != nil {
 		mux.Handle("/api/hooks/dispatch", o.Dispatch)
 	}
