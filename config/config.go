@@ -1,5 +1,5 @@
 // Package config loads warden's configuration file (CONTRACT §5): the default
-// decision and the policy paths. It validates before anything is built and
+// decision, the policy paths and the hook declarations. It validates before anything is built and
 // reports problems as "file:line: message".
 package config
 
@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/policy"
 )
 
@@ -22,6 +23,8 @@ type Config struct {
 	DefaultDecision warden.Verdict
 	// Policies are policy files or directories, resolved relative to File.
 	Policies []string
+	// Hooks are the validated hook declarations, in file order.
+	Hooks []hooks.Decl
 }
 
 // Default returns the configuration used without --config.
@@ -37,9 +40,8 @@ type (
 // notYet are the keys of CONTRACT §5/§6 that a later release implements; a
 // config using them is refused rather than silently half-applied.
 var notYet = map[string]string{
-	"hooks": "hook declarations are not supported by this build yet",
-	"mcp":   "the MCP gateway is not supported by this build yet",
-	"a2a":   "the A2A proxy is not supported by this build yet",
+	"mcp": "the MCP gateway is not supported by this build yet",
+	"a2a": "the A2A proxy is not supported by this build yet",
 }
 
 // Load reads and validates the configuration file at path.
@@ -99,12 +101,16 @@ func Parse(file string, data []byte) (*Config, error) {
 				}
 				c.Policies = append(c.Policies, p)
 			}
+		case "hooks":
+			decls, herrs := hooks.Parse(file, v)
+			errs = append(errs, herrs...)
+			c.Hooks = decls
 		default:
 			if why, ok := notYet[k.Value]; ok {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies)", k.Value)
+			add(k, "unknown key %q (want defaultDecision, policies, hooks)", k.Value)
 		}
 	}
 	if len(errs) > 0 {

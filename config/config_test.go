@@ -37,7 +37,7 @@ func TestParse(t *testing.T) {
 		}},
 		{name: "bad default", yaml: "policies: []\ndefaultDecision: modify\n", wantErr: "warden.yaml:2: defaultDecision: expected allow or deny"},
 		{name: "unknown key", yaml: "defaultDecision: allow\npolicy: x\n", wantErr: `warden.yaml:2: unknown key "policy"`},
-		{name: "hooks not yet", yaml: "\nhooks: []\n", wantErr: "warden.yaml:2: hooks: hook declarations are not supported"},
+		{name: "mcp not yet", yaml: "\nmcp: {}\n", wantErr: "warden.yaml:2: mcp: the MCP gateway is not supported"},
 		{name: "policies not a list", yaml: "policies: {a: b}\n", wantErr: "warden.yaml:1: policies: expected a list"},
 		{name: "syntax error", yaml: "a: b\n  c: d\n", wantErr: "warden.yaml:2:"},
 		{name: "not a mapping", yaml: "- a\n", wantErr: "warden.yaml:1: expected a mapping"},

@@ -18,10 +18,14 @@ func cmdCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
+	if _, _, _, err := s.decider(nil, nil); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitError
+	}
 	src := "built-in pack"
 	if len(s.paths) > 0 {
 		src = fmt.Sprint(s.paths)
 	}
-	fmt.Fprintf(stdout, "ok: %d policies from %s\n", s.set.Len(), src)
+	fmt.Fprintf(stdout, "ok: %d policies from %s, %d hooks\n", s.set.Len(), src, len(s.cfg.Hooks))
 	return exitOK
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
-	"github.com/wardenhq/warden/policy"
 )
 
 // maxEvalInput bounds what eval reads from stdin, like the endpoint's body limit.
@@ -41,7 +40,11 @@ func cmdEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
-	dec := warden.NewDecider(s.chain(policy.NewEngine(s.set, policy.Options{})), nil, nil)
+	dec, _, _, err := s.decider(nil, nil)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitError
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 

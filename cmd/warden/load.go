@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/policy"
 )
 
@@ -41,7 +42,16 @@ func loadSetup(configPath string, policyFlags []string) (*setup, error) {
 	return s, nil
 }
 
-// chain builds the guardian chain: today the policy engine, failing closed.
-func (s *setup) chain(engine *policy.Engine) *warden.Chain {
-	return warden.NewChain(s.cfg.DefaultDecision, warden.Step{Name: "policy", Handler: engine})
+// decider builds the policy engine and, from the config's hooks, one chain
+// per event; store may be nil (no trace).
+func (s *setup) decider(store warden.Store, obs warden.Observer) (*warden.Decider, *policy.Engine, *hooks.Router, error) {
+	engine := policy.NewEngine(s.set, policy.Options{})
+	router, err := hooks.New(s.cfg.Hooks, engine, s.cfg.DefaultDecision)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	def := warden.NewChain(s.cfg.DefaultDecision, warden.Step{Name: "policy", Kind: hooks.KindPolicy, Handler: engine})
+	dec := warden.NewDecider(def, store, obs)
+	dec.SetRouter(router.Chain)
+	return dec, engine, router, nil
 }

@@ -14,9 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
-	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/sqlite"
 )
@@ -52,19 +51,27 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
-	engine := policy.NewEngine(s.set, policy.Options{})
 	metrics := server.NewMetrics()
 	store, err := sqlite.Open(*data, sqlite.Options{OnBatch: metrics.ObserveBatch})
 	if err != nil {
 		return fail(stderr, "opening the trace in %s: %v", *data, err)
 	}
-	dec := warden.NewDecider(s.chain(engine), store, metrics)
+	dec, engine, router, err := s.decider(store, metrics)
+	if err != nil {
+		store.Close()
+		fmt.Fprintln(stderr, err)
+		return exitError
+	}
+	pool := hooks.NewPool(0, 0, store)
+	pool.OnRun, pool.OnDrop = metrics.AsyncRun, metrics.AsyncDrop
 	handler := server.New(server.Options{
-		AOS:     aos.NewHandler(dec, aos.Options{Version: version, Logf: logf}),
-		Store:   store,
-		Metrics: metrics,
-		Pprof:   *pprof,
-		Logf:    logf,
+		AOS:         aos.NewHandler(dec, aos.Options{Version: version, Logf: logf}),
+		Dispatch:    hooks.NewDispatcher(dec, router, pool),
+		HookCatalog: router.CatalogHandler(),
+		Store:       store,
+		Metrics:     metrics,
+		Pprof:       *pprof,
+		Logf:        logf,
 	})
 
 	ln, err := net.Listen("tcp", *addr)
@@ -130,6 +137,7 @@ loop:
 		fmt.Fprintf(stderr, "warden: shutdown: %v\n", err)
 		code = exitError
 	}
+	pool.Close(sctx) // queued async hooks finish (and are recorded) before the trace closes
 	if err := store.Close(); err != nil {
 		fmt.Fprintf(stderr, "warden: flushing the trace: %v\n", err)
 		code = exitError
