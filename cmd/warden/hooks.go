@@ -16,6 +16,7 @@ var hooksCommands = []struct {
 	run         func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 }{
 	{"events", "events [--family F] [--sync-only] [-o table|json]", cmdHooksEvents},
+	{"dispatch", "dispatch EVENT [--config F] [--policy PATH]... [--data DIR] < payload.json", cmdHooksDispatch},
 }
 
 // cmdHooks runs `warden hooks SUBCOMMAND ...`.

@@ -5,6 +5,7 @@ import (
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/sqlite"
 )
 
 // setup is what serve, check and eval share: the config and the compiled
@@ -54,4 +55,13 @@ func (s *setup) decider(store warden.Store, obs warden.Observer) (*warden.Decide
 	dec := warden.NewDecider(def, store, obs)
 	dec.SetRouter(router.Chain)
 	return dec, engine, router, nil
+}
+
+// tracer returns s as a warden.Store, or nil (no trace) for a nil *Store —
+// a typed nil would not compare equal to nil inside the Decider.
+func tracer(s *sqlite.Store) warden.Store {
+	if s == nil {
+		return nil
+	}
+	return s
 }

@@ -27,7 +27,7 @@ var commands = []struct {
 	{"serve", "serve [--config F] [--addr H:P] [--data DIR] [--policy PATH]...", cmdServe},
 	{"check", "check [--config F] [--policy PATH]...", cmdCheck},
 	{"eval", "eval --event NAME [--config F] [--policy PATH]... < payload.json", cmdEval},
-	{"hooks", "hooks events [--family F] [--sync-only] [-o table|json]", cmdHooks},
+	{"hooks", "hooks events [--family F] [--sync-only] [-o table|json] | hooks dispatch EVENT [--config F] [--data DIR] < payload.json", cmdHooks},
 	{"runs", "runs [--data DIR] [--session S] [--event E] [--decision D] [--last N] [-o table|json]", cmdRuns},
 	{"version", "version", cmdVersion},
 }
