@@ -130,6 +130,61 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+func TestCheckRejectsInvalidHookDeclarations(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct{ name, yaml, want string }{
+		{"unknown event", "hooks:\n  - name: a\n    events: [tool.pre_cal]\n    command: [true]\n", ":3: hook \"a\": unknown event"},
+		{"sync on async-only", "hooks:\n  - name: a\n    events: [message.delta]\n    command: [true]\n", ":3: hook \"a\": mode sync on async-only event message.delta"},
+		{"unknown handler kind", "hooks:\n  - name: a\n    events: [tool.pre_call]\n    grpc: {url: x}\n", `:4: unknown key "grpc"`},
+		{"bad duration", "hooks:\n  - name: a\n    events: [tool.pre_call]\n    timeout: soon\n    command: [true]\n", ":4: timeout: expected a positive duration"},
+		{"when does not compile", "hooks:\n  - name: a\n    events: [tool.pre_call]\n    when: 'tool.name =='\n    command: [true]\n", ":4: when:"},
+		{"command not found", "hooks:\n  - name: a\n    events: [tool.pre_call]\n    command: [/no/such/hook]\n", `:2: hook "a":`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := writeFile(t, dir, strings.ReplaceAll(tt.name, " ", "_")+".yaml", tt.yaml)
+			code, out, errOut := cli(t, "", "check", "--config", cfg)
+			if code != exitError || !strings.Contains(errOut, cfg+tt.want) {
+				t.Fatalf("exit %d, stderr lacks %q:\n%s%s", code, cfg+tt.want, out, errOut)
+			}
+		})
+	}
+	ok := writeFile(t, dir, "ok.yaml", "hooks:\n  - name: a\n    events: [\"tool.*\"]\n    mode: async\n    command: [true]\n")
+	if code, out, errOut := cli(t, "", "check", "--config", ok); code != exitOK || !strings.Contains(out, "1 hooks") {
+		t.Fatalf("valid config: %d %s%s", code, out, errOut)
+	}
+}
+
+func TestHooksDispatchExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "warden.yaml", "hooks:\n  - name: deny-rm\n    events: [tool.pre_call]\n    when: 'tool.name == \"rm\"'\n    command: [sh, -c, 'cat >/dev/null; echo {\\\"deny\\\": true, \\\"deny_reason\\\": \\\"no rm\\\"}']\n")
+	data := filepath.Join(dir, "data")
+	tests := []struct {
+		name, payload string
+		code          int
+		want          string
+	}{
+		{"allow", `{"session_id":"s","tool_name":"ls","tool_input":{}}`, exitOK, `"decision": "allow"`},
+		{"deny by hook", `{"session_id":"s","tool_name":"rm","tool_input":{}}`, exitDeny, `"deny_reason": "no rm"`},
+		{"modify by the built-in pack", `{"session_id":"s","tool_name":"pay","tool_input":{"card":"4111 1111 1111 1111"}}`, exitModify, `[REDACTED:credit_card]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := cli(t, tt.payload, "hooks", "dispatch", "tool.pre_call", "--config", cfg, "--data", data)
+			if code != tt.code || !strings.Contains(out, tt.want) {
+				t.Fatalf("exit %d (want %d), stdout lacks %q:\n%s%s", code, tt.code, tt.want, out, errOut)
+			}
+		})
+	}
+	code, out, _ := cli(t, "", "runs", "--data", data, "--event", "tool.pre_call", "-o", "json")
+	if code != exitOK || strings.Count(out, `"event": "tool.pre_call"`) != 3 {
+		t.Fatalf("dispatches not in the trace:\n%s", out)
+	}
+	if code, _, errOut := cli(t, "{}", "hooks", "dispatch", "tool.nope", "--data", ""); code != exitError || !strings.Contains(errOut, "unknown hook event") {
+		t.Fatalf("unknown event: %d %s", code, errOut)
+	}
+}
+
 func TestRuns(t *testing.T) {
 	dir := t.TempDir()
 	st, err := sqlite.Open(dir, sqlite.Options{})
