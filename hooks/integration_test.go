@@ -38,7 +38,7 @@ func (m *memStore) Close() error                                              { 
 
 // dispatcher builds a dispatcher from a hooks: YAML list (with the empty
 // policy set, so only the hooks decide).
-func dispatcher(t *testing.T, src string) (*Dispatcher, *memStore, *Pool) {
+func dispatcher(t testing.TB, src string) (*Dispatcher, *memStore, *Pool) {
 	t.Helper()
 	src = strings.ReplaceAll(src, "$S", scripts)
 	var doc yaml.Node
