@@ -34,7 +34,7 @@ func (m *memStore) Record(_ context.Context, r *warden.Record) error {
 	return nil
 }
 func (m *memStore) Runs(context.Context, warden.Filter) ([]warden.Record, error) { return nil, nil }
-func (m *memStore) Close() error                                              { return nil }
+func (m *memStore) Close() error                                                 { return nil }
 
 // dispatcher builds a dispatcher from a hooks: YAML list (with the empty
 // policy set, so only the hooks decide).

@@ -64,6 +64,7 @@ func usage(w io.Writer) {
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("warden "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {} // a bad flag is one error line; -h prints the flags (parseFlags)
 	return fs
 }
 
@@ -72,6 +73,8 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+			fs.PrintDefaults()
 			return exitOK, false
 		}
 		return exitError, false
