@@ -250,3 +250,41 @@ func TestAsyncHooksRecordedAndDropsCounted(t *testing.T) {
 		t.Fatalf("record %s", b)
 	}
 }
+
+func TestStandardAgentsSemantics(t *testing.T) {
+	d, st, _ := dispatcher(t, `
+- name: keep-last
+  events: [filter_messages]
+  command: [sh, -c, 'cat >/dev/null; echo "[{\"role\":\"user\",\"content\":\"last\"}]"']
+- name: unchanged
+  events: [after_tool_call_success]
+  command: [sh, -c, 'cat >/dev/null; echo null']
+- name: rewrite-stored
+  events: [after_create_message]
+  command: [sh, -c, 'cat >/dev/null; echo "{\"content\":\"changed\"}"']
+`)
+	res, _ := dispatch(t, d, "filter_messages",
+		`{"thread_id":"th","agent_id":"a","messages":[{"role":"user","content":"first"},{"role":"user","content":"last"}]}`)
+	if l, ok := res.Patch.([]any); res.Decision != "modify" || !ok || len(l) != 1 {
+		t.Fatalf("filter_messages: the patch is the returned list: %+v", res)
+	}
+	res, _ = dispatch(t, d, "after_tool_call_success",
+		`{"thread_id":"th","tool_call":{"id":"c1","function":{"name":"x","arguments":"{}"}},"result":{"ok":true}}`)
+	if res.Decision != "allow" || res.Patch != nil {
+		t.Fatalf("after_tool_call_success null = unchanged: %+v", res)
+	}
+	res, _ = dispatch(t, d, "after_create_message", `{"thread_id":"th","message":{"role":"user","content":"hi"}}`)
+	if res.Decision == "modify" {
+		t.Fatalf("an after_* hook changed what was stored: %+v", res)
+	}
+	rec := st.recs[len(st.recs)-1]
+	refused := ""
+	for _, r := range rec.Results {
+		if r.Guardian == "rewrite-stored" {
+			refused = r.Refused
+		}
+	}
+	if refused == "" {
+		t.Fatalf("the refusal is not recorded: %+v", rec.Results)
+	}
+}
