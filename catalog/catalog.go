@@ -11,7 +11,8 @@ package catalog
 
 import (
 	"encoding/json"
-	"unicode/utf8"
+
+	"github.com/wardenhq/warden"
 )
 
 // Source names the specification an event comes from.
@@ -203,42 +204,5 @@ func Families() []string {
 	return out
 }
 
-// Glob reports whether s matches pattern, where * matches any run of
-// characters and ? exactly one; every other character matches itself. It has
-// the semantics of policy.Glob (a copy, so that catalog stays a leaf package
-// the policy engine may import).
-func Glob(pattern, s string) bool {
-	px, sx := 0, 0
-	starPx, starSx := -1, 0
-	for sx < len(s) {
-		if px < len(pattern) {
-			switch pattern[px] {
-			case '*':
-				starPx, starSx = px, sx
-				px++
-				continue
-			case '?':
-				_, n := utf8.DecodeRuneInString(s[sx:])
-				px++
-				sx += n
-				continue
-			default:
-				if pattern[px] == s[sx] {
-					px++
-					sx++
-					continue
-				}
-			}
-		}
-		if starPx < 0 {
-			return false
-		}
-		_, n := utf8.DecodeRuneInString(s[starSx:])
-		starSx += n
-		px, sx = starPx+1, starSx
-	}
-	for px < len(pattern) && pattern[px] == '*' {
-		px++
-	}
-	return px == len(pattern)
-}
+// Glob is warden.Glob: * matches any run of characters, ? exactly one.
+func Glob(pattern, s string) bool { return warden.Glob(pattern, s) }

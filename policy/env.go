@@ -9,12 +9,13 @@ package policy
 import (
 	"fmt"
 	"sync"
-	"unicode/utf8"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
+
+	"github.com/wardenhq/warden"
 )
 
 // DefaultCostLimit bounds the runtime cost of one CEL evaluation (a condition,
@@ -107,44 +108,9 @@ func newEnv() (*cel.Env, error) {
 	)
 }
 
-// Glob reports whether s matches pattern, where '*' matches any run of
-// characters (including none and '/') and '?' exactly one character.
-func Glob(pattern, s string) bool {
-	px, sx := 0, 0
-	starPx, starSx := -1, 0
-	for sx < len(s) {
-		if px < len(pattern) {
-			switch pattern[px] {
-			case '*':
-				starPx, starSx = px, sx
-				px++
-				continue
-			case '?':
-				_, n := utf8.DecodeRuneInString(s[sx:])
-				px++
-				sx += n
-				continue
-			default:
-				if pattern[px] == s[sx] {
-					px++
-					sx++
-					continue
-				}
-			}
-		}
-		if starPx < 0 {
-			return false
-		}
-		// Backtrack: let the last '*' swallow one more character.
-		_, n := utf8.DecodeRuneInString(s[starSx:])
-		starSx += n
-		px, sx = starPx+1, starSx
-	}
-	for px < len(pattern) && pattern[px] == '*' {
-		px++
-	}
-	return px == len(pattern)
-}
+// Glob reports whether s matches pattern ('*' any run, '?' one character);
+// it is warden.Glob, the event-name matching every package shares.
+func Glob(pattern, s string) bool { return warden.Glob(pattern, s) }
 
 // isGlob reports whether an events entry is a pattern rather than a name.
 func isGlob(s string) bool {
