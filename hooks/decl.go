@@ -51,7 +51,7 @@ type Decl struct {
 // Matches reports whether d applies to the event named name.
 func (d *Decl) Matches(name string) bool {
 	for _, p := range d.Events {
-		if policy.Glob(p, name) {
+		if warden.Glob(p, name) {
 			return true
 		}
 	}
