@@ -5,6 +5,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 
@@ -25,6 +26,18 @@ type Config struct {
 	Policies []string
 	// Hooks are the validated hook declarations, in file order.
 	Hooks []hooks.Decl
+	// MCP are the upstream MCP servers of /mcp/{server} (mcp.servers).
+	MCP map[string]Upstream
+	// A2A are the upstream agents of /a2a/{agent} (a2a.agents).
+	A2A map[string]Upstream
+}
+
+// Upstream is a server a gateway forwards to. Headers are ${VAR}-expanded;
+// they hold secrets: never log them.
+type Upstream struct {
+	Name    string
+	URL     string
+	Headers map[string]string
 }
 
 // Default returns the configuration used without --config.
@@ -101,6 +114,15 @@ func Parse(file string, data []byte) (*Config, error) {
 				}
 				c.Policies = append(c.Policies, p)
 			}
+		case "mcp", "a2a":
+			inner := map[string]string{"mcp": "servers", "a2a": "agents"}[k.Value]
+			ups, uerrs := parseUpstreams(file, k.Value, inner, v)
+			errs = append(errs, uerrs...)
+			if k.Value == "mcp" {
+				c.MCP = ups
+			} else {
+				c.A2A = ups
+			}
 		case "hooks":
 			decls, herrs := hooks.Parse(file, v)
 			errs = append(errs, herrs...)
@@ -110,11 +132,81 @@ func Parse(file string, data []byte) (*Config, error) {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies, hooks)", k.Value)
+			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a)", k.Value)
 		}
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	return c, nil
+}
+
+// parseUpstreams reads `mcp: {servers: {NAME: {url, headers}}}` (or a2a's
+// agents).
+func parseUpstreams(file, key, inner string, v *yaml.Node) (map[string]Upstream, ErrorList) {
+	var errs ErrorList
+	add := func(n *yaml.Node, format string, args ...any) {
+		errs = append(errs, Error{File: file, Line: n.Line, Msg: fmt.Sprintf(format, args...)})
+	}
+	out := map[string]Upstream{}
+	if v.Kind != yaml.MappingNode {
+		add(v, "%s: expected a mapping with %s", key, inner)
+		return out, errs
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, m := v.Content[i], v.Content[i+1]
+		if k.Value != inner {
+			add(k, "%s: unknown key %q (want %s)", key, k.Value, inner)
+			continue
+		}
+		if m.Kind != yaml.MappingNode {
+			add(m, "%s.%s: expected a mapping of names to {url, headers}", key, inner)
+			continue
+		}
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			name, n := m.Content[j], m.Content[j+1]
+			var u struct {
+				URL     string            `yaml:"url"`
+				Headers map[string]string `yaml:"headers"`
+			}
+			where := fmt.Sprintf("%s.%s.%s", key, inner, name.Value)
+			if err := n.Decode(&u); err != nil || u.URL == "" {
+				add(n, "%s: expected {url: ..., headers: {...}} with a url", where)
+				continue
+			}
+			if !validName(name.Value) {
+				add(name, "%s: a name may hold letters, digits, '-', '_' and '.'", where)
+				continue
+			}
+			up := Upstream{Name: name.Value, Headers: map[string]string{}}
+			var err error
+			if up.URL, err = hooks.ExpandEnv(u.URL); err != nil {
+				add(n, "%s.url: %v", where, err)
+			}
+			if pu, perr := url.Parse(up.URL); perr != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+				add(n, "%s.url: expected an http(s) URL, got %q", where, u.URL)
+			}
+			for hk, hv := range u.Headers {
+				x, err := hooks.ExpandEnv(hv)
+				if err != nil {
+					add(n, "%s.headers.%s: %v", where, hk, err)
+				}
+				up.Headers[hk] = x
+			}
+			out[name.Value] = up
+		}
+	}
+	return out, errs
+}
+
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
 }

@@ -37,11 +37,20 @@ func TestParse(t *testing.T) {
 		}},
 		{name: "bad default", yaml: "policies: []\ndefaultDecision: modify\n", wantErr: "warden.yaml:2: defaultDecision: expected allow or deny"},
 		{name: "unknown key", yaml: "defaultDecision: allow\npolicy: x\n", wantErr: `warden.yaml:2: unknown key "policy"`},
-		{name: "mcp not yet", yaml: "\nmcp: {}\n", wantErr: "warden.yaml:2: mcp: the MCP gateway is not supported"},
+		{name: "upstreams", yaml: "mcp:\n  servers:\n    everything: {url: \"http://127.0.0.1:3001/mcp\", headers: {Authorization: \"Bearer ${UP_TOKEN}\"}}\na2a:\n  agents:\n    echo: {url: \"http://127.0.0.1:41241/\"}\n",
+			check: func(t *testing.T, c *Config) {
+				if c.MCP["everything"].URL != "http://127.0.0.1:3001/mcp" || c.MCP["everything"].Headers["Authorization"] != "Bearer t0k" || c.A2A["echo"].URL != "http://127.0.0.1:41241/" {
+					t.Fatalf("got %+v %+v", c.MCP, c.A2A)
+				}
+			}},
+		{name: "upstream without url", yaml: "mcp:\n  servers:\n    x: {headers: {}}\n", wantErr: "warden.yaml:3: mcp.servers.x: expected {url"},
+		{name: "upstream bad url", yaml: "a2a:\n  agents:\n    x: {url: \"ftp://h\"}\n", wantErr: "warden.yaml:3: a2a.agents.x.url: expected an http(s) URL"},
+		{name: "upstream wrong key", yaml: "mcp:\n  agents: {}\n", wantErr: `warden.yaml:2: mcp: unknown key "agents" (want servers)`},
 		{name: "policies not a list", yaml: "policies: {a: b}\n", wantErr: "warden.yaml:1: policies: expected a list"},
 		{name: "syntax error", yaml: "a: b\n  c: d\n", wantErr: "warden.yaml:2:"},
 		{name: "not a mapping", yaml: "- a\n", wantErr: "warden.yaml:1: expected a mapping"},
 	}
+	t.Setenv("UP_TOKEN", "t0k")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := Parse("/etc/warden/warden.yaml", []byte(tt.yaml))

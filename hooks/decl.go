@@ -169,14 +169,14 @@ func parseOne(file string, item *yaml.Node, i int, add func(*yaml.Node, string, 
 				bad(v, "%s: expected {url: ..., headers: {...}} with a url", k.Value)
 				continue
 			}
-			url, err := expand(h.URL)
+			url, err := ExpandEnv(h.URL)
 			if err != nil {
 				bad(v, "%s.url: %v", k.Value, err)
 			}
 			d.URL = url
 			d.Headers = map[string]string{}
 			for hk, hv := range h.Headers {
-				x, err := expand(hv)
+				x, err := ExpandEnv(hv)
 				if err != nil {
 					bad(v, "%s.headers.%s: %v", k.Value, hk, err)
 				}
@@ -224,9 +224,9 @@ func parseOne(file string, item *yaml.Node, i int, add func(*yaml.Node, string, 
 	return d, ok
 }
 
-// expand replaces ${VAR} with the environment's value; an unset variable is
-// an error (a header without its secret would fail later, less clearly).
-func expand(s string) (string, error) {
+// ExpandEnv replaces ${VAR} with the environment's value; an unset variable
+// is an error (a header without its secret would fail later, less clearly).
+func ExpandEnv(s string) (string, error) {
 	var missing []string
 	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
 		name := envRef.FindStringSubmatch(m)[1]
