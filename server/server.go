@@ -22,6 +22,8 @@ type Options struct {
 	AOS         http.Handler // POST /aos
 	Dispatch    http.Handler // POST /api/hooks/dispatch (nil: not served)
 	HookCatalog http.Handler // GET /api/hooks/catalog (nil: not served)
+	MCP         http.Handler // /mcp/{server} (nil: not served)
+	A2A         http.Handler // /a2a/{agent} and its agent card (nil: not served)
 	Store       warden.Store // GET /api/hooks/runs
 	Metrics     *Metrics     // GET /metrics
 	Pprof       bool         // expose /debug/pprof/ (off by default)
@@ -49,6 +51,12 @@ func New(o Options) http.Handler {
 	}
 	if o.HookCatalog != nil {
 		mux.Handle("GET /api/hooks/catalog", o.HookCatalog)
+	}
+	if o.MCP != nil {
+		mux.Handle("/mcp/", o.MCP)
+	}
+	if o.A2A != nil {
+		mux.Handle("/a2a/", o.A2A)
 	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
