@@ -169,9 +169,8 @@ func (h *Handler) protocolViews(ev *warden.Event) {
 	msg := ev.Payload
 	ev.Tool, ev.Message = warden.Tool{}, warden.Message{}
 	if ev.Name == MethodMCP {
-		if getStr(msg, "method") == "tools/call" {
-			params := getObj(msg, "params")
-			ev.Tool = warden.Tool{Name: getStr(params, "name"), Args: getObj(params, "arguments")}
+		if t, ok := MCPToolCall(msg); ok {
+			ev.Tool = t
 		} else if _, isReq := msg["method"]; !isReq {
 			if k, ok := idKey(msg["id"]); ok {
 				ev.Tool, _ = h.mcp.get(k)
@@ -183,4 +182,20 @@ func (h *Handler) protocolViews(ev *warden.Event) {
 	if ev.Tool.Args == nil {
 		ev.Tool.Args = map[string]any{}
 	}
+}
+
+// MCPToolCall returns the tool view of an MCP tools/call request (its name
+// and arguments; Args never nil); ok is false for any other message. The MCP
+// gateways use it so tool policies read an MCP call the same way on every
+// surface; they set Tool.Server themselves.
+func MCPToolCall(msg map[string]any) (t warden.Tool, ok bool) {
+	if getStr(msg, "method") != "tools/call" {
+		return warden.Tool{}, false
+	}
+	params := getObj(msg, "params")
+	t = warden.Tool{Name: getStr(params, "name"), Args: getObj(params, "arguments")}
+	if t.Args == nil {
+		t.Args = map[string]any{}
+	}
+	return t, true
 }
