@@ -28,6 +28,7 @@ var commands = []struct {
 	{"check", "check [--config F] [--policy PATH]...", cmdCheck},
 	{"eval", "eval --event NAME [--config F] [--policy PATH]... < payload.json", cmdEval},
 	{"hooks", "hooks events [--family F] [--sync-only] [-o table|json] | hooks dispatch EVENT [--config F] [--data DIR] < payload.json", cmdHooks},
+	{"mcp", "mcp stdio [--config F] [--policy PATH]... [--data DIR] [--name N] -- CMD ARGS...", cmdMCP},
 	{"runs", "runs [--data DIR] [--session S] [--event E] [--decision D] [--last N] [-o table|json]", cmdRuns},
 	{"version", "version", cmdVersion},
 }

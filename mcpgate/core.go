@@ -1,0 +1,281 @@
+// Package mcpgate is warden's MCP gateway: a stdio relay between an MCP client
+// and the server process it would have started (`warden mcp stdio -- CMD`),
+// and a Streamable-HTTP proxy to configured upstream servers (/mcp/{server}).
+// Every JSON-RPC message, in both directions, is decided as the event
+// protocols/MCP (surface mcp) and recorded by the Decider; a tools/call
+// request and its result also carry the tool view, so tool policies apply
+// unchanged. It is named mcpgate, not mcp, so it never shadows the go-sdk.
+package mcpgate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/aos"
+)
+
+// EventName is the event every MCP message is decided as.
+const EventName = "protocols/MCP"
+
+// JSON-RPC error codes the gateways answer with.
+const (
+	CodeParseError     = -32700 // a line or body that is not JSON
+	CodeInvalidRequest = -32600 // JSON but not a JSON-RPC message, or over the size limit
+	CodeInternal       = -32603
+	CodeDenied         = -32001 // a policy or hook denied the message
+	CodeUpstream       = -32002 // the server is unreachable, timed out, crashed or answered garbage
+)
+
+// DefaultMaxMessage bounds one message: a stdio line, an HTTP body, an SSE event.
+const DefaultMaxMessage = 4 << 20
+
+// maxPending bounds the requests a gateway remembers while they are in
+// flight (to correlate results with their tool and to answer them if the
+// server goes away); past it the oldest are forgotten.
+const maxPending = 10000
+
+// message is one JSON-RPC message as the gateway sees it.
+type message struct {
+	raw []byte         // as received (forwarded unchanged when allowed)
+	m   map[string]any // decoded
+}
+
+func (msg *message) method() string { s, _ := msg.m["method"].(string); return s }
+func (msg *message) hasID() bool {
+	v, ok := msg.m["id"]
+	return ok && v != nil
+}
+func (msg *message) isRequest() bool      { _, ok := msg.m["method"]; return ok && msg.hasID() }
+func (msg *message) isNotification() bool { _, ok := msg.m["method"]; return ok && !msg.hasID() }
+
+// isRPC reports whether m looks like a JSON-RPC message: a method, or a
+// result or error with an id.
+func isRPC(m map[string]any) bool {
+	if s, ok := m["method"].(string); ok && s != "" {
+		return true
+	}
+	_, r := m["result"]
+	_, e := m["error"]
+	return r || e
+}
+
+// idKey is the correlation key of a JSON-RPC id ("" for none).
+func idKey(v any) string {
+	switch t := v.(type) {
+	case string:
+		return "s" + t
+	case float64:
+		return "n" + strconv.FormatFloat(t, 'g', -1, 64)
+	}
+	return ""
+}
+
+// idText is an id as text, for the trace.
+func idText(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case float64:
+		return strconv.FormatFloat(t, 'g', -1, 64)
+	}
+	return ""
+}
+
+// parse splits a line or body into messages: one object, or the members of a
+// batch. A member that is not a JSON-RPC message is returned in bad, with its
+// id when it has one.
+func parse(data []byte) (msgs []*message, bad []any, isBatch bool, err error) {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '[' {
+		var items []json.RawMessage
+		if err := json.Unmarshal(data, &items); err != nil {
+			return nil, nil, true, err
+		}
+		if len(items) == 0 {
+			return nil, []any{nil}, true, nil
+		}
+		for _, it := range items {
+			msg, ok, id := parseOne(it)
+			if !ok {
+				bad = append(bad, id)
+				continue
+			}
+			msgs = append(msgs, msg)
+		}
+		return msgs, bad, true, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		var anyv any
+		if json.Unmarshal(data, &anyv) == nil {
+			return nil, []any{nil}, false, nil // valid JSON, not an object
+		}
+		return nil, nil, false, err
+	}
+	if !isRPC(m) {
+		return nil, []any{m["id"]}, false, nil
+	}
+	return []*message{{raw: data, m: m}}, nil, false, nil
+}
+
+func parseOne(raw json.RawMessage) (*message, bool, any) {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, false, nil
+	}
+	if !isRPC(m) {
+		return nil, false, m["id"]
+	}
+	return &message{raw: raw, m: m}, true, nil
+}
+
+// errorMessage encodes a JSON-RPC error response.
+func errorMessage(id any, code int, msg string) []byte {
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": code, "message": msg}})
+	if err != nil { // an id that does not encode cannot happen (it was decoded)
+		b, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
+			"error": map[string]any{"code": code, "message": msg}})
+	}
+	return b
+}
+
+// deniedMessage is the error text of a denial.
+func deniedMessage(reason string) string {
+	if reason == "" {
+		reason = "policy"
+	}
+	return "denied by warden: " + reason
+}
+
+// verdict is what the gateway does with one message.
+type verdict struct {
+	deny   bool
+	reason string
+	out    []byte // the message to forward (raw when unchanged)
+}
+
+// gate holds what both gateways share: the Decider and the tool server name.
+type gate struct {
+	dec    *warden.Decider
+	server string
+}
+
+// decide runs one message through the chain. tool is the tool view of the
+// request a response answers (nil when none or not a tools/call).
+func (g *gate) decide(ctx context.Context, msg *message, dir, session string, tool *warden.Tool) verdict {
+	ev := &warden.Event{
+		Name: EventName, Surface: warden.SurfaceMCP, Direction: dir,
+		RequestID: idText(msg.m["id"]), Payload: msg.m, Raw: msg.raw, SessionID: session,
+	}
+	server := g.server
+	ev.Normalize = func(e *warden.Event) {
+		e.Tool = warden.Tool{}
+		if t, ok := aos.MCPToolCall(e.Payload); ok {
+			t.Server = server
+			e.Tool = t
+		} else if _, isReq := e.Payload["method"]; !isReq && tool != nil {
+			e.Tool = *tool
+		}
+		if e.Tool.Args == nil {
+			e.Tool.Args = map[string]any{}
+		}
+	}
+	ev.Normalize(ev)
+	out, _ := g.dec.Decide(ctx, ev) // a trace failure is already a deny
+	switch out.Verdict {
+	case warden.Deny:
+		return verdict{deny: true, reason: out.Reason}
+	case warden.Modify:
+		if out.Payload != nil {
+			b, err := json.Marshal(out.Payload)
+			if err != nil {
+				return verdict{deny: true, reason: fmt.Sprintf("modified message does not encode: %v", err)}
+			}
+			return verdict{out: b}
+		}
+	}
+	return verdict{out: msg.raw}
+}
+
+// toolOf returns the tool view of a tools/call request, with the server name.
+func (g *gate) toolOf(msg *message) *warden.Tool {
+	t, ok := aos.MCPToolCall(msg.m)
+	if !ok {
+		return nil
+	}
+	t.Server = g.server
+	return &t
+}
+
+// pending remembers requests in flight in one direction: their raw id (to
+// answer them if the peer goes away) and, for tools/call, the tool view.
+type pending struct {
+	mu    sync.Mutex
+	m     map[string]pendingReq
+	order []string // insertion order, for eviction past maxPending
+}
+
+type pendingReq struct {
+	id   any
+	tool *warden.Tool
+}
+
+func newPending() *pending { return &pending{m: make(map[string]pendingReq)} }
+
+func (p *pending) put(id any, tool *warden.Tool) {
+	k := idKey(id)
+	if k == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.m[k]; !ok {
+		p.order = append(p.order, k)
+	}
+	p.m[k] = pendingReq{id: id, tool: tool}
+	for len(p.m) > maxPending && len(p.order) > 0 {
+		delete(p.m, p.order[0])
+		p.order = p.order[1:]
+	}
+	if len(p.order) > 4*maxPending { // compact keys already answered
+		keep := p.order[:0]
+		for _, k := range p.order {
+			if _, ok := p.m[k]; ok {
+				keep = append(keep, k)
+			}
+		}
+		p.order = keep
+	}
+}
+
+// take removes and returns the request answered by id.
+func (p *pending) take(id any) (pendingReq, bool) {
+	k := idKey(id)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r, ok := p.m[k]
+	if ok {
+		delete(p.m, k)
+	}
+	return r, ok
+}
+
+// drain removes and returns every request still in flight.
+func (p *pending) drain() []pendingReq {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var rs []pendingReq
+	for _, k := range p.order {
+		if r, ok := p.m[k]; ok {
+			rs = append(rs, r)
+		}
+	}
+	p.m, p.order = make(map[string]pendingReq), nil
+	return rs
+}

@@ -1,0 +1,290 @@
+package mcpgate
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/wardenhq/warden"
+)
+
+// ErrServerExited is returned by Stdio.Run when the server's output ends.
+var ErrServerExited = errors.New("MCP server closed its output (exited or crashed)")
+
+// StdioOptions configure a stdio gateway.
+type StdioOptions struct {
+	// Server is the tool view's server name (Tool.Server): the --name, by
+	// default the command's base name.
+	Server string
+	// SessionID is recorded as every event's session id; "" generates one.
+	SessionID string
+	// MaxLine bounds one line in either direction (default DefaultMaxMessage).
+	MaxLine int
+	// Logf reports what the gateway drops (malformed server output); it goes
+	// to stderr, never to stdout, which is the MCP channel. Nil: silent.
+	Logf func(format string, args ...any)
+}
+
+// Stdio relays newline-delimited JSON-RPC between an MCP client and a server,
+// deciding every message. One Stdio serves one session: Run it once.
+type Stdio struct {
+	gate
+	sid     string
+	max     int
+	logf    func(string, ...any)
+	client  *lineWriter // to the client
+	server  *lineWriter // to the server
+	fromCli *pending    // client requests awaiting the server's answer
+	fromSrv *pending    // server requests awaiting the client's answer
+}
+
+// NewStdio returns a stdio gateway deciding with dec.
+func NewStdio(dec *warden.Decider, opts StdioOptions) *Stdio {
+	s := &Stdio{gate: gate{dec: dec, server: opts.Server}, sid: opts.SessionID, max: opts.MaxLine,
+		logf: opts.Logf, fromCli: newPending(), fromSrv: newPending()}
+	if s.sid == "" {
+		id, err := uuid.NewV7()
+		if err != nil {
+			id = uuid.New()
+		}
+		s.sid = id.String()
+	}
+	if s.max <= 0 {
+		s.max = DefaultMaxMessage
+	}
+	if s.logf == nil {
+		s.logf = func(string, ...any) {}
+	}
+	return s
+}
+
+// SessionID is the id recorded with every event of this session.
+func (s *Stdio) SessionID() string { return s.sid }
+
+// lineWriter writes whole lines, one writer at a time.
+type lineWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+}
+
+func (l *lineWriter) write(b []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(append(l.buf[:0], b...), '\n')
+	_, err := l.w.Write(l.buf)
+	if cap(l.buf) > 64<<10 {
+		l.buf = nil // do not keep a large message's buffer
+	}
+	return err
+}
+
+// Run relays between the client (reading fromClient, writing toClient) and
+// the server (reading fromServer, writing toServer) until one side ends: the
+// client's input ends (nil), the server's output ends (ErrServerExited, after
+// every request in flight was answered with a -32002 error), a write to the
+// client fails, or ctx is done. Run does not close anything; the caller closes
+// the streams (and stops the server), which ends the reading goroutines.
+func (s *Stdio) Run(ctx context.Context, fromClient io.Reader, toClient io.Writer, fromServer io.Reader, toServer io.Writer) error {
+	s.client = &lineWriter{w: toClient}
+	s.server = &lineWriter{w: toServer}
+	done := make(chan error, 2)
+	go func() { done <- s.loop(ctx, fromClient, s.fromClientLine, nil) }()
+	go func() {
+		done <- s.loop(ctx, fromServer, s.fromServerLine, func() {
+			for _, r := range s.fromCli.drain() {
+				_ = s.client.write(errorMessage(r.id, CodeUpstream, "MCP server exited before answering"))
+			}
+		})
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// loop reads lines from r and hands each to handle; at the end of r it calls
+// atEOF (if set) and returns nil for the client side, ErrServerExited for the
+// server side.
+func (s *Stdio) loop(ctx context.Context, r io.Reader, handle func(context.Context, []byte, bool) error, atEOF func()) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, tooLong, err := readLine(br, s.max)
+		if err != nil {
+			if atEOF != nil {
+				atEOF()
+				if err == io.EOF {
+					return ErrServerExited
+				}
+				return fmt.Errorf("%w: %v", ErrServerExited, err)
+			}
+			if err == io.EOF {
+				return nil
+			}
+			return fmt.Errorf("reading from the client: %w", err)
+		}
+		if !tooLong && len(trimSpace(line)) == 0 {
+			continue
+		}
+		if err := handle(ctx, line, tooLong); err != nil {
+			return err
+		}
+	}
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// readLine returns the next line without its newline, in a fresh slice. A
+// line longer than max is consumed and reported as tooLong (no content). A
+// last line without a newline is returned before io.EOF.
+func readLine(br *bufio.Reader, max int) ([]byte, bool, error) {
+	var line []byte
+	tooLong := false
+	for {
+		frag, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(frag) > max+1 {
+				tooLong, line = true, nil
+			} else {
+				line = append(line, frag...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			if err == io.EOF && (len(line) > 0 || tooLong) {
+				return line, tooLong, nil
+			}
+			return nil, false, err
+		}
+		if n := len(line); n > 0 && line[n-1] == '\n' {
+			line = line[:n-1]
+		}
+		return line, tooLong, nil
+	}
+}
+
+// fromClientLine handles one line from the client. Only a failed write to the
+// client ends the session.
+func (s *Stdio) fromClientLine(ctx context.Context, line []byte, tooLong bool) error {
+	if tooLong {
+		return s.client.write(errorMessage(nil, CodeInvalidRequest, fmt.Sprintf("message exceeds %d bytes", s.max)))
+	}
+	msgs, bad, _, err := parse(line)
+	if err != nil {
+		return s.client.write(errorMessage(nil, CodeParseError, "parse error: "+err.Error()))
+	}
+	for _, id := range bad {
+		if err := s.client.write(errorMessage(id, CodeInvalidRequest, "invalid request: not a JSON-RPC 2.0 message")); err != nil {
+			return err
+		}
+	}
+	for _, msg := range msgs {
+		if err := s.outbound(ctx, msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fromServerLine handles one line from the server: garbage is logged (one
+// line, never its content) and dropped.
+func (s *Stdio) fromServerLine(ctx context.Context, line []byte, tooLong bool) error {
+	if tooLong {
+		s.logf("MCP server sent a line over %d bytes; dropped", s.max)
+		return nil
+	}
+	msgs, bad, _, err := parse(line)
+	if err != nil {
+		s.logf("MCP server sent a line that is not JSON (%d bytes); dropped", len(line))
+		return nil
+	}
+	if len(bad) > 0 {
+		s.logf("MCP server sent %d message(s) that are not JSON-RPC; dropped", len(bad))
+	}
+	for _, msg := range msgs {
+		if err := s.inbound(ctx, msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// outbound decides a message from the client and forwards it to the server,
+// or answers it.
+func (s *Stdio) outbound(ctx context.Context, msg *message) error {
+	var tool *warden.Tool
+	isResp := !msg.isRequest() && !msg.isNotification()
+	if isResp {
+		s.fromSrv.take(msg.m["id"]) // the client answers a server request
+	}
+	v := s.decide(ctx, msg, warden.Outbound, s.sid, tool)
+	if v.deny {
+		switch {
+		case msg.isRequest():
+			return s.client.write(errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason)))
+		case isResp: // the server gets an error instead of the client's answer
+			_ = s.server.write(errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason)))
+		}
+		return nil // a denied notification is dropped (it is in the trace)
+	}
+	if msg.isRequest() {
+		s.fromCli.put(msg.m["id"], s.toolOf(msg))
+	} else if msg.method() == "notifications/cancelled" {
+		if p, ok := msg.m["params"].(map[string]any); ok {
+			s.fromCli.take(p["requestId"])
+		}
+	}
+	if err := s.server.write(v.out); err != nil && msg.isRequest() {
+		s.fromCli.take(msg.m["id"])
+		return s.client.write(errorMessage(msg.m["id"], CodeUpstream, "MCP server is not reading: "+err.Error()))
+	}
+	return nil
+}
+
+// inbound decides a message from the server and forwards it to the client,
+// or answers it.
+func (s *Stdio) inbound(ctx context.Context, msg *message) error {
+	var tool *warden.Tool
+	isResp := !msg.isRequest() && !msg.isNotification()
+	if isResp {
+		if r, ok := s.fromCli.take(msg.m["id"]); ok {
+			tool = r.tool
+		}
+	}
+	v := s.decide(ctx, msg, warden.Inbound, s.sid, tool)
+	if v.deny {
+		switch {
+		case msg.isRequest(): // a server request (sampling, elicitation, roots) is refused
+			_ = s.server.write(errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason)))
+			return nil
+		case isResp:
+			return s.client.write(errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason)))
+		}
+		return nil
+	}
+	if msg.isRequest() {
+		s.fromSrv.put(msg.m["id"], nil)
+	} else if msg.method() == "notifications/cancelled" {
+		if p, ok := msg.m["params"].(map[string]any); ok {
+			s.fromSrv.take(p["requestId"])
+		}
+	}
+	return s.client.write(v.out)
+}
