@@ -1,0 +1,550 @@
+// Package a2agate is warden's A2A proxy (CONTRACT §6): /a2a/{agent} forwards
+// A2A JSON-RPC to a configured upstream agent, and every message in either
+// direction — each request, each response, each streamed (SSE) event — is an
+// event decided by the guardian chain and recorded in the trace before it is
+// passed on. A deny answers the client with JSON-RPC error -32001 and the
+// other side never sees the message; a modify passes the rewritten message on.
+// The agent card is served with its URLs pointing at the proxy.
+package a2agate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/config"
+)
+
+// Defaults of Options.
+const (
+	DefaultTimeout    = 30 * time.Second
+	DefaultStreamIdle = 2 * time.Minute
+	DefaultMaxBody    = 4 << 20
+)
+
+// JSON-RPC error codes warden answers with.
+const (
+	CodeDenied         = -32001 // a deny (CONTRACT §6)
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInternal       = -32603 // the upstream failed, timed out or sent garbage
+)
+
+// Options tune the proxy. The zero value is usable.
+type Options struct {
+	// PublicURL is the base URL clients reach warden at (e.g.
+	// "https://warden.example.com"); the agent card points at
+	// PublicURL/a2a/{agent}. Empty: the scheme and Host of the card request.
+	PublicURL string
+	// Client calls the upstreams; nil: a client with dial, TLS and header
+	// timeouts and no overall timeout (streams are long-lived).
+	Client *http.Client
+	// Timeout bounds a non-streaming call to an upstream (until its whole
+	// response is read) and the agent card fetch. Default DefaultTimeout.
+	Timeout time.Duration
+	// StreamIdle ends an SSE stream whose upstream sent nothing (not even a
+	// keep-alive comment) for this long. Default DefaultStreamIdle.
+	StreamIdle time.Duration
+	// MaxBody caps a request, a response and one streamed event, in bytes.
+	// Default DefaultMaxBody.
+	MaxBody int64
+	// Logf logs upstream failures (never headers or message contents); nil: silent.
+	Logf func(format string, args ...any)
+}
+
+// Gate is the A2A proxy handler; New builds it.
+type Gate struct {
+	dec      *warden.Decider
+	agents   map[string]*agent
+	opts     Options
+	client   *http.Client
+	sessions *sessions
+}
+
+// agent is one configured upstream.
+type agent struct {
+	name    string
+	url     string            // the upstream JSON-RPC endpoint
+	public  string            // url without userinfo, query or fragment: what is recorded
+	headers map[string]string // configured headers: secrets, never logged
+}
+
+// New returns the handler of /a2a/{agent} for the configured agents.
+func New(dec *warden.Decider, agents map[string]config.Upstream, opts Options) *Gate {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.StreamIdle <= 0 {
+		opts.StreamIdle = DefaultStreamIdle
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	opts.PublicURL = strings.TrimRight(opts.PublicURL, "/")
+	g := &Gate{dec: dec, agents: map[string]*agent{}, opts: opts, client: opts.Client, sessions: newSessions()}
+	if g.client == nil {
+		g.client = &http.Client{Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ResponseHeaderTimeout: opts.Timeout,
+			IdleConnTimeout:       90 * time.Second,
+			MaxIdleConnsPerHost:   32,
+		}}
+	}
+	for name, up := range agents {
+		if name == "" {
+			name = up.Name
+		}
+		a := &agent{name: name, url: up.URL, public: up.URL, headers: up.Headers}
+		if u, err := url.Parse(up.URL); err == nil {
+			u.User, u.RawQuery, u.Fragment = nil, "", ""
+			a.public = u.String()
+		}
+		g.agents[name] = a
+	}
+	return g
+}
+
+// ServeHTTP routes POST /a2a/{agent} (or /a2a/{agent}/) to the JSON-RPC
+// proxy and GET /a2a/{agent}/.well-known/agent-card.json (or agent.json) to
+// the rewritten agent card.
+func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/a2a/")
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	name, sub, _ := strings.Cut(rest, "/")
+	ag := g.agents[name]
+	switch {
+	case ag == nil:
+		writeJSON(w, http.StatusNotFound, rpcError(nil, CodeInvalidRequest, fmt.Sprintf("unknown A2A agent %q", name), dialect03, "UNKNOWN_AGENT", nil))
+	case sub == "":
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeJSON(w, http.StatusMethodNotAllowed, rpcError(nil, CodeInvalidRequest, "A2A JSON-RPC takes POST", dialect03, "INVALID_REQUEST", nil))
+			return
+		}
+		g.serveRPC(w, r, ag)
+	case sub == ".well-known/agent-card.json" || sub == ".well-known/agent.json":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		g.serveCard(w, r, ag)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// envelope is the part of a JSON-RPC message read with its raw id, so an id
+// is echoed byte for byte (a large number stays exact).
+type envelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+}
+
+// exchange is one proxied JSON-RPC call.
+type exchange struct {
+	ag       *agent
+	method   method
+	id       json.RawMessage // "null" when absent
+	client   string          // the client's remote address
+	session  string          // the request's session id (context id)
+	isExtCrd bool            // the result is an agent card, to be rewritten
+	self     string          // the proxy's own URL for this agent
+}
+
+func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, g.opts.MaxBody+1))
+	if err != nil {
+		writeJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, "reading the request: "+err.Error(), dialect03, "INVALID_REQUEST", nil))
+		return
+	}
+	if int64(len(body)) > g.opts.MaxBody {
+		writeJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, fmt.Sprintf("request body over the limit (%d bytes)", g.opts.MaxBody), dialect03, "INVALID_REQUEST", nil))
+		return
+	}
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		writeJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, "batch requests are not part of A2A", dialect03, "INVALID_REQUEST", nil))
+		return
+	}
+	var env envelope
+	var msg map[string]any
+	if err := json.Unmarshal(body, &msg); err != nil || msg == nil {
+		if json.Valid(body) {
+			writeJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, "expected a JSON-RPC request object", dialect03, "INVALID_REQUEST", nil))
+		} else {
+			writeJSON(w, http.StatusOK, rpcError(nil, CodeParseError, "parse error: invalid JSON", dialect03, "PARSE_ERROR", nil))
+		}
+		return
+	}
+	_ = json.Unmarshal(body, &env) // cannot fail where the map decode succeeded, save for types
+	id := env.ID
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	if env.JSONRPC != "2.0" || env.Method == nil {
+		writeJSON(w, http.StatusOK, rpcError(id, CodeInvalidRequest, `expected a JSON-RPC 2.0 request ("jsonrpc": "2.0" and a "method")`, dialect03, "INVALID_REQUEST", nil))
+		return
+	}
+	m, ok := methods[*env.Method]
+	if !ok {
+		writeJSON(w, http.StatusOK, rpcError(id, CodeMethodNotFound, "method not found: "+*env.Method+" (not an A2A method warden proxies)", dialect03, "METHOD_NOT_FOUND", nil))
+		return
+	}
+	if _, has := msg[contextKey]; has {
+		writeJSON(w, http.StatusOK, rpcError(id, CodeInvalidRequest, `the top-level member "context" is not JSON-RPC (warden reserves it)`, m.dialect, "INVALID_REQUEST", nil))
+		return
+	}
+	x := &exchange{ag: ag, method: m, id: id, client: r.RemoteAddr, self: g.selfURL(r, ag),
+		isExtCrd: m.event == MethodExtendedCard}
+	x.session = g.sessions.session(getObj(msg, "params"))
+
+	// The request: an outbound event.
+	ev := g.event(x, warden.Outbound, msg, x.session, idText(id))
+	out, derr := g.dec.Decide(r.Context(), ev)
+	if derr != nil {
+		g.opts.Logf("a2a %s: %s not recorded: %v", ag.name, m.event, derr)
+	}
+	switch out.Verdict {
+	case warden.Allow:
+	case warden.Modify:
+		changed, ok := restore(out.Payload, id)
+		if !ok || !sameEvent(changed, m.event) {
+			writeJSON(w, http.StatusOK, denied(x, "a modify changed the request's method or shape", &out))
+			return
+		}
+		if body, err = json.Marshal(changed); err != nil {
+			writeJSON(w, http.StatusOK, denied(x, "the modified request does not encode: "+err.Error(), &out))
+			return
+		}
+	default:
+		writeJSON(w, http.StatusOK, denied(x, out.Reason, &out))
+		return
+	}
+	g.forward(w, r, x, body)
+}
+
+// event builds the A2A event of one JSON-RPC message. The payload is the
+// message plus a "context" member holding its two sides (seed 004's
+// params.context.from/to): the client is known by its address, the agent by
+// its configured name and URL. The context is never forwarded.
+func (g *Gate) event(x *exchange, dir string, msg map[string]any, session, reqID string) *warden.Event {
+	client := map[string]any{"role": "client", "address": x.client}
+	server := map[string]any{"role": "server", "agent": map[string]any{"name": x.ag.name, "url": x.ag.public}}
+	c := map[string]any{"from": client, "to": server}
+	if dir == warden.Inbound {
+		c = map[string]any{"from": server, "to": client}
+	}
+	p := make(map[string]any, len(msg)+1)
+	for k, v := range msg {
+		p[k] = v
+	}
+	p[contextKey] = c
+	ev := &warden.Event{
+		Name: x.method.event, Surface: warden.SurfaceA2A, Direction: dir, RequestID: reqID,
+		Payload: p, SessionID: session, Normalize: views,
+		Agent: warden.Agent{ID: x.ag.public, Name: x.ag.name},
+	}
+	views(ev)
+	return ev
+}
+
+// restore turns a modified payload back into a wire message: warden's
+// context member goes, the id is the original one. It reports false when
+// the payload is no longer a JSON-RPC message.
+func restore(p map[string]any, id json.RawMessage) (map[string]any, bool) {
+	if p == nil {
+		return nil, false
+	}
+	m := make(map[string]any, len(p))
+	for k, v := range p {
+		if k != contextKey {
+			m[k] = v
+		}
+	}
+	m["jsonrpc"] = "2.0"
+	if string(id) == "null" {
+		delete(m, "id")
+	} else {
+		m["id"] = id
+	}
+	return m, true
+}
+
+// sameEvent reports whether a modified request still is the event that was
+// decided (a modify may not turn a tasks/get into a message/send).
+func sameEvent(m map[string]any, event string) bool {
+	s, _ := m["method"].(string)
+	mm, ok := methods[s]
+	return ok && mm.event == event
+}
+
+// forward sends the (allowed, maybe modified) request upstream and relays
+// its answer, each response or streamed event decided as an inbound event.
+func (g *Gate) forward(w http.ResponseWriter, r *http.Request, x *exchange, body []byte) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(g.opts.Timeout, func() { timedOut.Store(true); cancel() })
+	defer timer.Stop()
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(g.opts.Timeout + 15*time.Second))
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, x.ag.url, bytes.NewReader(body))
+	if err != nil {
+		writeJSON(w, http.StatusOK, rpcError(x.id, CodeInternal, "upstream agent "+x.ag.name+": bad URL", x.method.dialect, "UPSTREAM_ERROR", nil))
+		return
+	}
+	copyRequestHeaders(req.Header, r.Header)
+	for k, v := range x.ag.headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := g.client.Do(req)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client went away
+		}
+		g.upstreamError(w, x, err, timedOut.Load())
+		return
+	}
+	defer resp.Body.Close()
+	copyResponseHeaders(w.Header(), resp.Header)
+	if isEventStream(resp.Header.Get("Content-Type")) {
+		timer.Stop()
+		g.relayStream(w, r, x, resp, cancel)
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, g.opts.MaxBody+1))
+	if err != nil {
+		if r.Context().Err() != nil {
+			return
+		}
+		g.upstreamError(w, x, err, timedOut.Load())
+		return
+	}
+	timer.Stop()
+	if int64(len(data)) > g.opts.MaxBody {
+		writeJSON(w, http.StatusOK, rpcError(x.id, CodeInternal, fmt.Sprintf("upstream agent %s: response over the limit (%d bytes)", x.ag.name, g.opts.MaxBody), x.method.dialect, "UPSTREAM_ERROR", nil))
+		return
+	}
+	if len(bytes.TrimSpace(data)) == 0 && resp.StatusCode/100 == 2 {
+		w.WriteHeader(resp.StatusCode) // an answer to a notification: nothing to decide
+		return
+	}
+	var msg map[string]any
+	if err := json.Unmarshal(data, &msg); err != nil || msg == nil || (msg["result"] == nil && msg["error"] == nil) {
+		why := "sent an invalid JSON-RPC response"
+		if resp.StatusCode/100 != 2 {
+			why = fmt.Sprintf("answered HTTP %d", resp.StatusCode)
+		}
+		g.opts.Logf("a2a %s: upstream %s", x.ag.name, why)
+		writeJSON(w, http.StatusOK, rpcError(x.id, CodeInternal, "upstream agent "+x.ag.name+" "+why, x.method.dialect, "UPSTREAM_ERROR", nil))
+		return
+	}
+	out, ok := g.decideInbound(r.Context(), x, msg)
+	if !ok {
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	if out != nil {
+		data = out
+	}
+	writeJSON(w, resp.StatusCode, data)
+}
+
+// decideInbound decides one response (or streamed event) msg. It returns the
+// bytes to relay (nil: the original ones) and true, or a JSON-RPC error to
+// send instead and false.
+func (g *Gate) decideInbound(ctx context.Context, x *exchange, msg map[string]any) ([]byte, bool) {
+	session := g.sessions.learn(getObj(msg, "result"), x.session)
+	rid := x.id
+	if raw, err := json.Marshal(msg["id"]); err == nil && msg["id"] != nil {
+		rid = raw
+	}
+	ev := g.event(x, warden.Inbound, msg, session, idText(rid))
+	out, derr := g.dec.Decide(ctx, ev)
+	if derr != nil {
+		g.opts.Logf("a2a %s: %s response not recorded: %v", x.ag.name, x.method.event, derr)
+	}
+	var relay map[string]any
+	switch out.Verdict {
+	case warden.Allow:
+	case warden.Modify:
+		m, ok := restore(out.Payload, x.id)
+		if !ok {
+			return denied(x, "a modify removed the response", &out), false
+		}
+		relay = m
+	default:
+		return denied(x, out.Reason, &out), false
+	}
+	if x.isExtCrd {
+		if relay == nil {
+			relay = msg
+		}
+		if card := getObj(relay, "result"); card != nil {
+			rewriteCard(card, x.self)
+		}
+	}
+	if relay == nil {
+		return nil, true
+	}
+	b, err := json.Marshal(relay)
+	if err != nil {
+		return denied(x, "the modified response does not encode: "+err.Error(), &out), false
+	}
+	return b, true
+}
+
+// upstreamError answers a failed upstream call in time, as a JSON-RPC error.
+func (g *Gate) upstreamError(w http.ResponseWriter, x *exchange, err error, timedOut bool) {
+	var why string
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // url.Error repeats the URL, which may hold a token
+	}
+	var ne net.Error
+	switch {
+	case timedOut || errors.As(err, &ne) && ne.Timeout():
+		why = fmt.Sprintf("did not answer within %s", g.opts.Timeout)
+	default:
+		why = "unreachable: " + err.Error()
+	}
+	g.opts.Logf("a2a %s: upstream %s %s", x.ag.name, x.ag.public, why)
+	writeJSON(w, http.StatusOK, rpcError(x.id, CodeInternal, "upstream agent "+x.ag.name+" "+why, x.method.dialect, "UPSTREAM_ERROR", nil))
+}
+
+// denied is the -32001 answer to a denied message.
+func denied(x *exchange, reason string, out *warden.Outcome) []byte {
+	if reason == "" {
+		reason = "denied"
+	}
+	meta := map[string]string{"decision": "deny"}
+	if out != nil {
+		if out.PolicyID != "" {
+			meta["policyId"] = out.PolicyID
+		}
+		if len(out.ReasonCodes) > 0 {
+			meta["reasonCode"] = strings.Join(out.ReasonCodes, ",")
+		}
+		if out.RecordID != "" {
+			meta["recordId"] = out.RecordID
+		}
+	}
+	return rpcError(x.id, CodeDenied, "denied by warden: "+reason, x.method.dialect, "DENIED_BY_WARDEN", meta)
+}
+
+// errorInfoType is the google.rpc.ErrorInfo detail the A2A 1.0 JSON-RPC
+// binding carries in error.data (a list of typed details).
+const errorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"
+
+// rpcError encodes a JSON-RPC error response. error.data is an object for
+// 0.3 clients and a list holding one google.rpc.ErrorInfo for 1.0 clients.
+func rpcError(id json.RawMessage, code int, msg string, d dialect, reason string, meta map[string]string) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	e := map[string]any{"code": code, "message": msg}
+	if d == dialect10 {
+		md := map[string]string{}
+		for k, v := range meta {
+			md[k] = v
+		}
+		e["data"] = []any{map[string]any{"@type": errorInfoType, "reason": reason, "domain": "warden", "metadata": md}}
+	} else if len(meta) > 0 {
+		e["data"] = meta
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
+	return b
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Del("Content-Length")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// idText is a JSON-RPC id as text for the trace: a string unquoted, a
+// number as written, "" for none.
+func idText(id json.RawMessage) string {
+	if len(id) == 0 || string(id) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(id, &s) == nil {
+		return s
+	}
+	return string(id)
+}
+
+// passRequest are the client headers forwarded upstream: the A2A service
+// parameters (protocol version, extensions), credentials meant for the
+// agent, and trace context. Configured headers are set after and win.
+var passRequest = []string{"A2a-Version", "A2a-Extensions", "X-A2a-Extensions", "Authorization", "Traceparent", "Tracestate", "Accept-Language"}
+
+// passResponse are the upstream response headers relayed to the client.
+var passResponse = []string{"A2a-Version", "A2a-Extensions", "X-A2a-Extensions"}
+
+func copyRequestHeaders(dst, src http.Header) {
+	for _, k := range passRequest {
+		for _, v := range src.Values(k) {
+			dst.Add(k, v)
+		}
+	}
+	dst.Set("Content-Type", "application/json")
+	if a := src.Get("Accept"); a != "" {
+		dst.Set("Accept", a)
+	} else {
+		dst.Set("Accept", "application/json, text/event-stream")
+	}
+	dst.Set("User-Agent", "warden-a2a")
+}
+
+func copyResponseHeaders(dst, src http.Header) {
+	for _, k := range passResponse {
+		for _, v := range src.Values(k) {
+			dst.Add(k, v)
+		}
+	}
+}
+
+func isEventStream(ct string) bool {
+	ct, _, _ = strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")
+}
+
+// selfURL is the proxy's URL for ag, as clients reach it.
+func (g *Gate) selfURL(r *http.Request, ag *agent) string {
+	if g.opts.PublicURL != "" {
+		return g.opts.PublicURL + "/a2a/" + ag.name
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := strings.ToLower(r.Header.Get("X-Forwarded-Proto")); p == "https" || p == "http" {
+		scheme = p
+	}
+	return scheme + "://" + r.Host + "/a2a/" + ag.name
+}

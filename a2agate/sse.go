@@ -1,0 +1,160 @@
+package a2agate
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// relayStream relays an SSE response (message/stream, tasks/resubscribe and
+// their 1.0 names). Each event's data is a JSON-RPC response, decided as an
+// inbound event before it is relayed (and flushed): allowed events go as
+// they came, modified ones as rewritten; a deny, a malformed event, an event
+// over the size limit or an upstream idle for StreamIdle ends the stream with
+// a JSON-RPC error event for the request's id, and the upstream stream is
+// closed. Comments (keep-alives) are relayed as they come.
+func (g *Gate) relayStream(w http.ResponseWriter, r *http.Request, x *exchange, resp *http.Response, cancel func()) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(resp.StatusCode)
+	_ = rc.Flush()
+
+	var idled atomic.Bool
+	idle := time.AfterFunc(g.opts.StreamIdle, func() { idled.Store(true); cancel() })
+	defer idle.Stop()
+	defer cancel() // closes the upstream stream, whatever ends the relay
+
+	end := func(code int, msg, reason string, meta map[string]string) {
+		writeEvent(w, rc, nil, rpcError(x.id, code, msg, x.method.dialect, reason, meta))
+	}
+	br := bufio.NewReaderSize(resp.Body, 32<<10)
+	var fields []string // the event's non-data lines (event:, id:, retry:)
+	var data bytes.Buffer
+	var dataLines int
+	for {
+		line, err := readLine(br, g.opts.MaxBody)
+		if err != nil {
+			switch {
+			case r.Context().Err() != nil:
+				// the client went away
+			case idled.Load():
+				g.opts.Logf("a2a %s: upstream stream idle for %s", x.ag.name, g.opts.StreamIdle)
+				end(CodeInternal, fmt.Sprintf("upstream agent %s: stream idle for %s", x.ag.name, g.opts.StreamIdle), "UPSTREAM_ERROR", nil)
+			case errors.Is(err, errLineTooLong):
+				end(CodeInternal, fmt.Sprintf("upstream agent %s: stream event over the limit (%d bytes)", x.ag.name, g.opts.MaxBody), "UPSTREAM_ERROR", nil)
+			case err != io.EOF:
+				g.opts.Logf("a2a %s: upstream stream broke: %v", x.ag.name, err)
+				end(CodeInternal, "upstream agent "+x.ag.name+": stream broke", "UPSTREAM_ERROR", nil)
+			}
+			return // at EOF an unfinished event is dropped, as SSE says
+		}
+		idle.Reset(g.opts.StreamIdle)
+		switch {
+		case line == "":
+			if dataLines == 0 { // ends a run of comments, or an event without data (dropped)
+				fields = fields[:0]
+				if _, err := io.WriteString(w, "\n"); err != nil {
+					return
+				}
+				_ = rc.Flush()
+				continue
+			}
+			var msg map[string]any
+			if err := json.Unmarshal(data.Bytes(), &msg); err != nil || msg == nil || (msg["result"] == nil && msg["error"] == nil) {
+				g.opts.Logf("a2a %s: upstream sent a stream event that is not a JSON-RPC response", x.ag.name)
+				end(CodeInternal, "upstream agent "+x.ag.name+" sent a stream event that is not a JSON-RPC response", "UPSTREAM_ERROR", nil)
+				return
+			}
+			out, ok := g.decideInbound(r.Context(), x, msg)
+			if !ok {
+				writeEvent(w, rc, fields, out)
+				return
+			}
+			if out == nil {
+				out = data.Bytes()
+			}
+			if !writeEvent(w, rc, fields, out) {
+				return
+			}
+			fields, dataLines = fields[:0], 0
+			data.Reset()
+		case line[0] == ':':
+			if _, err := io.WriteString(w, line+"\n"); err != nil {
+				return
+			}
+			_ = rc.Flush()
+		default:
+			name, value, _ := strings.Cut(line, ":")
+			value = strings.TrimPrefix(value, " ")
+			if name != "data" {
+				fields = append(fields, line)
+				continue
+			}
+			if dataLines > 0 {
+				data.WriteByte('\n')
+			}
+			data.WriteString(value)
+			dataLines++
+			if int64(data.Len()) > g.opts.MaxBody {
+				end(CodeInternal, fmt.Sprintf("upstream agent %s: stream event over the limit (%d bytes)", x.ag.name, g.opts.MaxBody), "UPSTREAM_ERROR", nil)
+				return
+			}
+		}
+	}
+}
+
+// writeEvent writes one SSE event (its non-data fields, then data, one line
+// per line of it) and flushes it. It reports whether the client took it.
+func writeEvent(w io.Writer, rc *http.ResponseController, fields []string, data []byte) bool {
+	var b bytes.Buffer
+	for _, f := range fields {
+		b.WriteString(f)
+		b.WriteByte('\n')
+	}
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		b.WriteString("data: ")
+		b.Write(bytes.TrimSuffix(l, []byte("\r")))
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return false
+	}
+	_ = rc.Flush() // a writer that cannot flush still got the event
+	return true
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads one SSE line (ended by \n or \r\n) without its terminator,
+// of at most max bytes.
+func readLine(br *bufio.Reader, max int64) (string, error) {
+	var buf []byte
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if err != nil {
+			if len(buf) > 0 && err == io.EOF {
+				return string(buf), nil
+			}
+			return "", err
+		}
+		buf = append(buf, chunk...)
+		if int64(len(buf)) > max {
+			return "", errLineTooLong
+		}
+		if !isPrefix {
+			return string(buf), nil
+		}
+	}
+}
