@@ -9,8 +9,10 @@ package e2e
 // WARDEN_E2E_NODE names what runs: "1" or "all" everything, otherwise a
 // comma-separated list of groups:
 //
-//	direct       the scripts against the peers without warden (checks the harness)
-//	mcp          MCP through `warden mcp stdio` and /mcp/{server}
+//	direct       the scripts (and the conformance suite) against the peers
+//	             without warden: checks the harness itself
+//	mcp-stdio    MCP through `warden mcp stdio`
+//	mcp-http     MCP through /mcp/{server}
 //	a2a          A2A through /a2a/{agent}
 //	conformance  the MCP conformance suite, direct and through /mcp/{server}
 //
@@ -393,6 +395,9 @@ func expectTrace(t *testing.T, recs []traceRec, surface, decision, policyID stri
 // in batches), then checks once more to report.
 func eventuallyTrace(t *testing.T, read func() []traceRec, surface, decision, policyID string) {
 	t.Helper()
+	if t.Failed() {
+		return // the script already failed: its checks say why
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, r := range read() {
@@ -429,7 +434,7 @@ func TestNodePeersDirect(t *testing.T) {
 // trace, and when the client closes stdin warden stops server-everything (which
 // ignores EOF) and exits.
 func TestMCPStdioPeers(t *testing.T) {
-	nodeDir := nodeGroup(t, "mcp")
+	nodeDir := nodeGroup(t, "mcp-stdio")
 	bin := wardenBinary(t)
 	data := t.TempDir()
 	marker := randomMarker()
@@ -459,7 +464,7 @@ func TestMCPStdioPeers(t *testing.T) {
 // TestMCPHTTPPeers: the same checks over Streamable HTTP through /mcp/everything
 // to server-everything's own Streamable HTTP endpoint.
 func TestMCPHTTPPeers(t *testing.T) {
-	nodeDir := nodeGroup(t, "mcp")
+	nodeDir := nodeGroup(t, "mcp-http")
 	bin := wardenBinary(t)
 	upstream := serverEverything(t, nodeDir)
 	cfg := writeConfig(t, map[string]string{"everything": upstream}, nil)

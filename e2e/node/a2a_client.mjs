@@ -95,7 +95,7 @@ async function main() {
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory()] }),
   );
-  const client = await c.step("client from card", () => withTimeout(factory.createFromUrl(base), T, "createFromUrl"));
+  const client = await c.step("client from card", () => withTimeout(factory.createFromUrl(base + "/"), T, "createFromUrl"));
   if (!client) return;
 
   // send: a completed task whose artifact echoes the text.
