@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wardenhq/warden/a2agate"
 	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/server"
@@ -64,10 +65,15 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	pool := hooks.NewPool(0, 0, store)
 	pool.OnRun, pool.OnDrop = metrics.AsyncRun, metrics.AsyncDrop
+	var a2aProxy http.Handler // /a2a/{agent}, only with configured agents
+	if len(s.cfg.A2A) > 0 {
+		a2aProxy = a2agate.New(dec, s.cfg.A2A, a2agate.Options{Logf: logf})
+	}
 	handler := server.New(server.Options{
 		AOS:         aos.NewHandler(dec, aos.Options{Version: version, Logf: logf}),
 		Dispatch:    hooks.NewDispatcher(dec, router, pool),
 		HookCatalog: router.CatalogHandler(),
+		A2A:         a2aProxy,
 		Store:       store,
 		Metrics:     metrics,
 		Pprof:       *pprof,
