@@ -251,7 +251,12 @@ func (u *upstream) headers() []http.Header {
 func newUpstream(t *testing.T, v03 bool, card func(base string) *a2a.AgentCard) *upstream {
 	t.Helper()
 	u := &upstream{agent: newEchoAgent()}
-	h := a2asrv.NewHandler(u.agent, a2asrv.WithPushNotifications(push.NewInMemoryStore(), noPush{}))
+	extended := &a2a.AgentCard{Name: "Echo (extended)", SupportedInterfaces: []*a2a.AgentInterface{
+		a2a.NewAgentInterface("http://upstream.invalid/", a2a.TransportProtocolJSONRPC),
+		a2a.NewAgentInterface("upstream.invalid:443", a2a.TransportProtocolGRPC),
+	}}
+	h := a2asrv.NewHandler(u.agent, a2asrv.WithPushNotifications(push.NewInMemoryStore(), noPush{}),
+		a2asrv.WithExtendedAgentCard(extended))
 	var rpc http.Handler
 	if v03 {
 		rpc = a2av0.NewJSONRPCHandler(h)

@@ -493,6 +493,19 @@ func TestAgentCard(t *testing.T) {
 		}
 	})
 
+	t.Run("extended card over JSON-RPC", func(t *testing.T) {
+		up := newUpstream(t, false, nil)
+		gw := newGateway(t, map[string]string{"echo": up.URL}, Options{})
+		resp := rpc(t, gw.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard","params":{}}`)
+		ifs := getArr(getObj(resp, "result"), "supportedInterfaces")
+		if len(ifs) != 1 || getStr(ifs[0].(map[string]any), "url") != gw.URL+"/a2a/echo" {
+			t.Fatalf("%v", resp)
+		}
+		if in := find(gw.store.all(), MethodExtendedCard, warden.Inbound); len(in) != 1 {
+			t.Fatalf("records %+v", gw.store.all())
+		}
+	})
+
 	t.Run("upstream without a card", func(t *testing.T) {
 		up := httptest.NewServer(http.NotFoundHandler())
 		defer up.Close()
