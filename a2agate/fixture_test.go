@@ -47,6 +47,14 @@ decision: modify
 modify:
   - redact: [email]
 ---
+id: redact-agent-emails
+version: "1"
+events: ["message/send", "message/stream"]
+when: 'direction == "inbound" && message.text.contains("@")'
+decision: modify
+modify:
+  - redact: [email]
+---
 id: no-forbidden-stream
 version: "1"
 events: ["message/stream", "tasks/resubscribe"]
@@ -107,7 +115,8 @@ func (m *memStore) reset() {
 //     "result: TEXT", completed "done");
 //   - "... wait": the task stays working until canceled (or 5s);
 //   - "stream forbidden": a task whose second status update says "forbidden";
-//   - "classified": answers "classified: TEXT".
+//   - "classified": answers "classified: TEXT";
+//   - "whois": answers with an email address; "stream whois" streams one.
 type echoAgent struct {
 	mu       sync.Mutex
 	texts    []string      // every message text the agent received
@@ -167,6 +176,14 @@ func (e *echoAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 				}
 			}
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, agentMsg(ec, "done")), nil)
+		case text == "stream whois":
+			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+				return
+			}
+			if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, agentMsg(ec, "mail agent@example.com")), nil) {
+				return
+			}
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, agentMsg(ec, "done")), nil)
 		case strings.HasPrefix(text, "task"):
 			if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
 				return
@@ -189,6 +206,9 @@ func (e *echoAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 			reply := "echo: " + text
 			if strings.Contains(text, "classified") {
 				reply = "classified: " + text
+			}
+			if text == "whois" {
+				reply = "reach me at agent@example.com"
 			}
 			m := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(reply))
 			m.ContextID = ec.ContextID

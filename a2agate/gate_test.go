@@ -46,6 +46,7 @@ func TestSend(t *testing.T) {
 		{"denied outbound", "here are the launch codes", "", "denied by warden: launch codes stay home", ""},
 		{"modified outbound", "mail bob@example.com", "echo: mail [REDACTED:email]", "", "mail [REDACTED:email]"},
 		{"denied inbound", "classified plans", "", "denied by warden: classified answer", "classified plans"},
+		{"modified inbound", "whois", "reach me at [REDACTED:email]", "", "whois"},
 	}
 	t.Run("a2a-go v2 client (1.0)", func(t *testing.T) {
 		up := newUpstream(t, false, nil)
@@ -191,6 +192,21 @@ func TestStream(t *testing.T) {
 			if r.SessionID != "ctx-stream" {
 				t.Fatalf("session %q in %+v", r.SessionID, r)
 			}
+		}
+	})
+	t.Run("modified stream event", func(t *testing.T) {
+		up := newUpstream(t, true, nil)
+		gw := newGateway(t, map[string]string{"echo": up.URL}, Options{})
+		evs := sseEvents(t, gw.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":"s","method":"message/stream","params":{"message":{"kind":"message","role":"user","messageId":"w","parts":[{"kind":"text","text":"stream whois"}]}}}`)
+		var texts []string
+		for _, e := range evs {
+			if e["id"] != "s" || e["error"] != nil || e["context"] != nil {
+				t.Fatalf("event %v", e)
+			}
+			texts = append(texts, resultView(e["result"].(map[string]any)).Text)
+		}
+		if !slices.Equal(texts, []string{"", "mail [REDACTED:email]", "done"}) {
+			t.Fatalf("relayed %q", texts)
 		}
 	})
 	t.Run("allowed stream relays every event", func(t *testing.T) {
