@@ -425,6 +425,7 @@ func TestNodePeersDirect(t *testing.T) {
 	t.Run("a2a", func(t *testing.T) {
 		url := a2aAgent(t, nodeDir)
 		runScript(t, nodeDir, 60*time.Second, "a2a_client.mjs", "--direct", "--url", url)
+		runScript(t, nodeDir, 60*time.Second, "a2a_client.mjs", "--direct", "--v03", "--url", url)
 	})
 }
 
@@ -480,17 +481,34 @@ func TestMCPHTTPPeers(t *testing.T) {
 }
 
 // TestA2APeers: the @a2a-js/sdk client through /a2a/echo to the @a2a-js/sdk
-// agent of a2a_server.mjs: agent card rewritten to the proxy, send, stream,
-// a stream whose TOP-SECRET event is denied (the stream ends with an error),
-// get and cancel.
+// agent of a2a_server.mjs, in A2A 1.0 (the client the agent card selects) and
+// 0.3 (the SDK's LegacyJsonRpcTransport: message/send, message/stream, tasks/get,
+// tasks/cancel): agent card rewritten to the proxy, send, stream, a stream whose
+// TOP-SECRET event is denied (the stream ends with an error), get and cancel.
 func TestA2APeers(t *testing.T) {
 	nodeDir := nodeGroup(t, "a2a")
 	bin := wardenBinary(t)
 	agent := a2aAgent(t, nodeDir)
 	cfg := writeConfig(t, nil, map[string]string{"echo": agent + "/"})
 	srv := startServer(t, bin, "--config", cfg, "--data", t.TempDir(), "--policy", filepath.Join(nodeDir, "policies/a2a.yaml"))
-	runScript(t, nodeDir, 90*time.Second, "a2a_client.mjs", "--url", srv.url+"/a2a/echo")
-	eventuallyTrace(t, func() []traceRec { return traceFromHTTP(t, srv.url) }, "a2a", "deny", "e2e-deny-top-secret-from-agent")
+	read := func() []traceRec { return traceFromHTTP(t, srv.url) }
+	t.Run("1.0", func(t *testing.T) {
+		runScript(t, nodeDir, 90*time.Second, "a2a_client.mjs", "--url", srv.url+"/a2a/echo")
+		eventuallyTrace(t, read, "a2a", "deny", "e2e-deny-top-secret-from-agent")
+	})
+	t.Run("0.3", func(t *testing.T) {
+		runScript(t, nodeDir, 90*time.Second, "a2a_client.mjs", "--v03", "--url", srv.url+"/a2a/echo")
+		eventuallyTrace(t, read, "a2a", "deny", "e2e-deny-top-secret-from-agent")
+		if !t.Failed() {
+			// The 0.3 stream's denial is recorded under its 0.3 method name.
+			for _, r := range read() {
+				if r.Decision == "deny" && r.Event == "message/stream" {
+					return
+				}
+			}
+			t.Errorf("trace: no deny recorded for event message/stream")
+		}
+	})
 	if t.Failed() {
 		t.Logf("warden serve output:\n%s", srv.out)
 	}

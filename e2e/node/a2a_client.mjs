@@ -1,6 +1,9 @@
 // @a2a-js/sdk client (A2A 1.0, JSON-RPC) driving the agent of a2a_server.mjs,
 // directly or through warden's /a2a/{agent} proxy.
-//   node a2a_client.mjs --url http://127.0.0.1:PORT/a2a/echo [--direct]
+//   node a2a_client.mjs --url http://127.0.0.1:PORT/a2a/echo [--direct] [--v03]
+// --v03 speaks A2A 0.3 (message/send, message/stream, tasks/get, tasks/cancel)
+// with the SDK's LegacyJsonRpcTransport at the URL itself instead of the 1.0
+// client the agent card selects.
 // Checks: the agent card (through warden its interface URL points at the proxy),
 // send, stream, a stream with a streamed event the policy denies (through warden
 // the stream ends with an error before the TOP-SECRET event; --direct: the event
@@ -8,12 +11,14 @@
 import { randomUUID } from "node:crypto";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
+import { LegacyJsonRpcTransport } from "@a2a-js/sdk/compat/v0_3/client";
 import { Checks, errText, parseArgs, withTimeout } from "./lib.mjs";
 
 const args = parseArgs(process.argv.slice(2));
 const base = String(args.url ?? "").replace(/\/+$/, "");
 const direct = Boolean(args.direct);
-const c = new Checks("a2a_client");
+const v03 = Boolean(args.v03);
+const c = new Checks(v03 ? "a2a_client(0.3)" : "a2a_client");
 if (!base) {
   console.error("usage: node a2a_client.mjs --url URL [--direct]");
   process.exit(2);
@@ -95,7 +100,10 @@ async function main() {
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory()] }),
   );
-  const client = await c.step("client from card", () => withTimeout(factory.createFromUrl(base + "/"), T, "createFromUrl"));
+  // The 0.3 transport has the client's methods (sendMessage, sendMessageStream, getTask, cancelTask).
+  const client = v03
+    ? new LegacyJsonRpcTransport({ endpoint: base + "/" })
+    : await c.step("client from card", () => withTimeout(factory.createFromUrl(base + "/"), T, "createFromUrl"));
   if (!client) return;
 
   // send: a completed task whose artifact echoes the text.

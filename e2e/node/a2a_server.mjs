@@ -6,6 +6,7 @@
 //   "slow ..."    publishes a task and works for up to 10 s, checking for
 //                 cancellation every 100 ms;
 //   anything else answers with a completed task whose artifact echoes the text.
+// It speaks A2A 1.0 and, through the SDK's compat layer, 0.3 at the same endpoint.
 // Usage: node a2a_server.mjs [PORT]   (0 or none: a free port). Prints
 // `a2a agent listening on http://127.0.0.1:PORT` once ready. SIGTERM/SIGINT exit.
 import express from "express";
@@ -127,7 +128,11 @@ const server = app.listen(port, "127.0.0.1", () => {
   const card = {
     name: "warden e2e echo agent",
     description: "Echoes, streams a few events, supports get and cancel.",
-    supportedInterfaces: [{ url: `${url}/`, protocolBinding: "JSONRPC", tenant: "", protocolVersion: A2A_PROTOCOL_VERSION }],
+    supportedInterfaces: [
+      { url: `${url}/`, protocolBinding: "JSONRPC", tenant: "", protocolVersion: A2A_PROTOCOL_VERSION },
+      // The same endpoint also speaks A2A 0.3 (message/send, message/stream, tasks/get, tasks/cancel).
+      { url: `${url}/`, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "0.3" },
+    ],
     provider: { organization: "warden e2e", url: "https://example.com/warden" },
     version: "1.0.0",
     capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
@@ -152,7 +157,7 @@ const server = app.listen(port, "127.0.0.1", () => {
   };
   const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new EchoExecutor());
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: requestHandler }));
-  app.use(jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
+  app.use(jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }));
   console.log(`a2a agent listening on ${url}`);
 });
 
