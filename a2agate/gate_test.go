@@ -232,6 +232,59 @@ func TestStream(t *testing.T) {
 	})
 }
 
+// TestResubscribe: SubscribeToTask (tasks/resubscribe) is a stream whose
+// events are inbound tasks/resubscribe events.
+func TestResubscribe(t *testing.T) {
+	up := newUpstream(t, false, nil)
+	gw := newGateway(t, map[string]string{"echo": up.URL}, Options{})
+	c := client10(t, gw.URL+"/a2a/echo")
+	ctx := context.Background()
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: userMsg("task wait"), Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	done := make(chan []a2a.TaskState, 1)
+	go func() {
+		var states []a2a.TaskState
+		for ev, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+			if err != nil {
+				break
+			}
+			switch e := ev.(type) {
+			case *a2a.Task:
+				states = append(states, e.Status.State)
+			case *a2a.TaskStatusUpdateEvent:
+				states = append(states, e.Status.State)
+			}
+		}
+		done <- states
+	}()
+	deadline := time.Now().Add(3 * time.Second)
+	for len(find(gw.store.all(), MethodResubscribe, warden.Inbound)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no resubscribe event relayed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case states := <-done:
+		if len(states) == 0 || states[len(states)-1] != a2a.TaskStateCanceled {
+			t.Fatalf("states %v", states)
+		}
+	case <-time.After(4 * time.Second):
+		t.Fatal("the resubscribed stream did not end")
+	}
+	for _, r := range find(gw.store.all(), MethodResubscribe, warden.Inbound) {
+		if r.SessionID != task.ContextID {
+			t.Fatalf("session %q, want %q", r.SessionID, task.ContextID)
+		}
+	}
+}
+
 // TestTasks: get, cancel and push config set/get, in both dialects, are the
 // same events, recorded under the task's context id.
 func TestTasks(t *testing.T) {
