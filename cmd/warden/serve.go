@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/a2agate"
 	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/hooks"
+	"github.com/wardenhq/warden/mcpgate"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/sqlite"
 )
@@ -65,6 +66,10 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	pool := hooks.NewPool(0, 0, store)
 	pool.OnRun, pool.OnDrop = metrics.AsyncRun, metrics.AsyncDrop
+	var mcpGateway http.Handler // /mcp/{server}, only with configured servers
+	if len(s.cfg.MCP) > 0 {
+		mcpGateway = mcpgate.NewHTTP(dec, s.cfg.MCP, mcpgate.HTTPOptions{Logf: logf})
+	}
 	var a2aProxy http.Handler // /a2a/{agent}, only with configured agents
 	if len(s.cfg.A2A) > 0 {
 		a2aProxy = a2agate.New(dec, s.cfg.A2A, a2agate.Options{Logf: logf})
@@ -74,6 +79,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		Dispatch:    hooks.NewDispatcher(dec, router, pool),
 		HookCatalog: router.CatalogHandler(),
 		A2A:         a2aProxy,
+		MCP:         mcpGateway,
 		Store:       store,
 		Metrics:     metrics,
 		Pprof:       *pprof,

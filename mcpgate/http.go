@@ -1,0 +1,573 @@
+package mcpgate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/config"
+)
+
+// HTTPOptions configure the Streamable-HTTP gateway.
+type HTTPOptions struct {
+	// Timeout bounds an upstream call up to its answer: connecting, the
+	// response headers and a JSON body (default 30s).
+	Timeout time.Duration
+	// IdleTimeout bounds the silence between two events of an SSE stream
+	// (default 5m); a stream is never cut for its total length.
+	IdleTimeout time.Duration
+	// MaxMessage bounds a request body, a JSON response body and one SSE
+	// event (default DefaultMaxMessage).
+	MaxMessage int
+	// Client calls the upstreams (default: a client with a 10s dial timeout
+	// and no total timeout, which would cut streams).
+	Client *http.Client
+	// Logf reports upstream failures (never headers or bodies). Nil: silent.
+	Logf func(format string, args ...any)
+}
+
+// HTTP is the Streamable-HTTP MCP gateway, served at /mcp/{server}.
+type HTTP struct {
+	ups  map[string]*upstream
+	opts HTTPOptions
+}
+
+type upstream struct {
+	gate
+	cfg config.Upstream
+}
+
+// Headers passed from the client to the upstream, and back.
+var (
+	requestHeaders  = []string{"Accept", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id", "Authorization"}
+	responseHeaders = []string{"Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Www-Authenticate", "Retry-After", "Cache-Control"}
+)
+
+// NewHTTP returns the gateway to upstreams (the config's mcp.servers), by name.
+func NewHTTP(dec *warden.Decider, upstreams map[string]config.Upstream, opts HTTPOptions) *HTTP {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = 5 * time.Minute
+	}
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = DefaultMaxMessage
+	}
+	if opts.Client == nil {
+		opts.Client = &http.Client{Transport: &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout: 10 * time.Second,
+			MaxIdleConnsPerHost: 64,
+			IdleConnTimeout:     90 * time.Second,
+		}}
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	h := &HTTP{ups: make(map[string]*upstream, len(upstreams)), opts: opts}
+	for name, u := range upstreams {
+		h.ups[name] = &upstream{gate: gate{dec: dec, server: name}, cfg: u}
+	}
+	return h
+}
+
+// writeRPCError answers with one JSON-RPC error (id null) and an HTTP status.
+func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(errorMessage(nil, code, msg))
+}
+
+// ServeHTTP serves POST, GET and DELETE on /mcp/{server}.
+func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name := strings.Trim(strings.TrimPrefix(r.URL.Path, "/mcp/"), "/")
+	up, ok := h.ups[name]
+	if !ok || name == "" {
+		writeRPCError(w, http.StatusNotFound, CodeUpstream, fmt.Sprintf("no MCP server %q is configured (mcp.servers)", name))
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r, up)
+	case http.MethodGet:
+		h.get(w, r, up)
+	case http.MethodDelete:
+		h.forwardPlain(w, r, up)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeRPCError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, "method not allowed: "+r.Method)
+	}
+}
+
+// call is one upstream call with its deadline: the timer cancels it after
+// Timeout, and SSE relaying re-arms it after every event (idle timeout).
+type call struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	timer    *time.Timer
+	timedOut atomic.Bool
+}
+
+func (h *HTTP) newCall(parent context.Context) *call {
+	c := &call{}
+	c.ctx, c.cancel = context.WithCancel(parent)
+	c.timer = time.AfterFunc(h.opts.Timeout, func() { c.timedOut.Store(true); c.cancel() })
+	return c
+}
+
+func (c *call) done() { c.timer.Stop(); c.cancel() }
+
+// request builds the upstream request: the client's MCP headers, then the
+// configured ones (secrets: they win, and are never logged).
+func (h *HTTP) request(ctx context.Context, r *http.Request, up *upstream, method string, body []byte) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, up.cfg.URL, rd)
+	if err != nil {
+		return nil, err
+	}
+	if r != nil {
+		for _, k := range requestHeaders {
+			if v := r.Header.Values(k); len(v) > 0 {
+				req.Header[k] = v
+			}
+		}
+	}
+	for k, v := range up.cfg.Headers {
+		req.Header.Set(k, v)
+	}
+	return req, nil
+}
+
+func copyResponseHeaders(w http.ResponseWriter, resp *http.Response) {
+	for _, k := range responseHeaders {
+		if v := resp.Header.Values(k); len(v) > 0 {
+			w.Header()[k] = v
+		}
+	}
+}
+
+// upstreamError describes a failed call without the URL's query or headers.
+func (h *HTTP) upstreamError(up *upstream, c *call, err error) string {
+	if c.timedOut.Load() {
+		return fmt.Sprintf("MCP server %q did not answer within %s", up.server, h.opts.Timeout)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Sprintf("MCP server %q timed out", up.server)
+	}
+	return fmt.Sprintf("MCP server %q is unreachable", up.server)
+}
+
+// readBounded reads at most max bytes; more is an error.
+func readBounded(r io.Reader, max int) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > max {
+		return nil, fmt.Errorf("message exceeds %d bytes", max)
+	}
+	return b, nil
+}
+
+// joinBatch encodes messages as one message, or a batch when batch is set or
+// there are several.
+func joinBatch(msgs [][]byte, batch bool) []byte {
+	if len(msgs) == 1 && !batch {
+		return msgs[0]
+	}
+	return append(append([]byte{'['}, bytes.Join(msgs, []byte{','})...), ']')
+}
+
+// post handles a client POST: each message decided outbound, denied requests
+// answered here, the rest forwarded; the answer (JSON or SSE) decided inbound.
+func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
+	body, err := readBounded(r.Body, h.opts.MaxMessage)
+	if err != nil {
+		writeRPCError(w, http.StatusRequestEntityTooLarge, CodeInvalidRequest, err.Error())
+		return
+	}
+	msgs, bad, isBatch, err := parse(body)
+	if err != nil {
+		writeRPCError(w, http.StatusBadRequest, CodeParseError, "parse error: "+err.Error())
+		return
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	var local, fwd [][]byte // answers given here; messages forwarded
+	var fwdIDs []any        // ids of the forwarded requests
+	tools := map[string]*warden.Tool{}
+	for _, id := range bad {
+		local = append(local, errorMessage(id, CodeInvalidRequest, "invalid request: not a JSON-RPC 2.0 message"))
+	}
+	for _, msg := range msgs {
+		v := up.decide(r.Context(), msg, warden.Outbound, sid, nil)
+		isReq := msg.isRequest()
+		if v.deny {
+			switch {
+			case isReq:
+				local = append(local, errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason)))
+			case !msg.isNotification(): // the server gets an error instead of the client's answer
+				fwd = append(fwd, errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason)))
+			}
+			continue
+		}
+		fwd = append(fwd, v.out)
+		if isReq {
+			fwdIDs = append(fwdIDs, msg.m["id"])
+			if t := up.toolOf(msg); t != nil {
+				tools[idKey(msg.m["id"])] = t
+			}
+		}
+	}
+	if len(fwd) == 0 {
+		h.answerLocal(w, local, isBatch)
+		return
+	}
+
+	c := h.newCall(r.Context())
+	defer c.done()
+	req, err := h.request(c.ctx, r, up, http.MethodPost, joinBatch(fwd, isBatch && len(fwd) > 1))
+	if err != nil {
+		h.failRequests(w, up, fwdIDs, local, isBatch, fmt.Sprintf("MCP server %q: bad upstream URL", up.server))
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
+	resp, err := h.opts.Client.Do(req)
+	if err != nil {
+		msg := h.upstreamError(up, c, err)
+		h.opts.Logf("mcp %s: POST: %s", up.server, msg)
+		h.failRequests(w, up, fwdIDs, local, isBatch, msg)
+		return
+	}
+	defer resp.Body.Close()
+	if s := resp.Header.Get("Mcp-Session-Id"); s != "" && sid == "" {
+		sid = s // the session the initialize response opens
+	}
+	ct := resp.Header.Get("Content-Type")
+	switch {
+	case resp.StatusCode >= 500 && len(fwdIDs) > 0:
+		h.opts.Logf("mcp %s: POST: upstream answered HTTP %d", up.server, resp.StatusCode)
+		h.failRequests(w, up, fwdIDs, local, isBatch, fmt.Sprintf("MCP server %q failed (HTTP %d)", up.server, resp.StatusCode))
+	case resp.StatusCode == http.StatusAccepted || (resp.StatusCode/100 == 2 && resp.ContentLength == 0):
+		if len(local) > 0 {
+			copyResponseHeaders(w, resp)
+			h.answerLocal(w, local, isBatch)
+			return
+		}
+		copyResponseHeaders(w, resp)
+		w.WriteHeader(resp.StatusCode)
+	case resp.StatusCode == http.StatusOK && strings.HasPrefix(ct, "text/event-stream"):
+		h.relaySSE(w, r, resp, c, up, sid, tools, local)
+	case resp.StatusCode == http.StatusOK:
+		h.relayJSON(w, r, resp, c, up, sid, tools, fwdIDs, local, isBatch)
+	default: // 4xx (session expired, auth, ...): the client must see it as is
+		h.passThrough(w, resp)
+	}
+}
+
+// answerLocal answers with the gateway's own responses only.
+func (h *HTTP) answerLocal(w http.ResponseWriter, local [][]byte, batch bool) {
+	if len(local) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(joinBatch(local, batch))
+}
+
+// failRequests answers every forwarded request with a -32002 error.
+func (h *HTTP) failRequests(w http.ResponseWriter, up *upstream, ids []any, local [][]byte, batch bool, msg string) {
+	if len(ids) == 0 && len(local) == 0 {
+		writeRPCError(w, http.StatusBadGateway, CodeUpstream, msg)
+		return
+	}
+	for _, id := range ids {
+		local = append(local, errorMessage(id, CodeUpstream, msg))
+	}
+	h.answerLocal(w, local, batch)
+}
+
+// passThrough relays a response the gateway does not inspect (errors,
+// DELETE), bounded.
+func (h *HTTP) passThrough(w http.ResponseWriter, resp *http.Response) {
+	copyResponseHeaders(w, resp)
+	body, _ := readBounded(resp.Body, h.opts.MaxMessage)
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(body)
+}
+
+// inbound decides one message from the server; it returns what to send to
+// the client (nil: nothing). A denied server request is answered to the
+// server with a -32001 error.
+func (h *HTTP) inbound(ctx context.Context, up *upstream, r *http.Request, sid string, msg *message, tools map[string]*warden.Tool) []byte {
+	var tool *warden.Tool
+	if !msg.isRequest() && !msg.isNotification() {
+		tool = tools[idKey(msg.m["id"])]
+	}
+	v := up.decide(ctx, msg, warden.Inbound, sid, tool)
+	if !v.deny {
+		return v.out
+	}
+	switch {
+	case msg.isRequest():
+		go h.answerServer(up, r, sid, errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason)))
+		return nil
+	case msg.isNotification():
+		return nil
+	}
+	return errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason))
+}
+
+// answerServer POSTs the gateway's answer to a server request upstream.
+func (h *HTTP) answerServer(up *upstream, r *http.Request, sid string, body []byte) {
+	c := h.newCall(context.Background())
+	defer c.done()
+	req, err := h.request(c.ctx, nil, up, http.MethodPost, body)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	if r != nil {
+		if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
+			req.Header.Set("Mcp-Protocol-Version", v)
+		}
+	}
+	resp, err := h.opts.Client.Do(req)
+	if err != nil {
+		h.opts.Logf("mcp %s: answering a denied server request: %s", up.server, h.upstreamError(up, c, err))
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, int64(h.opts.MaxMessage)))
+	resp.Body.Close()
+}
+
+// relayJSON decides every message of a JSON answer and writes the result.
+func (h *HTTP) relayJSON(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, up *upstream, sid string, tools map[string]*warden.Tool, ids []any, local [][]byte, batch bool) {
+	body, err := readBounded(resp.Body, h.opts.MaxMessage)
+	if err != nil {
+		msg := fmt.Sprintf("MCP server %q: reading its answer: %v", up.server, err)
+		if c.timedOut.Load() {
+			msg = h.upstreamError(up, c, err)
+		}
+		h.failRequests(w, up, ids, local, batch, msg)
+		return
+	}
+	c.timer.Stop()
+	msgs, _, respBatch, err := parse(body)
+	if err != nil || len(msgs) == 0 {
+		h.opts.Logf("mcp %s: the server answered something that is not JSON-RPC; dropped", up.server)
+		h.failRequests(w, up, ids, local, batch, fmt.Sprintf("MCP server %q answered something that is not JSON-RPC", up.server))
+		return
+	}
+	out := local
+	for _, msg := range msgs {
+		if b := h.inbound(r.Context(), up, r, sid, msg, tools); b != nil {
+			out = append(out, b)
+		}
+	}
+	copyResponseHeaders(w, resp)
+	if len(out) == 0 {
+		w.Header().Del("Content-Type")
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(joinBatch(out, batch || respBatch))
+}
+
+// get opens the server → client SSE stream (GET), inspected event by event.
+func (h *HTTP) get(w http.ResponseWriter, r *http.Request, up *upstream) {
+	c := h.newCall(r.Context())
+	defer c.done()
+	req, err := h.request(c.ctx, r, up, http.MethodGet, nil)
+	if err != nil {
+		writeRPCError(w, http.StatusBadGateway, CodeUpstream, fmt.Sprintf("MCP server %q: bad upstream URL", up.server))
+		return
+	}
+	resp, err := h.opts.Client.Do(req)
+	if err != nil {
+		msg := h.upstreamError(up, c, err)
+		h.opts.Logf("mcp %s: GET: %s", up.server, msg)
+		writeRPCError(w, http.StatusBadGateway, CodeUpstream, msg)
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		h.relaySSE(w, r, resp, c, up, r.Header.Get("Mcp-Session-Id"), nil, nil)
+		return
+	}
+	h.passThrough(w, resp)
+}
+
+// forwardPlain forwards a request the gateway does not inspect (DELETE: the
+// end of a session) and relays the answer.
+func (h *HTTP) forwardPlain(w http.ResponseWriter, r *http.Request, up *upstream) {
+	c := h.newCall(r.Context())
+	defer c.done()
+	req, err := h.request(c.ctx, r, up, r.Method, nil)
+	if err != nil {
+		writeRPCError(w, http.StatusBadGateway, CodeUpstream, fmt.Sprintf("MCP server %q: bad upstream URL", up.server))
+		return
+	}
+	resp, err := h.opts.Client.Do(req)
+	if err != nil {
+		msg := h.upstreamError(up, c, err)
+		h.opts.Logf("mcp %s: %s: %s", up.server, r.Method, msg)
+		writeRPCError(w, http.StatusBadGateway, CodeUpstream, msg)
+		return
+	}
+	defer resp.Body.Close()
+	h.passThrough(w, resp)
+}
+
+// relaySSE relays an SSE stream, deciding the JSON-RPC message(s) in each
+// event's data before it is written; local answers go first. The call's
+// timer becomes an idle timeout: re-armed after every event.
+func (h *HTTP) relaySSE(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, up *upstream, sid string, tools map[string]*warden.Tool, local [][]byte) {
+	copyResponseHeaders(w, resp)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
+	w.WriteHeader(http.StatusOK)
+	_ = rc.Flush() // the client waits for the headers of a stream that may stay quiet
+	var buf bytes.Buffer
+	writeEvent := func(id, event string, data []byte) error {
+		buf.Reset()
+		if id != "" {
+			buf.WriteString("id: " + id + "\n")
+		}
+		if event != "" {
+			buf.WriteString("event: " + event + "\n")
+		}
+		buf.WriteString("data: ")
+		buf.Write(data)
+		buf.WriteString("\n\n")
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	for _, l := range local {
+		if writeEvent("", "message", l) != nil {
+			return
+		}
+	}
+	c.timer.Reset(h.opts.IdleTimeout)
+	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	var id, event, retry string
+	var data []byte
+	hasData, tooLong := false, false
+	ctx := r.Context()
+	for {
+		line, long, err := readLine(br, h.opts.MaxMessage)
+		if err != nil {
+			if c.timedOut.Load() {
+				h.opts.Logf("mcp %s: SSE stream idle for %s; closed", up.server, h.opts.IdleTimeout)
+			}
+			return
+		}
+		if long {
+			tooLong = true
+			continue
+		}
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if len(line) > 0 {
+			k, v, _ := bytes.Cut(line, []byte{':'})
+			v = bytes.TrimPrefix(v, []byte{' '})
+			switch string(k) {
+			case "id":
+				id = string(v)
+			case "event":
+				event = string(v)
+			case "retry":
+				retry = string(v)
+			case "data":
+				if hasData {
+					data = append(data, '\n')
+				}
+				data, hasData = append(data, v...), true
+				if len(data) > h.opts.MaxMessage {
+					tooLong, data = true, nil
+				}
+			}
+			continue
+		}
+		// A blank line dispatches the event.
+		c.timer.Reset(h.opts.IdleTimeout)
+		if err := h.dispatchSSE(ctx, w, writeEvent, up, r, sid, tools, id, event, retry, data, hasData, tooLong); err != nil {
+			return
+		}
+		id, event, retry, data, hasData, tooLong = "", "", "", nil, false, false
+	}
+}
+
+func (h *HTTP) dispatchSSE(ctx context.Context, w http.ResponseWriter, writeEvent func(id, event string, data []byte) error,
+	up *upstream, r *http.Request, sid string, tools map[string]*warden.Tool, id, event, retry string, data []byte, hasData, tooLong bool) error {
+	if tooLong {
+		h.opts.Logf("mcp %s: an SSE event over %d bytes; dropped", up.server, h.opts.MaxMessage)
+		return nil
+	}
+	if retry != "" {
+		if _, err := io.WriteString(w, "retry: "+retry+"\n"); err != nil {
+			return err
+		}
+	}
+	if !hasData || len(bytes.TrimSpace(data)) == 0 { // priming or keep-alive events pass as they are
+		if id == "" && retry == "" {
+			return nil
+		}
+		return writeEvent(id, event, nil)
+	}
+	if event != "" && event != "message" { // not a JSON-RPC event: not MCP's, drop it
+		h.opts.Logf("mcp %s: SSE event of type %q dropped", up.server, event)
+		return nil
+	}
+	msgs, _, _, err := parse(data)
+	if err != nil || len(msgs) == 0 {
+		h.opts.Logf("mcp %s: an SSE event that is not JSON-RPC; dropped", up.server)
+		return nil
+	}
+	var out [][]byte
+	for _, msg := range msgs {
+		if b := h.inbound(ctx, up, r, sid, msg, tools); b != nil {
+			out = append(out, b)
+		}
+	}
+	for i, b := range out {
+		eid := ""
+		if i == len(out)-1 {
+			eid = id // the event id marks the position for resumption
+		}
+		if err := writeEvent(eid, "message", b); err != nil {
+			return err
+		}
+	}
+	if len(out) == 0 && id != "" {
+		return writeEvent(id, event, nil)
+	}
+	return nil
+}
