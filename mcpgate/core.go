@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"sync"
 
@@ -278,4 +279,21 @@ func (p *pending) drain() []pendingReq {
 	}
 	p.m, p.order = make(map[string]pendingReq), nil
 	return rs
+}
+
+// headIDPattern finds a top-level-looking "id" member in the head of a
+// message too large to decode.
+var headIDPattern = regexp.MustCompile(`^\s*\{(?:[^{}\[\]]*?,)?\s*"id"\s*:\s*(-?[0-9.eE+-]+|"(?:[^"\\]|\\.)*")`)
+
+// headID returns the JSON-RPC id found at the start of an over-long message.
+func headID(head []byte) (any, bool) {
+	m := headIDPattern.FindSubmatch(head)
+	if m == nil {
+		return nil, false
+	}
+	var id any
+	if err := json.Unmarshal(m[1], &id); err != nil {
+		return nil, false
+	}
+	return id, true
 }

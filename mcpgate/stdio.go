@@ -149,8 +149,12 @@ func trimSpace(b []byte) []byte {
 	return b
 }
 
+// headSize is how much of an over-long line readLine keeps (to find its id).
+const headSize = 512
+
 // readLine returns the next line without its newline, in a fresh slice. A
-// line longer than max is consumed and reported as tooLong (no content). A
+// line longer than max is consumed and reported as tooLong, with only its
+// first headSize bytes. A
 // last line without a newline is returned before io.EOF.
 func readLine(br *bufio.Reader, max int) ([]byte, bool, error) {
 	var line []byte
@@ -159,7 +163,9 @@ func readLine(br *bufio.Reader, max int) ([]byte, bool, error) {
 		frag, err := br.ReadSlice('\n')
 		if !tooLong {
 			if len(line)+len(frag) > max+1 {
-				tooLong, line = true, nil
+				// Keep the head: it usually holds the id, to answer the request.
+				tooLong = true
+				line = append(line, frag...)[:min(len(line)+len(frag), headSize)]
 			} else {
 				line = append(line, frag...)
 			}
@@ -184,7 +190,8 @@ func readLine(br *bufio.Reader, max int) ([]byte, bool, error) {
 // client ends the session.
 func (s *Stdio) fromClientLine(ctx context.Context, line []byte, tooLong bool) error {
 	if tooLong {
-		return s.client.write(errorMessage(nil, CodeInvalidRequest, fmt.Sprintf("message exceeds %d bytes", s.max)))
+		id, _ := headID(line)
+		return s.client.write(errorMessage(id, CodeInvalidRequest, fmt.Sprintf("message exceeds %d bytes", s.max)))
 	}
 	msgs, bad, _, err := parse(line)
 	if err != nil {
@@ -208,6 +215,11 @@ func (s *Stdio) fromClientLine(ctx context.Context, line []byte, tooLong bool) e
 func (s *Stdio) fromServerLine(ctx context.Context, line []byte, tooLong bool) error {
 	if tooLong {
 		s.logf("MCP server sent a line over %d bytes; dropped", s.max)
+		if id, ok := headID(line); ok {
+			if r, ok := s.fromCli.take(id); ok { // the request it answered must not hang
+				return s.client.write(errorMessage(r.id, CodeUpstream, fmt.Sprintf("MCP server's answer exceeds %d bytes", s.max)))
+			}
+		}
 		return nil
 	}
 	msgs, bad, _, err := parse(line)

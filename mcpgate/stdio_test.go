@@ -397,6 +397,23 @@ func TestStdioServerCrash(t *testing.T) {
 	}
 }
 
+func TestStdioOverlongAnswers(t *testing.T) {
+	e := startRaw(t, 1<<20)
+	writeLine(t, e.toGW, `{"jsonrpc":"2.0","id":"big-1","method":"tools/call","params":{"name":"big"}}`)
+	readMsg(t, e.srvIn)
+	writeLine(t, e.srvOut, `{"jsonrpc":"2.0","id":"big-1","result":{"content":[{"type":"text","text":"`+strings.Repeat("x", 2<<20)+`"}]}}`)
+	m := readMsg(t, e.fromGW)
+	if m["id"] != "big-1" || errCode(m) != CodeUpstream {
+		t.Fatalf("client got %v, want -32002 for big-1", m)
+	}
+	// An over-long client request is answered with its own id.
+	writeLine(t, e.toGW, `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"echo","arguments":{"text":"`+strings.Repeat("y", 2<<20)+`"}}}`)
+	m = readMsg(t, e.fromGW)
+	if m["id"] != 17.0 || errCode(m) != CodeInvalidRequest {
+		t.Fatalf("client got %v, want -32600 for 17", m)
+	}
+}
+
 func TestStdioClientEOF(t *testing.T) {
 	e := startRaw(t, 0)
 	e.toGW.Close()
