@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 
@@ -94,9 +95,13 @@ func (s *Stdio) Run(ctx context.Context, fromClient io.Reader, toClient io.Write
 	s.client = &lineWriter{w: toClient}
 	s.server = &lineWriter{w: toServer}
 	done := make(chan error, 2)
+	// srvGone is set before the requests in flight are answered, so a client
+	// that hangs up on reading those answers still sees the server's exit.
+	var srvGone atomic.Bool
 	go func() { done <- s.loop(ctx, fromClient, s.fromClientLine, nil) }()
 	go func() {
 		done <- s.loop(ctx, fromServer, s.fromServerLine, func() {
+			srvGone.Store(true)
 			for _, r := range s.fromCli.drain() {
 				_ = s.client.write(errorMessage(r.id, CodeUpstream, "MCP server exited before answering"))
 			}
@@ -104,6 +109,9 @@ func (s *Stdio) Run(ctx context.Context, fromClient io.Reader, toClient io.Write
 	}()
 	select {
 	case err := <-done:
+		if err == nil && srvGone.Load() {
+			return ErrServerExited
+		}
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
