@@ -7,9 +7,11 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/pprof"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -69,7 +71,39 @@ func New(o Options) http.Handler {
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	}
-	return mux
+	return rebindingGuard(mux)
+}
+
+// rebindingGuard refuses requests that arrived on a loopback address with a
+// Host that is not a loopback name: a web page that rebinds its own domain to
+// 127.0.0.1 must not reach warden's endpoints (/aos, /mcp, dispatch) from a
+// browser. This is the DNS rebinding protection the MCP security best
+// practices ask of local servers, applied to every surface.
+func rebindingGuard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil &&
+			isLoopback(la.String()) && !isLoopback(r.Host) {
+			http.Error(w, fmt.Sprintf("forbidden: Host %q is not a loopback name (DNS rebinding protection)", r.Host),
+				http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isLoopback reports whether a host or host:port names the loopback
+// interface (localhost, 127.0.0.0/8, ::1).
+func isLoopback(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 //go:embed index.html

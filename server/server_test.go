@@ -142,3 +142,31 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+func TestDNSRebindingGuard(t *testing.T) {
+	srv, _, _ := newTestServer(t) // listens on 127.0.0.1
+	for _, tt := range []struct {
+		host string
+		code int
+	}{
+		{"", 200}, // the client's own 127.0.0.1:port
+		{"localhost:8787", 200},
+		{"[::1]:8787", 200},
+		{"evil.example.com", 403},
+		{"evil.example.com:8787", 403},
+		{"10.0.0.1", 403},
+	} {
+		req, _ := http.NewRequest("GET", srv.URL+"/healthz", nil)
+		if tt.host != "" {
+			req.Host = tt.host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.code {
+			t.Errorf("Host %q: %d, want %d", tt.host, resp.StatusCode, tt.code)
+		}
+	}
+}
