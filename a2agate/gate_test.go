@@ -16,6 +16,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/aos"
 )
 
 func client10(t *testing.T, url string) *a2aclient.Client {
@@ -97,7 +98,7 @@ func TestSend(t *testing.T) {
 					}
 				} else {
 					r, _ := resp["result"].(map[string]any)
-					if r["kind"] != "message" || partsText(getArr(r, "parts")) != tc.wantReply {
+					if r["kind"] != "message" || aos.PartsText(getArr(r, "parts")) != tc.wantReply {
 						t.Fatalf("reply %v, want %q", resp, tc.wantReply)
 					}
 				}

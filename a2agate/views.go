@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/aos"
 )
 
 // The view builders are lenient: they read what fits and skip the rest,
@@ -18,29 +19,6 @@ func getStr(m map[string]any, k string) string         { v, _ := m[k].(string); 
 // exchange (seed 004's params.context.from/to); it is never forwarded, and
 // warden.Event.Text leaves it out.
 const contextKey = "context"
-
-// partsText joins the text of the text parts: 0.3 parts {"kind":"text","text"}
-// and 1.0 parts {"text"} (no kind).
-func partsText(parts []any) string {
-	var b strings.Builder
-	n := 0
-	for _, v := range parts {
-		p, _ := v.(map[string]any)
-		t, ok := p["text"].(string)
-		if !ok {
-			continue
-		}
-		if k, has := p["kind"]; has && k != "text" {
-			continue
-		}
-		if n > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(t)
-		n++
-	}
-	return b.String()
-}
 
 // role maps the 1.0 enum names to the 0.3 (and AOS) roles, so one policy
 // (`message.role == "user"`) reads both dialects.
@@ -60,7 +38,7 @@ func messageView(m map[string]any) warden.Message {
 	if m == nil {
 		return warden.Message{}
 	}
-	return warden.Message{Role: role(getStr(m, "role")), Text: partsText(getArr(m, "parts"))}
+	return warden.Message{Role: role(getStr(m, "role")), Text: aos.PartsText(getArr(m, "parts"))}
 }
 
 // streamKeys are the members of a 1.0 result wrapper (StreamResponse, the
@@ -100,12 +78,12 @@ func resultView(r map[string]any) warden.Message {
 		return messageView(m)
 	}
 	if a := getObj(o, "artifact"); a != nil {
-		return warden.Message{Role: "agent", Text: partsText(getArr(a, "parts"))}
+		return warden.Message{Role: "agent", Text: aos.PartsText(getArr(a, "parts"))}
 	}
 	var texts []string
 	for _, a := range getArr(o, "artifacts") {
 		a, _ := a.(map[string]any)
-		if t := partsText(getArr(a, "parts")); t != "" {
+		if t := aos.PartsText(getArr(a, "parts")); t != "" {
 			texts = append(texts, t)
 		}
 	}

@@ -51,8 +51,10 @@ func contextViews(ev *warden.Event, ctx map[string]any) {
 	ev.StepID = getStr(ctx, "stepId")
 }
 
-// partsText joins the text of the text parts (kind "text" or no kind).
-func partsText(parts []any) string {
+// PartsText joins, newline-separated, the text of a message's text parts:
+// A2A 0.3 and AOS parts {"kind":"text","text"} and A2A 1.0 parts {"text"}
+// (no kind). The A2A proxy builds its message view with it too.
+func PartsText(parts []any) string {
 	var b strings.Builder
 	n := 0
 	for _, v := range parts {
@@ -82,7 +84,7 @@ func messageView(m map[string]any) warden.Message {
 	if parts == nil {
 		parts = getArr(m, "parts")
 	}
-	return warden.Message{Role: getStr(m, "role"), Text: partsText(parts)}
+	return warden.Message{Role: getStr(m, "role"), Text: PartsText(parts)}
 }
 
 // toolRequestView reads a ToolCallRequest: the tool's name comes from
