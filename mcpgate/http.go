@@ -100,10 +100,8 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 		h.post(w, r, up)
-	case http.MethodGet:
-		h.get(w, r, up)
-	case http.MethodDelete:
-		h.forwardPlain(w, r, up)
+	case http.MethodGet, http.MethodDelete:
+		h.forward(w, r, up)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		writeRPCError(w, http.StatusMethodNotAllowed, CodeInvalidRequest, "method not allowed: "+r.Method)
@@ -398,33 +396,10 @@ func (h *HTTP) relayJSON(w http.ResponseWriter, r *http.Request, resp *http.Resp
 	_, _ = w.Write(joinBatch(out, batch || respBatch))
 }
 
-// get opens the server → client SSE stream (GET), inspected event by event.
-func (h *HTTP) get(w http.ResponseWriter, r *http.Request, up *upstream) {
-	c := h.newCall(r.Context())
-	defer c.done()
-	req, err := h.request(c.ctx, r, up, http.MethodGet, nil)
-	if err != nil {
-		writeRPCError(w, http.StatusBadGateway, CodeUpstream, fmt.Sprintf("MCP server %q: bad upstream URL", up.server))
-		return
-	}
-	resp, err := h.opts.Client.Do(req)
-	if err != nil {
-		msg := h.upstreamError(up, c, err)
-		h.opts.Logf("mcp %s: GET: %s", up.server, msg)
-		writeRPCError(w, http.StatusBadGateway, CodeUpstream, msg)
-		return
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		h.relaySSE(w, r, resp, c, up, r.Header.Get("Mcp-Session-Id"), nil, nil)
-		return
-	}
-	h.passThrough(w, resp)
-}
-
-// forwardPlain forwards a request the gateway does not inspect (DELETE: the
-// end of a session) and relays the answer.
-func (h *HTTP) forwardPlain(w http.ResponseWriter, r *http.Request, up *upstream) {
+// forward relays a request without a body to inspect: GET, which opens the
+// server → client SSE stream (its events are inspected one by one), and
+// DELETE, the end of a session (relayed as it is).
+func (h *HTTP) forward(w http.ResponseWriter, r *http.Request, up *upstream) {
 	c := h.newCall(r.Context())
 	defer c.done()
 	req, err := h.request(c.ctx, r, up, r.Method, nil)
@@ -440,6 +415,11 @@ func (h *HTTP) forwardPlain(w http.ResponseWriter, r *http.Request, up *upstream
 		return
 	}
 	defer resp.Body.Close()
+	if r.Method == http.MethodGet && resp.StatusCode == http.StatusOK &&
+		strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		h.relaySSE(w, r, resp, c, up, r.Header.Get("Mcp-Session-Id"), nil, nil)
+		return
+	}
 	h.passThrough(w, resp)
 }
 
