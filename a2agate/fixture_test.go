@@ -25,6 +25,7 @@ import (
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/storetest"
 )
 
 // testPolicies govern the tests' traffic: outbound "launch codes" are
@@ -77,37 +78,8 @@ decision: deny
 reason: classified answer
 `
 
-// memStore is an in-memory trace.
-type memStore struct {
-	mu   sync.Mutex
-	recs []warden.Record
-}
-
-func (m *memStore) Record(_ context.Context, r *warden.Record) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.recs = append(m.recs, *r)
-	return nil
-}
-
-func (m *memStore) Runs(context.Context, warden.Filter) ([]warden.Record, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.recs), nil
-}
-
-func (m *memStore) Close() error { return nil }
-
-func (m *memStore) all() []warden.Record {
-	r, _ := m.Runs(context.Background(), warden.Filter{})
-	return r
-}
-
-func (m *memStore) reset() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.recs = nil
-}
+// memStore is the shared in-memory trace (storetest.Mem).
+type memStore = storetest.Mem
 
 // echoAgent is the upstream A2A agent. It answers a message with a message
 // "echo: TEXT", except:
@@ -326,7 +298,7 @@ func newGateway(t *testing.T, agents map[string]string, opts Options) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &memStore{}
+	st := storetest.NewMem()
 	dec := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), st, nil)
 	ups := map[string]config.Upstream{}
 	for name, u := range agents {

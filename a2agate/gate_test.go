@@ -160,7 +160,7 @@ func TestStream(t *testing.T) {
 			t.Fatalf("relayed %q", texts)
 		}
 		up.waitStreamsClosed(t)
-		recs := gw.store.all()
+		recs := gw.store.Records()
 		in := find(recs, MethodStream, warden.Inbound)
 		if len(in) != 3 || in[2].Decision != "deny" || in[2].PolicyID != "no-forbidden-stream" {
 			t.Fatalf("inbound records %+v", in)
@@ -189,7 +189,7 @@ func TestStream(t *testing.T) {
 			t.Fatalf("last %v", evs[2])
 		}
 		up.waitStreamsClosed(t)
-		for _, r := range gw.store.all() {
+		for _, r := range gw.store.Records() {
 			if r.SessionID != "ctx-stream" {
 				t.Fatalf("session %q in %+v", r.SessionID, r)
 			}
@@ -227,7 +227,7 @@ func TestStream(t *testing.T) {
 		if n != 4 || !ok || st.Status.State != a2a.TaskStateCompleted {
 			t.Fatalf("%d events, last %#v", n, last)
 		}
-		if in := find(gw.store.all(), MethodStream, warden.Inbound); len(in) != n {
+		if in := find(gw.store.Records(), MethodStream, warden.Inbound); len(in) != n {
 			t.Fatalf("%d inbound records for %d events", len(in), n)
 		}
 	})
@@ -262,7 +262,7 @@ func TestResubscribe(t *testing.T) {
 		done <- states
 	}()
 	deadline := time.Now().Add(3 * time.Second)
-	for len(find(gw.store.all(), MethodResubscribe, warden.Inbound)) == 0 {
+	for len(find(gw.store.Records(), MethodResubscribe, warden.Inbound)) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("no resubscribe event relayed")
 		}
@@ -279,7 +279,7 @@ func TestResubscribe(t *testing.T) {
 	case <-time.After(4 * time.Second):
 		t.Fatal("the resubscribed stream did not end")
 	}
-	for _, r := range find(gw.store.all(), MethodResubscribe, warden.Inbound) {
+	for _, r := range find(gw.store.Records(), MethodResubscribe, warden.Inbound) {
 		if r.SessionID != task.ContextID {
 			t.Fatalf("session %q, want %q", r.SessionID, task.ContextID)
 		}
@@ -321,7 +321,7 @@ func TestTasks(t *testing.T) {
 		if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
 			t.Fatalf("cancel: %v %v", canceled, err)
 		}
-		checkTaskRecords(t, gw.store.all(), task.ContextID)
+		checkTaskRecords(t, gw.store.Records(), task.ContextID)
 		if slices.Contains(up.methods(), "") {
 			t.Fatalf("upstream methods %v", up.methods())
 		}
@@ -357,7 +357,7 @@ func TestTasks(t *testing.T) {
 		if getStr(getObj(getObj(r, "result"), "status"), "state") != "canceled" {
 			t.Fatalf("cancel: %v", r)
 		}
-		checkTaskRecords(t, gw.store.all(), ctxID)
+		checkTaskRecords(t, gw.store.Records(), ctxID)
 	})
 }
 
@@ -415,7 +415,7 @@ func TestMethodNames(t *testing.T) {
 	gw := newGateway(t, map[string]string{"echo": up.URL}, Options{})
 	rpc(t, gw.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"nope"}}`)
 	rpc(t, gw.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"nope"}}`)
-	out := find(gw.store.all(), MethodGet, warden.Outbound)
+	out := find(gw.store.Records(), MethodGet, warden.Outbound)
 	if len(out) != 2 || out[0].SessionID != "nope" || out[1].SessionID != "nope" {
 		t.Fatalf("records %+v", out)
 	}
@@ -435,7 +435,7 @@ func TestTraceAndHeaders(t *testing.T) {
 	if getStr(getObj(getObj(resp, "result"), "message"), "contextId") != "ctx-42" {
 		t.Fatalf("%v", resp)
 	}
-	recs := gw.store.all()
+	recs := gw.store.Records()
 	if len(recs) != 2 {
 		t.Fatalf("%d records", len(recs))
 	}
@@ -558,8 +558,8 @@ func TestAgentCard(t *testing.T) {
 		if err != nil || textOf(res.(*a2a.Message)) != "echo: via card" {
 			t.Fatalf("%v %v", res, err)
 		}
-		if len(gw.store.all()) != 2 {
-			t.Fatalf("the call did not go through warden: %d records", len(gw.store.all()))
+		if len(gw.store.Records()) != 2 {
+			t.Fatalf("the call did not go through warden: %d records", len(gw.store.Records()))
 		}
 	})
 
@@ -571,8 +571,8 @@ func TestAgentCard(t *testing.T) {
 		if len(ifs) != 1 || getStr(ifs[0].(map[string]any), "url") != gw.URL+"/a2a/echo" {
 			t.Fatalf("%v", resp)
 		}
-		if in := find(gw.store.all(), MethodExtendedCard, warden.Inbound); len(in) != 1 {
-			t.Fatalf("records %+v", gw.store.all())
+		if in := find(gw.store.Records(), MethodExtendedCard, warden.Inbound); len(in) != 1 {
+			t.Fatalf("records %+v", gw.store.Records())
 		}
 	})
 
@@ -713,8 +713,8 @@ func TestBadRequests(t *testing.T) {
 			}
 		})
 	}
-	if len(up.methods()) != 0 || len(gw.store.all()) != 0 {
-		t.Fatalf("forwarded %v, recorded %d", up.methods(), len(gw.store.all()))
+	if len(up.methods()) != 0 || len(gw.store.Records()) != 0 {
+		t.Fatalf("forwarded %v, recorded %d", up.methods(), len(gw.store.Records()))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/storetest"
 )
 
 // policyCase is one case of testdata/cases/*.yaml: policies (YAML text of
@@ -77,7 +78,7 @@ func runPolicyCase(t *testing.T, file string, pc policyCase) {
 	chain := warden.NewChain(def,
 		warden.Step{Name: "views", Handler: rec, Mode: warden.Audit},
 		warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})})
-	h := NewHandler(warden.NewDecider(chain, &memStore{}, nil), Options{Logf: t.Logf})
+	h := NewHandler(warden.NewDecider(chain, storetest.NewMem(), nil), Options{Logf: t.Logf})
 	for _, s := range pc.Setup {
 		h.Handle(context.Background(), toJSON(t, s))
 	}

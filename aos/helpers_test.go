@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/storetest"
 )
 
 // examplesDir holds the seed examples; CI provides /work/shared next to the repo.
@@ -22,35 +22,8 @@ const examplesDir = "../../shared/aos/examples"
 
 const schemaPath = "../../shared/aos/spec/aos_schema.json"
 
-// memStore is an in-memory trace store; fail makes Record fail.
-type memStore struct {
-	mu   sync.Mutex
-	recs []warden.Record
-	fail bool
-}
-
-func (s *memStore) Record(_ context.Context, r *warden.Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail {
-		return errors.New("disk full")
-	}
-	s.recs = append(s.recs, *r)
-	return nil
-}
-
-func (s *memStore) Runs(context.Context, warden.Filter) ([]warden.Record, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]warden.Record(nil), s.recs...), nil
-}
-
-func (s *memStore) Close() error { return nil }
-
-func (s *memStore) records() []warden.Record {
-	rs, _ := s.Runs(context.Background(), warden.Filter{})
-	return rs
-}
+// memStore is the shared in-memory trace (storetest.Mem).
+type memStore = storetest.Mem
 
 // fixed returns a guardian that always answers d; with Modify and no
 // payload, it answers an unchanged copy of the event's payload.
@@ -87,7 +60,7 @@ func (r *recorder) last() *warden.Event {
 
 // newTestHandler returns an endpoint whose chain is the one guardian g.
 func newTestHandler(g warden.Handler) (*Handler, *memStore) {
-	st := &memStore{}
+	st := storetest.NewMem()
 	d := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "test", Handler: g}), st, nil)
 	h := NewHandler(d, Options{Version: "test", Logf: func(string, ...any) {}})
 	h.now = func() time.Time { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) }

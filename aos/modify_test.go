@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/storetest"
 )
 
 // setKey is a guardian that modifies the payload: it sets payload[key] = value
@@ -61,7 +62,7 @@ func TestModifiedRequestShape(t *testing.T) {
 			if string(r.Result.ModifiedRequest) != tc.want {
 				t.Errorf("modifiedRequest\n got %s\nwant %s", r.Result.ModifiedRequest, tc.want)
 			}
-			if rec := st.records()[0]; len(rec.Output) == 0 {
+			if rec := st.Records()[0]; len(rec.Output) == 0 {
 				t.Error("trace record has no output")
 			}
 		})
@@ -78,7 +79,7 @@ func TestNormalizeAfterModify(t *testing.T) {
 		return warden.Decision{Verdict: warden.Modify, Payload: p}, nil
 	})
 	d := warden.NewDecider(warden.NewChain(warden.Allow,
-		warden.Step{Name: "rewrite", Handler: rename}, warden.Step{Name: "rec", Handler: rec}), &memStore{}, nil)
+		warden.Step{Name: "rewrite", Handler: rename}, warden.Step{Name: "rec", Handler: rec}), storetest.NewMem(), nil)
 	h := NewHandler(d, Options{})
 	h.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"steps/message","params":{`+ctxJSON+`,"message":{"role":"user","content":[{"kind":"text","text":"original"}]}}}`))
 	ev := rec.last()

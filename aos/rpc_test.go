@@ -3,6 +3,7 @@ package aos
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/storetest"
 )
 
 // ctxJSON is a minimal StepContext for hand-written requests.
@@ -110,7 +112,7 @@ func TestJSONRPCErrors(t *testing.T) {
 			if tc.code == CodeInvalidParams && !strings.Contains(tc.message, got.Error.Data["field"].(string)+": ") {
 				t.Errorf("data.field = %v does not name the field of %q", got.Error.Data["field"], tc.message)
 			}
-			if n := len(st.records()); n != 0 {
+			if n := len(st.Records()); n != 0 {
 				t.Errorf("%d records for an error", n)
 			}
 		})
@@ -168,7 +170,7 @@ func TestBatch(t *testing.T) {
 	if string(got[3].ID) != "2" || got[3].Error == nil || got[3].Error.Code != CodeMethodNotFound {
 		t.Errorf("[3] = %s", resp)
 	}
-	if n := len(st.records()); n != 2 {
+	if n := len(st.Records()); n != 2 {
 		t.Errorf("%d records, want 2 (the request and the notification)", n)
 	}
 	if resp := h.Handle(context.Background(), []byte(`[{"jsonrpc":"2.0",`+mem+`},{"jsonrpc":"2.0","method":"ping"}]`)); resp != nil {
@@ -177,7 +179,7 @@ func TestBatch(t *testing.T) {
 }
 
 func TestHTTP(t *testing.T) {
-	st := &memStore{}
+	st := storetest.NewMem()
 	d := warden.NewDecider(warden.NewChain(warden.Allow), st, nil)
 	h := NewHandler(d, Options{MaxBody: 1024, Logf: t.Logf})
 	srv := httptest.NewServer(h)
@@ -204,12 +206,12 @@ func TestHTTP(t *testing.T) {
 		}
 	})
 	t.Run("notification", func(t *testing.T) {
-		n := len(st.records())
+		n := len(st.Records())
 		resp, body := post(`{"jsonrpc":"2.0",` + mem + `}`)
 		if resp.StatusCode != http.StatusNoContent || body != "" {
 			t.Errorf("status %d body %q, want 204 and no body", resp.StatusCode, body)
 		}
-		if len(st.records()) != n+1 {
+		if len(st.Records()) != n+1 {
 			t.Error("notification not recorded")
 		}
 	})
@@ -251,7 +253,7 @@ func TestHTTP(t *testing.T) {
 // the deny Decide returns, never as the allow the chain made.
 func TestTraceUnavailable(t *testing.T) {
 	h, st := newTestHandler(fixed(warden.Decision{Verdict: warden.Allow}))
-	st.fail = true
+	st.Err = errors.New("disk full")
 	resp := h.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"steps/memoryStore","params":{`+ctxJSON+`,"memory":[]}}`))
 	var r struct{ Result map[string]any }
 	json.Unmarshal(resp, &r)

@@ -66,7 +66,7 @@ func TestSeedExamplesSchemaValid(t *testing.T) {
 					}
 					return
 				}
-				if n := len(st.records()); n != 1 {
+				if n := len(st.Records()); n != 1 {
 					t.Errorf("%d trace records, want 1", n)
 				}
 				if want := dc.name; got.Result["decision"] != want {
@@ -199,7 +199,7 @@ func TestJochResponses(t *testing.T) {
 		if want := joch.Result["modifiedRequest"].(map[string]any)["inputs"]; !jsonEqual(inputs, want) {
 			t.Errorf("modifiedRequest.params.toolCallRequest.inputs = %v, want (Joch) %v", inputs, want)
 		}
-		rec := st.records()[0]
+		rec := st.Records()[0]
 		if rec.Decision != "modify" || !strings.Contains(string(rec.Output), "[REDACTED-PII]") {
 			t.Errorf("trace record: decision %s output %s", rec.Decision, rec.Output)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/storetest"
 )
 
 // remoteGuardian is a third-party AOS Guardian: another warden AOS endpoint
@@ -58,7 +59,7 @@ func TestRemoteGuardianComposesIntoAOS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &memStore{}
+	st := storetest.NewMem()
 	dec := warden.NewDecider(warden.NewChain(warden.Allow), st, nil)
 	dec.SetRouter(r.Chain)
 	h := aos.NewHandler(dec, aos.Options{Logf: func(string, ...any) {}})
@@ -82,11 +83,11 @@ func TestRemoteGuardianComposesIntoAOS(t *testing.T) {
 		t.Fatalf("built-in engine: %v", res)
 	}
 	kinds := map[string]bool{}
-	for _, res := range st.recs[0].Results {
+	for _, res := range st.Records()[0].Results {
 		kinds[res.Kind] = true
 	}
 	if !kinds[KindAOS] {
-		t.Fatalf("the remote guardian's result is not in the trace: %+v", st.recs[0].Results)
+		t.Fatalf("the remote guardian's result is not in the trace: %+v", st.Records()[0].Results)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/storetest"
 )
 
 // These tests run real subprocess hooks (scripts in ../testdata/hooks)
@@ -22,19 +22,8 @@ import (
 
 var scripts, _ = filepath.Abs("../testdata/hooks")
 
-type memStore struct {
-	mu   sync.Mutex
-	recs []*warden.Record
-}
-
-func (m *memStore) Record(_ context.Context, r *warden.Record) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.recs = append(m.recs, r)
-	return nil
-}
-func (m *memStore) Runs(context.Context, warden.Filter) ([]warden.Record, error) { return nil, nil }
-func (m *memStore) Close() error                                                 { return nil }
+// memStore is the shared in-memory trace (storetest.Mem).
+type memStore = storetest.Mem
 
 // dispatcher builds a dispatcher from a hooks: YAML list (with the empty
 // policy set, so only the hooks decide).
@@ -57,7 +46,7 @@ func dispatcher(t testing.TB, src string) (*Dispatcher, *memStore, *Pool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &memStore{}
+	st := storetest.NewMem()
 	dec := warden.NewDecider(warden.NewChain(warden.Allow), st, nil)
 	dec.SetRouter(r.Chain)
 	pool := NewPool(2, 4, st)
@@ -100,7 +89,7 @@ func TestOrderedPatches(t *testing.T) {
 	if p, _ := res.Patch.(map[string]any); p == nil || p["tool_input"] == nil {
 		t.Fatalf("patch %v", res.Patch)
 	}
-	rec := st.recs[0]
+	rec := st.Records()[0]
 	if len(rec.Results) != 4 || rec.Results[1].Guardian != "first" || rec.Results[1].Kind != KindCommand || len(rec.Results[1].Patch) == 0 {
 		t.Fatalf("trace results %+v", rec.Results)
 	}
@@ -124,8 +113,8 @@ func TestDenyStopsTheChain(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the hook after the deny ran")
 	}
-	if st.recs[0].Decision != "deny" {
-		t.Fatalf("trace %+v", st.recs[0])
+	if st.Records()[0].Decision != "deny" {
+		t.Fatalf("trace %+v", st.Records()[0])
 	}
 }
 
@@ -141,13 +130,13 @@ func TestEscalationRefused(t *testing.T) {
 		t.Fatalf("escalation applied: %+v", res)
 	}
 	var refused string
-	for _, r := range st.recs[0].Results {
+	for _, r := range st.Records()[0].Results {
 		if r.Guardian == "escalate" {
 			refused = r.Refused
 		}
 	}
 	if !strings.HasPrefix(refused, RefusedEscalation) {
-		t.Fatalf("the refusal is not recorded: %+v", st.recs[0].Results)
+		t.Fatalf("the refusal is not recorded: %+v", st.Records()[0].Results)
 	}
 }
 
@@ -169,7 +158,7 @@ func TestHangingHookKilledAtTimeout(t *testing.T) {
 			if took > 1500*time.Millisecond {
 				t.Fatalf("took %v, want within timeout + 1s", took)
 			}
-			if e := st.recs[0].Results[1].Error; !strings.Contains(e, "timed out") {
+			if e := st.Records()[0].Results[1].Error; !strings.Contains(e, "timed out") {
 				t.Fatalf("result error %q", e)
 			}
 		})
@@ -194,7 +183,7 @@ func TestFloodingHookIsCapped(t *testing.T) {
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
 		t.Fatalf("allocated %d MB for a 100 MB flood", grew>>20)
 	}
-	if e := st.recs[0].Results[1].Error; !strings.Contains(e, "stdout exceeds") {
+	if e := st.Records()[0].Results[1].Error; !strings.Contains(e, "stdout exceeds") {
 		t.Fatalf("result error %q", e)
 	}
 }
@@ -209,7 +198,7 @@ func TestFailingHook(t *testing.T) {
 	if res.Decision != "deny" {
 		t.Fatalf("decision %s, want deny", res.Decision)
 	}
-	if e := st.recs[0].Results[1].Error; !strings.Contains(e, "exit status 1") {
+	if e := st.Records()[0].Results[1].Error; !strings.Contains(e, "exit status 1") {
 		t.Fatalf("result error %q", e)
 	}
 }
@@ -234,7 +223,7 @@ func TestAsyncHooksRecordedAndDropsCounted(t *testing.T) {
 		t.Fatalf("runs %d dropped %d: want 10 in all, some dropped (2 workers, queue 4)", runs, dropped)
 	}
 	var asyncRecs, dropRecs int
-	for _, r := range st.recs {
+	for _, r := range st.Records() {
 		if len(r.Results) == 1 && r.Results[0].Mode == "async" {
 			asyncRecs++
 			if strings.Contains(r.Results[0].Error, "dropped") {
@@ -245,7 +234,7 @@ func TestAsyncHooksRecordedAndDropsCounted(t *testing.T) {
 	if asyncRecs != 10 || dropRecs != int(dropped) {
 		t.Fatalf("trace: %d async records (%d drops), want 10 (%d)", asyncRecs, dropRecs, dropped)
 	}
-	b, _ := json.Marshal(st.recs[len(st.recs)-1])
+	b, _ := json.Marshal(st.Records()[len(st.Records())-1])
 	if !strings.Contains(string(b), `"mode":"async"`) {
 		t.Fatalf("record %s", b)
 	}
@@ -277,7 +266,7 @@ func TestStandardAgentsSemantics(t *testing.T) {
 	if res.Decision == "modify" {
 		t.Fatalf("an after_* hook changed what was stored: %+v", res)
 	}
-	rec := st.recs[len(st.recs)-1]
+	rec := st.Records()[len(st.Records())-1]
 	refused := ""
 	for _, r := range rec.Results {
 		if r.Guardian == "rewrite-stored" {

@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/mcpgate/testdata/mcpserver"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/sqlite"
+	"github.com/wardenhq/warden/storetest"
 )
 
 // benchDecider decides with the built-in pack and records to trace.
@@ -27,7 +28,7 @@ func benchDecider(b *testing.B, trace string) *warden.Decider {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var st warden.Store = &memStore{}
+	var st warden.Store = storetest.NewMem()
 	if trace == "sqlite" {
 		s, err := sqlite.Open(b.TempDir(), sqlite.Options{})
 		if err != nil {

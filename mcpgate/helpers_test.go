@@ -1,47 +1,23 @@
 package mcpgate
 
 import (
-	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/storetest"
 )
 
-// memStore is a trace that keeps records in memory.
-type memStore struct {
-	mu   sync.Mutex
-	recs []warden.Record
-}
-
-func (s *memStore) Record(_ context.Context, r *warden.Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recs = append(s.recs, *r)
-	return nil
-}
-
-func (s *memStore) Runs(context.Context, warden.Filter) ([]warden.Record, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]warden.Record(nil), s.recs...), nil
-}
-
-func (s *memStore) Close() error { return nil }
-
-func (s *memStore) all() []warden.Record {
-	r, _ := s.Runs(context.Background(), warden.Filter{})
-	return r
-}
+// memStore is the shared in-memory trace (storetest.Mem).
+type memStore = storetest.Mem
 
 // find returns the records whose input contains sub.
-func (s *memStore) find(sub string) []warden.Record {
+func findRecords(s *memStore, sub string) []warden.Record {
 	var out []warden.Record
-	for _, r := range s.all() {
+	for _, r := range s.Records() {
 		if strings.Contains(string(r.Input), sub) {
 			out = append(out, r)
 		}
@@ -57,7 +33,7 @@ func testDecider(t testing.TB) (*warden.Decider, *memStore) {
 		t.Fatal(err)
 	}
 	eng := policy.NewEngine(set, policy.Options{})
-	st := &memStore{}
+	st := storetest.NewMem()
 	return warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), st, nil), st
 }
 

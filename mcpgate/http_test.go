@@ -188,7 +188,7 @@ func httpScenarios(t *testing.T, pv string, jsonResp bool) {
 		if sid != "" && sessions[len(sessions)-1] != sid {
 			t.Fatalf("upstream saw session %q, want %q", sessions[len(sessions)-1], sid)
 		}
-		recs := e.store.all()
+		recs := e.store.Records()
 		var withSession int
 		for _, r := range recs {
 			if r.Surface != warden.SurfaceMCP || r.Event != EventName {

@@ -179,13 +179,13 @@ func stdioScenarios(t *testing.T, pv string) {
 		if e.seen.Count("slow:cancelled") == 0 {
 			t.Fatal("the server never saw the cancellation")
 		}
-		if len(e.store.find("notifications/cancelled")) == 0 {
+		if len(findRecords(e.store, "notifications/cancelled")) == 0 {
 			t.Fatal("the cancellation was not recorded")
 		}
 	})
 
 	t.Run("trace", func(t *testing.T) {
-		recs := e.store.all()
+		recs := e.store.Records()
 		dirs := map[string]int{}
 		for _, r := range recs {
 			if r.Surface != warden.SurfaceMCP || r.Event != EventName || r.SessionID != e.gw.SessionID() {
@@ -197,7 +197,7 @@ func stdioScenarios(t *testing.T, pv string) {
 			t.Fatalf("directions %v", dirs)
 		}
 		var deny []warden.Record
-		for _, r := range e.store.find(`"name":"wire_money","arguments"`) {
+		for _, r := range findRecords(e.store, `"name":"wire_money","arguments"`) {
 			if r.Direction == warden.Outbound {
 				deny = append(deny, r)
 			}
@@ -207,7 +207,7 @@ func stdioScenarios(t *testing.T, pv string) {
 		}
 		// The result of contact was decided with the tool view of its request.
 		var redacted bool
-		for _, r := range e.store.find("alice@example.com") {
+		for _, r := range findRecords(e.store, "alice@example.com") {
 			redacted = redacted || (r.Decision == "modify" && r.PolicyID == "redact-contact-emails")
 		}
 		if !redacted {
