@@ -56,9 +56,3 @@ func (c *toolCache) get(key string) (warden.Tool, bool) {
 	return t, ok
 }
 
-// len returns the number of remembered requests.
-func (c *toolCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
-}

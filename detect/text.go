@@ -129,10 +129,6 @@ func hasPrefixFold(s string, i int, w string) bool {
 	return true
 }
 
-// eqFold reports whether s equals the lower-case ASCII word w, ignoring ASCII
-// case.
-func eqFold(s, w string) bool { return len(s) == len(w) && hasPrefixFold(s, 0, w) }
-
 // nextNumber returns the index of the next digit at or after i (len(s) if
 // none). It tests eight bytes at a time.
 func nextNumber(s string, i int) int {

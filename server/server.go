@@ -29,7 +29,6 @@ type Options struct {
 	Store       warden.Store // GET /api/hooks/runs
 	Metrics     *Metrics     // GET /metrics
 	Pprof       bool         // expose /debug/pprof/ (off by default)
-	Logf        func(string, ...any)
 }
 
 // maxLast caps ?last= on the runs API.

@@ -83,7 +83,6 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		Store:       store,
 		Metrics:     metrics,
 		Pprof:       *pprof,
-		Logf:        logf,
 	})
 
 	ln, err := net.Listen("tcp", *addr)
