@@ -55,4 +55,3 @@ func (c *toolCache) get(key string) (warden.Tool, bool) {
 	c.mu.Unlock()
 	return t, ok
 }
-
