@@ -37,11 +37,13 @@ type Step struct {
 // payload stays). Hook chains use it for the escalation rules.
 type Guard func(ev *Event, next map[string]any) error
 
-// Chain composes guardians with the Joch rule: steps run in order, each seeing
-// the payload the previous steps produced; the first deny stops the chain; ask
-// is a deny with reason code approval_required; modifies apply in order; audit
-// steps are recorded but never change the outcome; if no step decides, the
-// default verdict applies. Composition lives here and nowhere else.
+// Chain composes guardians with the Joch rule (see Stronger): steps run in
+// order, each seeing the payload the previous steps produced; the first deny
+// stops the chain; an ask (or defer) holds the step, but the later steps
+// still run so that a deny after it wins and modifies after it shape what
+// would be taken; modifies apply in order; audit steps are recorded but
+// never change the outcome; if no step decides, the default verdict
+// applies. Composition lives here and nowhere else.
 type Chain struct {
 	steps []Step
 	def   Verdict
@@ -66,14 +68,15 @@ func (c *Chain) WithGuard(g Guard) *Chain {
 // Steps returns the chain's steps in run order.
 func (c *Chain) Steps() []Step { return c.steps }
 
-// Decide runs the chain for ev. It never returns a verdict other than Allow,
-// Deny or Modify, and never fails: guardian errors are folded in by policy.
+// Decide runs the chain for ev. It returns Allow, Deny, Modify, Ask or
+// Defer, and never fails: guardian errors are folded in by failure policy.
 func (c *Chain) Decide(ctx context.Context, ev *Event) Outcome {
 	start := time.Now()
 	var out Outcome
 	cur := ev
 	modified := false
 	decided := false
+	var held Decision // the strongest ask or defer so far
 	for i := range c.steps {
 		st := &c.steps[i]
 		if st.When != nil {
@@ -117,21 +120,18 @@ func (c *Chain) Decide(ctx context.Context, ev *Event) Outcome {
 				continue // the change is not applied; the step has no say
 			}
 		}
+		if out.PolicyRevision == "" {
+			out.PolicyRevision = d.Revision
+		}
 		if st.Mode == Audit {
 			continue
 		}
 		switch d.Verdict {
-		case Deny, Ask:
+		case Deny:
 			out.Verdict = Deny
 			out.Reason = d.Reason
 			out.PolicyID, out.PolicyVersion = d.PolicyID, d.PolicyVersion
 			out.ReasonCodes = d.ReasonCodes
-			if d.Verdict == Ask {
-				out.ReasonCodes = append([]string{CodeApprovalRequired}, d.ReasonCodes...)
-				if out.Reason == "" {
-					out.Reason = "approval required"
-				}
-			}
 			if out.Reason == "" {
 				out.Reason = "denied by " + st.Name
 				if d.PolicyID != "" {
@@ -141,6 +141,13 @@ func (c *Chain) Decide(ctx context.Context, ev *Event) Outcome {
 			out.Payload = nil
 			out.Latency = time.Since(start)
 			return out
+		case Ask, Defer:
+			if Stronger(held.Verdict, d.Verdict) != held.Verdict {
+				held = d
+				if held.Reason == "" {
+					held.Reason = d.Verdict.String() + " by " + st.Name
+				}
+			}
 		case Modify:
 			decided, modified = true, true
 			out.ReasonCodes = append(out.ReasonCodes, d.ReasonCodes...)
@@ -161,6 +168,14 @@ func (c *Chain) Decide(ctx context.Context, ev *Event) Outcome {
 		}
 	}
 	switch {
+	case held.Verdict != Abstain:
+		out.Verdict = held.Verdict
+		out.Reason, out.ReasonCodes = held.Reason, held.ReasonCodes
+		out.PolicyID, out.PolicyVersion = held.PolicyID, held.PolicyVersion
+		out.Payload = nil
+		if modified {
+			out.Payload = cur.Payload
+		}
 	case modified:
 		out.Verdict = Modify
 		out.Payload = cur.Payload

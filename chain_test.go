@@ -61,9 +61,18 @@ func TestChainCompose(t *testing.T) {
 			{Name: "b", Handler: fixed(Decision{Verdict: Deny, PolicyID: "d1", ReasonCodes: []string{"d1"}})},
 			{Name: "c", Handler: fixed(Decision{Verdict: Deny, PolicyID: "d2"})},
 		}, want: Deny, wantCodes: []string{"d1"}, wantID: "d1", results: 2},
-		{name: "ask is a deny with approval_required", steps: []Step{
+		{name: "ask is an outcome", steps: []Step{
 			{Name: "a", Handler: fixed(Decision{Verdict: Ask, PolicyID: "needs-approval", ReasonCodes: []string{"needs-approval"}})},
-		}, want: Deny, wantCodes: []string{CodeApprovalRequired, "needs-approval"}, wantID: "needs-approval", results: 1},
+		}, want: Ask, wantCodes: []string{"needs-approval"}, wantID: "needs-approval", results: 1},
+		{name: "a deny after an ask wins", steps: []Step{
+			{Name: "a", Handler: fixed(Decision{Verdict: Ask, PolicyID: "needs-approval", ReasonCodes: []string{"needs-approval"}})},
+			{Name: "b", Handler: fixed(Decision{Verdict: Deny, PolicyID: "d1", ReasonCodes: []string{"d1"}})},
+		}, want: Deny, wantCodes: []string{"d1"}, wantID: "d1", results: 2},
+		{name: "defer outranks ask", steps: []Step{
+			{Name: "a", Handler: fixed(Decision{Verdict: Ask, PolicyID: "ask1", ReasonCodes: []string{"ask1"}})},
+			{Name: "b", Handler: fixed(Decision{Verdict: Defer, PolicyID: "later", ReasonCodes: []string{"later"}})},
+			{Name: "c", Handler: fixed(Decision{Verdict: Ask, PolicyID: "ask2", ReasonCodes: []string{"ask2"}})},
+		}, want: Defer, wantCodes: []string{"later"}, wantID: "later", results: 3},
 		{name: "modifies apply in order each seeing the previous", steps: []Step{
 			{Name: "a", Handler: fixed(Decision{Verdict: Modify, PolicyID: "A", ReasonCodes: []string{"A"}})},
 			{Name: "b", Handler: fixed(Decision{Verdict: Allow})},
@@ -152,9 +161,8 @@ func TestEventTextSkipsContextAndIsDeterministic(t *testing.T) {
 }
 
 func TestWithPayloadRebuildsViews(t *testing.T) {
-	ev := &Event{Name: "e", Payload: map[string]any{"name": "a"}, Normalize: func(e *Event) {
-		e.Tool.Name, _ = e.Payload["name"].(string)
-	}}
+	ev := &Event{Name: "e", Payload: map[string]any{"name": "a"}}
+	ev.BuildViews(func(e *Event) { e.Tool.Name, _ = e.Payload["name"].(string) })
 	n := ev.WithPayload(map[string]any{"name": "b"})
 	if n.Tool.Name != "b" || n.Tool.Args == nil || ev.Payload["name"] != "a" {
 		t.Fatalf("got %+v", n)

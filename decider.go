@@ -19,27 +19,42 @@ type Observer interface {
 	Observe(ev *Event, out *Outcome, recordErr error)
 }
 
-// Decider runs a Chain and records every outcome in a Store before it is
-// answered: a decision that cannot be recorded becomes a deny with reason code
-// trace_unavailable (fail closed, never silently unrecorded).
+// Async runs the async hooks of an event that was decided and not refused
+// (a step that is being taken); it must not block.
+type Async interface {
+	RunAsync(ev *Event)
+}
+
+// Decider is the one decision core: it builds an event's views with its
+// ViewBuilder, runs the event's Chain, records the outcome in a Store before
+// it is answered, and starts the event's async hooks. A decision that cannot
+// be recorded becomes a deny with reason code trace_unavailable (fail closed,
+// never silently unrecorded).
 type Decider struct {
 	chain    atomic.Pointer[Chain]
 	router   atomic.Pointer[Router]
+	views    ViewBuilder
 	store    Store
 	observer Observer
+	async    Async
 }
 
 // Router picks the chain for an event (hooks declared per event); nil means
 // the Decider's single chain.
 type Router func(event string) *Chain
 
-// NewDecider returns a Decider. store may be nil (no trace: `warden eval`);
+// NewDecider returns a Decider building views with views (catalog.Views in
+// production; nil builds none). store may be nil (no trace: `warden eval`);
 // observer may be nil.
-func NewDecider(c *Chain, store Store, observer Observer) *Decider {
-	d := &Decider{store: store, observer: observer}
+func NewDecider(c *Chain, views ViewBuilder, store Store, observer Observer) *Decider {
+	d := &Decider{views: views, store: store, observer: observer}
 	d.chain.Store(c)
 	return d
 }
+
+// SetAsync sets what runs the async hooks of decided events (nil: none run).
+// Call it before the Decider is used.
+func (d *Decider) SetAsync(a Async) { d.async = a }
 
 // SetChain swaps the chain atomically; in-flight decisions finish on the old one.
 func (d *Decider) SetChain(c *Chain) { d.chain.Store(c) }
@@ -69,7 +84,11 @@ func (d *Decider) ChainFor(event string) *Chain {
 
 // Decide runs the chain for ev and records the outcome. The returned error wraps
 // ErrTraceUnavailable when recording failed; the Outcome is then a deny.
+//
+// Decide builds ev's views (whatever the surface put in them is replaced),
+// so every surface shows policies the same variables for the same step.
 func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
+	ev.BuildViews(d.views)
 	out := d.ChainFor(ev.Name).Decide(ctx, ev)
 	var err error
 	if d.store != nil {
@@ -92,6 +111,13 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 	if d.observer != nil {
 		d.observer.Observe(ev, &out, err)
 	}
+	if d.async != nil && (out.Verdict == Allow || out.Verdict == Modify) {
+		final := ev
+		if out.Verdict == Modify && out.Payload != nil {
+			final = ev.WithPayload(out.Payload)
+		}
+		d.async.RunAsync(final)
+	}
 	return out, err
 }
 
@@ -108,6 +134,7 @@ func NewRecord(ev *Event, out *Outcome, now time.Time) *Record {
 		Decision: out.Verdict.String(), Reason: out.Reason, ReasonCodes: out.ReasonCodes,
 		PolicyID: out.PolicyID, PolicyVersion: out.PolicyVersion, Results: out.Results,
 		LatencyUS: out.Latency.Microseconds(), Input: ev.Raw,
+		PolicyRevision: out.PolicyRevision, Views: ev.ViewsJSON(),
 	}
 	if r.Results == nil {
 		r.Results = []Result{}

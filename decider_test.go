@@ -40,7 +40,7 @@ func (c *countObserver) Observe(ev *Event, out *Outcome, err error) {
 func TestDeciderRecordsBeforeAnswering(t *testing.T) {
 	st := &memStore{}
 	obs := &countObserver{}
-	d := NewDecider(NewChain(Allow, Step{Name: "g", Handler: fixed(Decision{Verdict: Modify, PolicyID: "m"})}), st, obs)
+	d := NewDecider(NewChain(Allow, Step{Name: "g", Handler: fixed(Decision{Verdict: Modify, PolicyID: "m"})}), nil, st, obs)
 	ev := &Event{Name: "steps/message", Surface: SurfaceAOS, RequestID: "7", SessionID: "s", Agent: Agent{ID: "a"},
 		Payload: map[string]any{"x": 1.0}, Raw: []byte(`{"x":1}`)}
 	out, err := d.Decide(context.Background(), ev)
@@ -75,7 +75,7 @@ func TestDeciderRecordsBeforeAnswering(t *testing.T) {
 func TestDeciderFailsClosedWhenTraceFails(t *testing.T) {
 	st := &memStore{err: errors.New("database or disk is full")}
 	obs := &countObserver{}
-	d := NewDecider(NewChain(Allow, Step{Name: "g", Handler: fixed(Decision{Verdict: Allow})}), st, obs)
+	d := NewDecider(NewChain(Allow, Step{Name: "g", Handler: fixed(Decision{Verdict: Allow})}), nil, st, obs)
 	out, err := d.Decide(context.Background(), &Event{Name: "e", Payload: map[string]any{}})
 	if !errors.Is(err, ErrTraceUnavailable) {
 		t.Fatalf("err = %v", err)

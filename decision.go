@@ -17,6 +17,9 @@ type Decision struct {
 	// Results are the per-policy results behind the decision, audit ones
 	// included; the chain adds one for the guardian itself when this is empty.
 	Results []Result
+	// Revision identifies the policy set that decided (a content hash), for
+	// guardians that have one.
+	Revision string
 }
 
 // Result is one entry of a trace record: what one guardian, or one policy of
@@ -39,19 +42,48 @@ type Result struct {
 	Refused string `json:"refused,omitempty"`
 }
 
-// Outcome is the chain's composed answer for one event. Verdict is Allow, Deny
-// or Modify: Ask becomes Deny with reason code approval_required.
+// Outcome is the chain's composed answer for one event: Allow, Deny, Modify,
+// Ask or Defer. Each surface maps it to its wire; Ask and Defer hold the step
+// for someone to decide (until approvals exist, every surface answers them
+// as a deny with reason code approval_required: see Refusal).
 type Outcome struct {
 	Verdict       Verdict
 	Reason        string
 	ReasonCodes   []string
 	PolicyID      string
 	PolicyVersion string
-	// Payload is the final payload when Verdict is Modify.
+	// Payload is the final payload when Verdict is Modify, and the payload
+	// that would be taken when Verdict is Ask or Defer and a guardian changed
+	// it (nil when unchanged).
 	Payload map[string]any
 	// Results lists every guardian's and policy's result, in run order.
 	Results []Result
-	Latency time.Duration
+	// PolicyRevision is the Revision of the policy set that decided.
+	PolicyRevision string
+	Latency        time.Duration
 	// RecordID is the id of the trace record, once recorded.
 	RecordID string
+}
+
+// WithoutHold returns o with an Ask or Defer turned into what a surface
+// that cannot hold the step answers: a deny whose first reason code is
+// approval_required (the verdict held is kept in the trace). Until approvals
+// exist every surface maps held outcomes through it; other outcomes are
+// returned as they are.
+func (o Outcome) WithoutHold() Outcome {
+	if !o.Verdict.Holds() {
+		return o
+	}
+	if o.Reason == "" {
+		o.Reason = "approval required"
+	}
+	codes := make([]string, 0, len(o.ReasonCodes)+1)
+	codes = append(codes, CodeApprovalRequired)
+	for _, c := range o.ReasonCodes {
+		if c != CodeApprovalRequired {
+			codes = append(codes, c)
+		}
+	}
+	o.Verdict, o.ReasonCodes, o.Payload = Deny, codes, nil
+	return o
 }

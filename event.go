@@ -1,14 +1,20 @@
 package warden
 
 import (
+	"encoding/json"
 	"sort"
 	"strings"
 	"sync"
 )
 
 // Event is one step an agent is about to take, normalized so that every policy
-// reads the same variables whatever surface carried it. Handlers never mutate an
-// Event; a changed payload travels in a Decision and the chain derives a new Event.
+// reads the same variables whatever surface carried it. A surface fills the
+// wire fields (Name, Surface, Direction, RequestID), the Payload and what it
+// knows beside it (Envelope); the Decider builds the views (Agent, User,
+// Tool, Message, ...) from those with its one ViewBuilder, so no surface can
+// show policies a view of its own. Handlers never mutate an Event; a changed
+// payload travels in a Decision and the chain derives a new Event whose views
+// are rebuilt the same way.
 type Event struct {
 	Name      string // catalog name, e.g. "steps/toolCallRequest", "protocols/MCP"
 	Surface   string // SurfaceAOS, SurfaceMCP, ...
@@ -21,7 +27,11 @@ type Event struct {
 	// Raw is Payload as it arrived (JSON), stored in the trace without re-encoding.
 	// It may be nil, in which case the trace encodes Payload.
 	Raw []byte
+	// Envelope is what the surface knows about the step beside the payload.
+	Envelope Envelope
 
+	// The views, built by the Decider's ViewBuilder from Payload and
+	// Envelope (CONTRACT §7). Whatever a surface puts here is replaced.
 	Agent     Agent
 	User      User
 	SessionID string
@@ -31,13 +41,49 @@ type Event struct {
 	Message   Message
 	Reasoning string
 
-	// Normalize, when set, rebuilds the derived views (Tool, Message, ...) of an
-	// event whose payload was changed; entry points set it so a later guardian in
-	// the chain sees views that agree with the payload it receives.
-	Normalize func(ev *Event)
-
+	views    ViewBuilder
 	textOnce sync.Once
 	text     string
+}
+
+// Envelope is what a surface knows about a step that its payload does not
+// say: the AOS step context of a wrapped protocol message, the session a
+// gateway tracks, the upstream a message goes to, the tool of the request
+// a response answers.
+type Envelope struct {
+	// Context is the step context (an AOS StepContext, or the from/to sides
+	// of an A2A exchange) when the payload does not carry it; a steps/*
+	// payload carries its own under "context".
+	Context map[string]any
+	// Reasoning is the wrapper's reasoning of a wrapped protocol message.
+	Reasoning string
+	// SessionID is the session the surface tracks (an A2A context id, an
+	// MCP session), used when the context names none.
+	SessionID string
+	// Server names the upstream the message goes to or comes from (the MCP
+	// server, the A2A agent).
+	Server string
+	// Answers is the tool view of the request a response answers (from the
+	// surface's correlation cache); nil when unknown or not a tool call.
+	Answers *Tool
+}
+
+// ViewBuilder fills the views of ev from its Name, Surface, Direction,
+// Payload and Envelope, replacing whatever they held. There is one in
+// production (catalog.Views); the Decider runs it for every event.
+type ViewBuilder func(ev *Event)
+
+// BuildViews runs b on ev and remembers it, so events derived by
+// WithPayload get their views rebuilt the same way. A nil b only makes
+// Tool.Args non-nil.
+func (e *Event) BuildViews(b ViewBuilder) {
+	e.views = b
+	if b != nil {
+		b(e)
+	}
+	if e.Tool.Args == nil {
+		e.Tool.Args = map[string]any{}
+	}
 }
 
 // Agent identifies the agent taking the step.
@@ -100,21 +146,15 @@ func appendStrings(b *strings.Builder, v any) {
 }
 
 // WithPayload returns a copy of e carrying payload p, its views rebuilt by
-// Normalize when the entry point provided one. Raw is dropped: it no longer
-// describes the payload.
+// the ViewBuilder e's were built with. Raw is dropped: it no longer describes
+// the payload.
 func (e *Event) WithPayload(p map[string]any) *Event {
 	n := &Event{
 		Name: e.Name, Surface: e.Surface, Direction: e.Direction, RequestID: e.RequestID,
-		Payload: p, Agent: e.Agent, User: e.User, SessionID: e.SessionID, TurnID: e.TurnID,
-		StepID: e.StepID, Tool: e.Tool, Message: e.Message, Reasoning: e.Reasoning,
-		Normalize: e.Normalize,
+		Payload: p, Envelope: e.Envelope, Agent: e.Agent, User: e.User, SessionID: e.SessionID,
+		TurnID: e.TurnID, StepID: e.StepID, Tool: e.Tool, Message: e.Message, Reasoning: e.Reasoning,
 	}
-	if n.Normalize != nil {
-		n.Normalize(n)
-	}
-	if n.Tool.Args == nil {
-		n.Tool.Args = map[string]any{}
-	}
+	n.BuildViews(e.views)
 	return n
 }
 
@@ -155,4 +195,68 @@ func cloneJSON(v any) any {
 		return a
 	}
 	return v
+}
+
+// viewsJSON is the wire shape of an event's views, named as CEL names them.
+type viewsJSON struct {
+	Agent     agentJSON   `json:"agent"`
+	User      userJSON    `json:"user"`
+	Session   sessionJSON `json:"session"`
+	Turn      string      `json:"turn"`
+	Step      string      `json:"step"`
+	Tool      toolJSON    `json:"tool"`
+	Message   messageJSON `json:"message"`
+	Reasoning string      `json:"reasoning"`
+}
+
+type agentJSON struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+}
+
+type userJSON struct {
+	ID           string `json:"id"`
+	Email        string `json:"email"`
+	Name         string `json:"name"`
+	Organization string `json:"organization"`
+}
+
+type sessionJSON struct {
+	ID string `json:"id"`
+}
+
+type toolJSON struct {
+	Name   string         `json:"name"`
+	ID     string         `json:"id"`
+	Server string         `json:"server"`
+	Args   map[string]any `json:"args"`
+}
+
+type messageJSON struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// ViewsJSON returns the event's views as a JSON object named as policies
+// name them (agent, user, session, turn, step, tool, message, reasoning),
+// for the trace: a replay can see what the policies saw. nil if they do not
+// encode (tool arguments are decoded JSON, so they always do).
+func (e *Event) ViewsJSON() json.RawMessage {
+	args := e.Tool.Args
+	if args == nil {
+		args = map[string]any{}
+	}
+	b, err := json.Marshal(viewsJSON{
+		Agent: agentJSON(e.Agent), User: userJSON(e.User), Session: sessionJSON{e.SessionID},
+		Turn: e.TurnID, Step: e.StepID,
+		Tool:    toolJSON{Name: e.Tool.Name, ID: e.Tool.ID, Server: e.Tool.Server, Args: args},
+		Message: messageJSON(e.Message), Reasoning: e.Reasoning,
+	})
+	if err != nil {
+		return nil
+	}
+	return b
 }

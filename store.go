@@ -9,25 +9,29 @@ import (
 // Record is one decision in the trace, as /api/hooks/runs and `warden runs -o
 // json` give it. It holds enough to replay the decision against other policies.
 type Record struct {
-	ID            string          `json:"id"`
-	Time          time.Time       `json:"time"`
-	Event         string          `json:"event"`
-	Surface       string          `json:"surface"`
-	Direction     string          `json:"direction"`
-	RequestID     string          `json:"request_id"`
-	AgentID       string          `json:"agent_id"`
-	SessionID     string          `json:"session_id"`
-	TurnID        string          `json:"turn_id"`
-	StepID        string          `json:"step_id"`
-	Decision      string          `json:"decision"`
-	Reason        string          `json:"reason"`
-	ReasonCodes   []string        `json:"reason_codes,omitempty"`
-	PolicyID      string          `json:"policy_id"`
-	PolicyVersion string          `json:"policy_version"`
-	Results       []Result        `json:"results"`
-	LatencyUS     int64           `json:"latency_us"`
-	Input         json.RawMessage `json:"input"`
-	Output        json.RawMessage `json:"output,omitempty"`
+	ID            string    `json:"id"`
+	Time          time.Time `json:"time"`
+	Event         string    `json:"event"`
+	Surface       string    `json:"surface"`
+	Direction     string    `json:"direction"`
+	RequestID     string    `json:"request_id"`
+	AgentID       string    `json:"agent_id"`
+	SessionID     string    `json:"session_id"`
+	TurnID        string    `json:"turn_id"`
+	StepID        string    `json:"step_id"`
+	Decision      string    `json:"decision"`
+	Reason        string    `json:"reason"`
+	ReasonCodes   []string  `json:"reason_codes,omitempty"`
+	PolicyID      string    `json:"policy_id"`
+	PolicyVersion string    `json:"policy_version"`
+	// PolicyRevision is the content hash of the policy set that decided.
+	PolicyRevision string          `json:"policy_revision"`
+	Results        []Result        `json:"results"`
+	LatencyUS      int64           `json:"latency_us"`
+	Input          json.RawMessage `json:"input"`
+	Output         json.RawMessage `json:"output,omitempty"`
+	// Views are the policy views the decision was made on (Event.ViewsJSON).
+	Views json.RawMessage `json:"views,omitempty"`
 }
 
 // Filter selects records. Zero fields match everything; Last caps the count

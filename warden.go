@@ -6,6 +6,7 @@
 package warden
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -14,18 +15,37 @@ import (
 // Abstain, means "no opinion": nothing matched.
 type Verdict uint8
 
-// Verdicts, in the order of their strength when combined (any Deny wins).
+// Verdicts, in the order of their precedence when combined (see Stronger).
 const (
 	Abstain Verdict = iota
 	Allow
 	Modify
 	Ask
+	// Defer asks the caller to hold the step and come back later (the ACS
+	// standard's fifth disposition); no built-in guardian produces it yet.
+	Defer
 	Deny
 )
 
-var verdictNames = [...]string{"", "allow", "modify", "ask", "deny"}
+var verdictNames = [...]string{"", "allow", "modify", "ask", "defer", "deny"}
 
-// String returns the wire name of v ("allow", "deny", "modify", "ask"; "" for Abstain).
+// Stronger returns the verdict that wins when v and w are combined: the Joch
+// rule in one place. Deny beats everything; then defer, ask, modify, allow;
+// Abstain (no opinion) loses to any verdict. The chain and the policy engine
+// both combine with it.
+func Stronger(v, w Verdict) Verdict {
+	if w > v {
+		return w
+	}
+	return v
+}
+
+// Holds reports whether v holds the step for someone else to decide (Ask,
+// Defer): the step is neither taken nor refused yet.
+func (v Verdict) Holds() bool { return v == Ask || v == Defer }
+
+// String returns the wire name of v ("allow", "deny", "modify", "ask",
+// "defer"; "" for Abstain).
 func (v Verdict) String() string {
 	if int(v) < len(verdictNames) {
 		return verdictNames[v]
@@ -33,10 +53,12 @@ func (v Verdict) String() string {
 	return fmt.Sprintf("verdict(%d)", v)
 }
 
-// ParseVerdict parses a wire name. The empty string is not a verdict.
+// ParseVerdict parses a decision a policy or config may name: allow, deny,
+// modify or ask. The empty string is not a verdict; defer is not one a
+// policy can take yet.
 func ParseVerdict(s string) (Verdict, error) {
 	for i, n := range verdictNames {
-		if i > 0 && n == s {
+		if i > 0 && Verdict(i) != Defer && n == s {
 			return Verdict(i), nil
 		}
 	}
@@ -101,6 +123,23 @@ const (
 	CodeTraceUnavailable = "trace_unavailable"
 	CodeDefault          = "default_decision"
 )
+
+// Core is what every surface needs of the decision core: one decision,
+// views built, chain run, outcome recorded (the Decider; the guardian
+// package's Guardian).
+type Core interface {
+	Decide(ctx context.Context, ev *Event) (Outcome, error)
+}
+
+var _ Core = (*Decider)(nil)
+
+// Upstream is a server a gateway forwards to, as the config names it.
+// Headers are ${VAR}-expanded; they hold secrets: never log them.
+type Upstream struct {
+	Name    string
+	URL     string
+	Headers map[string]string
+}
 
 // ErrTraceUnavailable wraps store failures: the decision could not be recorded,
 // so it is not given (fail closed).

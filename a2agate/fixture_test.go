@@ -23,6 +23,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/storetest"
@@ -299,7 +300,7 @@ func newGateway(t *testing.T, agents map[string]string, opts Options) *gateway {
 		t.Fatal(err)
 	}
 	st := storetest.NewMem()
-	dec := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), st, nil)
+	dec := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, st, nil)
 	ups := map[string]config.Upstream{}
 	for name, u := range agents {
 		ups[name] = config.Upstream{Name: name, URL: u, Headers: map[string]string{"X-Upstream-Token": "s3cret-" + name}}

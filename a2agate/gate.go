@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/config"
 )
 
 // Defaults of Options.
@@ -65,7 +64,7 @@ type Options struct {
 
 // Gate is the A2A proxy handler; New builds it.
 type Gate struct {
-	dec      *warden.Decider
+	dec      warden.Core
 	agents   map[string]*agent
 	opts     Options
 	client   *http.Client
@@ -81,7 +80,7 @@ type agent struct {
 }
 
 // New returns the handler of /a2a/{agent} for the configured agents.
-func New(dec *warden.Decider, agents map[string]config.Upstream, opts Options) *Gate {
+func New(dec warden.Core, agents map[string]warden.Upstream, opts Options) *Gate {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
@@ -211,10 +210,6 @@ func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
 		writeJSON(w, http.StatusOK, rpcError(id, CodeMethodNotFound, "method not found: "+*env.Method+" (not an A2A method warden proxies)", dialect03, "METHOD_NOT_FOUND", nil))
 		return
 	}
-	if _, has := msg[contextKey]; has {
-		writeJSON(w, http.StatusOK, rpcError(id, CodeInvalidRequest, `the top-level member "context" is not JSON-RPC (warden reserves it)`, m.dialect, "INVALID_REQUEST", nil))
-		return
-	}
 	x := &exchange{ag: ag, method: m, id: id, client: r.RemoteAddr, self: g.selfURL(r, ag),
 		isExtCrd: m.event == MethodExtendedCard}
 	x.session = g.sessions.session(getObj(msg, "params"))
@@ -225,6 +220,7 @@ func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
 	if derr != nil {
 		g.opts.Logf("a2a %s: %s not recorded: %v", ag.name, m.event, derr)
 	}
+	out = out.WithoutHold() // approvals are issue 9: a held step is refused
 	switch out.Verdict {
 	case warden.Allow:
 	case warden.Modify:
@@ -244,10 +240,10 @@ func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
 	g.forward(w, r, x, body)
 }
 
-// event builds the A2A event of one JSON-RPC message. The payload is the
-// message plus a "context" member holding its two sides (seed 004's
-// params.context.from/to): the client is known by its address, the agent by
-// its configured name and URL. The context is never forwarded.
+// event builds the A2A event of one JSON-RPC message: the payload is the
+// message as it is on the wire; its two sides (seed 004's
+// params.context.from/to) go in the envelope: the client is known by its
+// address, the agent by its configured name and URL.
 func (g *Gate) event(x *exchange, dir string, msg map[string]any, session, reqID string) *warden.Event {
 	client := map[string]any{"role": "client", "address": x.client}
 	server := map[string]any{"role": "server", "agent": map[string]any{"name": x.ag.name, "url": x.ag.public}}
@@ -255,32 +251,21 @@ func (g *Gate) event(x *exchange, dir string, msg map[string]any, session, reqID
 	if dir == warden.Inbound {
 		c = map[string]any{"from": server, "to": client}
 	}
-	p := make(map[string]any, len(msg)+1)
-	for k, v := range msg {
-		p[k] = v
-	}
-	p[contextKey] = c
-	ev := &warden.Event{
+	return &warden.Event{
 		Name: x.method.event, Surface: warden.SurfaceA2A, Direction: dir, RequestID: reqID,
-		Payload: p, SessionID: session, Normalize: views,
-		Agent: warden.Agent{ID: x.ag.public, Name: x.ag.name},
+		Payload: msg, Envelope: warden.Envelope{Context: c, SessionID: session, Server: x.ag.name},
 	}
-	views(ev)
-	return ev
 }
 
-// restore turns a modified payload back into a wire message: warden's
-// context member goes, the id is the original one. It reports false when
-// the payload is no longer a JSON-RPC message.
+// restore turns a modified payload back into a wire message whose id is the
+// original one. It reports false when there is no payload.
 func restore(p map[string]any, id json.RawMessage) (map[string]any, bool) {
 	if p == nil {
 		return nil, false
 	}
 	m := make(map[string]any, len(p))
 	for k, v := range p {
-		if k != contextKey {
-			m[k] = v
-		}
+		m[k] = v
 	}
 	m["jsonrpc"] = "2.0"
 	if string(id) == "null" {
@@ -386,6 +371,7 @@ func (g *Gate) decideInbound(ctx context.Context, x *exchange, msg map[string]an
 	if derr != nil {
 		g.opts.Logf("a2a %s: %s response not recorded: %v", x.ag.name, x.method.event, derr)
 	}
+	out = out.WithoutHold() // approvals are issue 9: a held step is refused
 	var relay map[string]any
 	switch out.Verdict {
 	case warden.Allow:

@@ -16,7 +16,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/aos"
+	"github.com/wardenhq/warden/catalog"
 )
 
 func client10(t *testing.T, url string) *a2aclient.Client {
@@ -98,7 +98,7 @@ func TestSend(t *testing.T) {
 					}
 				} else {
 					r, _ := resp["result"].(map[string]any)
-					if r["kind"] != "message" || aos.PartsText(getArr(r, "parts")) != tc.wantReply {
+					if r["kind"] != "message" || catalog.PartsText(getArr(r, "parts")) != tc.wantReply {
 						t.Fatalf("reply %v, want %q", resp, tc.wantReply)
 					}
 				}
@@ -445,19 +445,18 @@ func TestTraceAndHeaders(t *testing.T) {
 			r.RequestID != "r1" || r.AgentID != up.URL || r.Decision != "allow" {
 			t.Fatalf("record %d: %+v", i, r)
 		}
-		var in map[string]any
+		var in, views map[string]any
 		if err := json.Unmarshal(r.Input, &in); err != nil {
 			t.Fatal(err)
 		}
-		c := getObj(in, "context")
-		from, to := getObj(c, "from"), getObj(c, "to")
-		client, server := from, to
-		if dir == warden.Inbound {
-			client, server = to, from
+		if _, has := in["context"]; has {
+			t.Fatalf("%s: warden's context in the payload (it is the envelope's): %v", dir, in)
 		}
-		if client["role"] != "client" || getStr(client, "address") == "" || server["role"] != "server" ||
-			getStr(getObj(server, "agent"), "name") != "echo" || getStr(getObj(server, "agent"), "url") != up.URL {
-			t.Fatalf("%s context %v", dir, c)
+		if err := json.Unmarshal(r.Views, &views); err != nil {
+			t.Fatal(err)
+		}
+		if a := getObj(views, "agent"); getStr(a, "name") != "echo" || getStr(a, "id") != up.URL {
+			t.Fatalf("%s agent view %v", dir, views)
 		}
 		if strings.Contains(string(r.Input), "s3cret") || strings.Contains(string(r.Input), "private") {
 			t.Fatalf("a secret in the trace: %s", r.Input)
@@ -695,7 +694,6 @@ func TestBadRequests(t *testing.T) {
 		{"no method", "/a2a/echo", "POST", `{"jsonrpc":"2.0","id":1}`, 200, CodeInvalidRequest},
 		{"not 2.0", "/a2a/echo", "POST", `{"jsonrpc":"1.0","id":1,"method":"tasks/get"}`, 200, CodeInvalidRequest},
 		{"unknown method", "/a2a/echo", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, 200, CodeMethodNotFound},
-		{"reserved context", "/a2a/echo", "POST", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"},"context":{}}`, 200, CodeInvalidRequest},
 		{"over the limit", "/a2a/echo", "POST", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"` + strings.Repeat("x", 2000) + `"}}`, 200, CodeInvalidRequest},
 		{"unknown agent", "/a2a/nope", "POST", `{"jsonrpc":"2.0","id":1,"method":"tasks/get"}`, 404, CodeInvalidRequest},
 		{"GET", "/a2a/echo", "GET", "", 405, CodeInvalidRequest},
@@ -721,11 +719,18 @@ func TestBadRequests(t *testing.T) {
 // TestModifiedMethodRefused: a modify may not turn the request into another
 // method (the decided event would not be the forwarded one).
 func TestModifiedMethodRefused(t *testing.T) {
-	m, ok := restore(map[string]any{"jsonrpc": "2.0", "method": "message/send", "context": map[string]any{}}, json.RawMessage(`7`))
-	if !ok || m["context"] != nil || string(m["id"].(json.RawMessage)) != "7" {
+	m, ok := restore(map[string]any{"jsonrpc": "2.0", "method": "message/send"}, json.RawMessage(`7`))
+	if !ok || string(m["id"].(json.RawMessage)) != "7" {
 		t.Fatalf("%v", m)
 	}
 	if sameEvent(m, MethodCancel) || !sameEvent(m, MethodSend) || !sameEvent(map[string]any{"method": "SendMessage"}, MethodSend) {
 		t.Fatal("sameEvent")
 	}
+}
+
+// resultView is the message view the core builds of an A2A response result.
+func resultView(r map[string]any) warden.Message {
+	ev := &warden.Event{Name: "message/stream", Payload: map[string]any{"jsonrpc": "2.0", "id": 1.0, "result": r}}
+	catalog.Views(ev)
+	return ev.Message
 }

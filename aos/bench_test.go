@@ -7,6 +7,7 @@ import (
 
 	gojson "github.com/goccy/go-json"
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/catalog"
 )
 
 // BenchmarkDecode measures the hot path on the 1.7 KB seed request
@@ -68,7 +69,7 @@ func BenchmarkDecode(b *testing.B) {
 	})
 	b.Run("handle", func(b *testing.B) {
 		d := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "allow",
-			Handler: fixed(warden.Decision{Verdict: warden.Allow})}), nil, nil)
+			Handler: fixed(warden.Decision{Verdict: warden.Allow})}), catalog.Views, nil, nil)
 		h := NewHandler(d, Options{})
 		ctx := context.Background()
 		b.ReportAllocs()

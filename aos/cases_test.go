@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -78,7 +79,7 @@ func runPolicyCase(t *testing.T, file string, pc policyCase) {
 	chain := warden.NewChain(def,
 		warden.Step{Name: "views", Handler: rec, Mode: warden.Audit},
 		warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})})
-	h := NewHandler(warden.NewDecider(chain, storetest.NewMem(), nil), Options{Logf: t.Logf})
+	h := NewHandler(warden.NewDecider(chain, catalog.Views, storetest.NewMem(), nil), Options{Logf: t.Logf})
 	for _, s := range pc.Setup {
 		h.Handle(context.Background(), toJSON(t, s))
 	}

@@ -1,5 +1,7 @@
 package aos
 
+import "fmt"
+
 // checkStep validates the params of a steps/* method.
 func checkStep(method string, params map[string]any) *fieldError {
 	ctx, err := wantObject(params, "params", "context", true)
@@ -283,4 +285,26 @@ func checkA2AMessage(m map[string]any, field string) *fieldError {
 		return err
 	}
 	return checkParts(parts, field+".parts")
+}
+
+// CheckPayload validates the payload of an AOS event decided outside the
+// AOS endpoint (hook dispatch, eval, the Go API) as the endpoint validates
+// its params, so a malformed step is refused on every surface alike: a
+// steps/* payload against its method's schema; a protocols/MCP or
+// protocols/A2A payload, or an A2A hook method's, as the JSON-RPC message
+// it is. Other events are not AOS events: nil.
+func CheckPayload(event string, payload map[string]any) error {
+	var fe *fieldError
+	switch methodKinds[event] {
+	case kindStep:
+		fe = checkStep(event, payload)
+	case kindProtocol:
+		fe = checkProtocol(event, payload, "payload")
+	case kindA2AHook:
+		fe = checkProtocol(MethodA2A, payload, "payload")
+	}
+	if fe != nil {
+		return fmt.Errorf("invalid payload: %s: %s", fe.field, fe.reason)
+	}
+	return nil
 }

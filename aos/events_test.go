@@ -232,9 +232,6 @@ func checkEvent(t *testing.T, ev *warden.Event, w wantEvent) {
 	}
 	eq("Message", ev.Message, w.message)
 	eq("Reasoning", ev.Reasoning, w.reasoning)
-	if ev.Normalize == nil {
-		t.Error("Normalize is nil")
-	}
 	if _, ok := ev.Payload[w.payloadKey]; !ok {
 		t.Errorf("payload has no %q: %v", w.payloadKey, ev.Payload)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/catalog"
 )
 
 // fuzzSeeds are the seed examples plus hand-picked error and edge cases.
@@ -60,7 +61,7 @@ func FuzzDecode(f *testing.F) {
 	guard := warden.HandlerFunc(func(_ context.Context, ev *warden.Event) (warden.Decision, error) {
 		return verdictFor(ev), nil
 	})
-	d := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "fuzz", Handler: guard}), nil, nil)
+	d := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "fuzz", Handler: guard}), catalog.Views, nil, nil)
 	// One handler for all inputs (a worker runs them one at a time): its
 	// correlation caches persist across inputs, as in a server.
 	var panicked string

@@ -43,17 +43,15 @@ type Options struct {
 // remembers recent tool calls (steps/toolCallRequest by executionId, MCP
 // tools/call by id, 10,000 of each) to give their results a tool view.
 type Handler struct {
-	d         *warden.Decider
-	opts      Options
-	tools     *toolCache
-	mcp       *toolCache
-	now       func() time.Time
-	normStep  func(*warden.Event)
-	normProto func(*warden.Event)
+	d     warden.Core
+	opts  Options
+	tools *toolCache
+	mcp   *toolCache
+	now   func() time.Time
 }
 
 // NewHandler returns the endpoint deciding with d.
-func NewHandler(d *warden.Decider, opts Options) *Handler {
+func NewHandler(d warden.Core, opts Options) *Handler {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
 	}
@@ -64,7 +62,6 @@ func NewHandler(d *warden.Decider, opts Options) *Handler {
 		opts.Logf = log.Printf
 	}
 	h := &Handler{d: d, opts: opts, tools: newToolCache(cacheSize), mcp: newToolCache(cacheSize), now: time.Now}
-	h.normStep, h.normProto = h.stepViews, h.protocolViews
 	return h
 }
 
@@ -203,7 +200,9 @@ func (h *Handler) serve(ctx context.Context, c *call, b []byte) (out []byte, ok 
 	if rerr != nil {
 		return appendError(b, c.idRaw, rerr), c.hasID
 	}
+	h.answers(ev)
 	o, err := h.d.Decide(ctx, ev)
+	h.remember(ev)
 	if err != nil {
 		// The outcome is the deny Decide returns (trace_unavailable).
 		h.opts.Logf("aos: %s %q: %v", method, ev.RequestID, err)
@@ -211,6 +210,7 @@ func (h *Handler) serve(ctx context.Context, c *call, b []byte) (out []byte, ok 
 	if !c.hasID {
 		return b, false
 	}
+	o = o.WithoutHold() // approvals are issue 9: AOS answers a held step as a deny
 	out, err = appendResult(b, c, method, params, sh, &o)
 	if err != nil {
 		h.opts.Logf("aos: %s %q: encoding the modified request: %v", method, ev.RequestID, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/storetest"
 )
 
@@ -61,7 +62,7 @@ func (r *recorder) last() *warden.Event {
 // newTestHandler returns an endpoint whose chain is the one guardian g.
 func newTestHandler(g warden.Handler) (*Handler, *memStore) {
 	st := storetest.NewMem()
-	d := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "test", Handler: g}), st, nil)
+	d := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "test", Handler: g}), catalog.Views, st, nil)
 	h := NewHandler(d, Options{Version: "test", Logf: func(string, ...any) {}})
 	h.now = func() time.Time { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) }
 	return h, st

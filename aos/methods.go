@@ -2,38 +2,15 @@ package aos
 
 import (
 	"github.com/wardenhq/warden"
-)
-
-// The AOS methods the endpoint accepts (CONTRACT §4). The catalog name of
-// each event is its method.
-const (
-	MethodAgentTrigger           = "steps/agentTrigger"
-	MethodToolCallRequest        = "steps/toolCallRequest"
-	MethodToolCallResult         = "steps/toolCallResult"
-	MethodMessage                = "steps/message"
-	MethodMemoryContextRetrieval = "steps/memoryContextRetrieval"
-	MethodMemoryStore            = "steps/memoryStore"
-	MethodKnowledgeRetrieval     = "steps/knowledgeRetrieval"
-	MethodMCP                    = "protocols/MCP"
-	MethodA2A                    = "protocols/A2A"
-	MethodPing                   = "ping"
+	"github.com/wardenhq/warden/catalog"
 )
 
 // StepMethods lists the steps/* methods, in the order of the AOS spec.
-var StepMethods = []string{
-	MethodAgentTrigger, MethodToolCallRequest, MethodToolCallResult, MethodMessage,
-	MethodMemoryContextRetrieval, MethodMemoryStore, MethodKnowledgeRetrieval,
-}
+var StepMethods = catalog.StepMethods
 
-// A2AHookMethods lists the A2A hook methods. Their params.payload is the A2A
-// JSON-RPC message and params.context holds the "from" and "to" sides of the
-// exchange; the event's agent is context.from.agent, the observed agent that
-// sends (an A2A agent has a url and usually no id: the url is its id). A
+// A2AHookMethods lists the A2A hook methods (see catalog.A2AHookMethods). A
 // request without params.payload is taken to be the A2A request itself.
-var A2AHookMethods = []string{
-	"message/send", "message/stream", "tasks/cancel", "tasks/get",
-	"tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/set", "tasks/resubscribe",
-}
+var A2AHookMethods = catalog.A2AHookMethods
 
 // methodKind says how a method's params map to an event.
 type methodKind uint8
@@ -110,11 +87,7 @@ func (h *Handler) decodeEvent(c *call, method string, params map[string]any) (*w
 		if err := checkStep(method, params); err != nil {
 			return nil, 0, err.rpc()
 		}
-		ev.Payload, ev.Raw, ev.Normalize = params, raw, h.normStep
-		h.stepViews(ev)
-		if method == MethodToolCallRequest {
-			h.tools.put(getStr(getObj(params, "toolCallRequest"), "executionId"), ev.Tool)
-		}
+		ev.Payload, ev.Raw = params, raw
 		return ev, inParams, nil
 
 	case kindProtocol:
@@ -127,20 +100,14 @@ func (h *Handler) decodeEvent(c *call, method string, params map[string]any) (*w
 			if err := checkWrapper(params); err != nil {
 				return nil, 0, err.rpc()
 			}
-			contextViews(ev, getObj(params, "context"))
-			ev.Reasoning = getStr(params, "reasoning")
+			ev.Envelope.Context = getObj(params, "context")
+			ev.Envelope.Reasoning = getStr(params, "reasoning")
 			msg, sh, field, raw = m, inMessage, "params.message", c.member("message")
 		}
 		if err := checkProtocol(method, msg, field); err != nil {
 			return nil, 0, err.rpc()
 		}
-		ev.Direction, ev.Payload, ev.Raw, ev.Normalize = direction(msg), msg, raw, h.normProto
-		h.protocolViews(ev)
-		if method == MethodMCP && getStr(msg, "method") == "tools/call" {
-			if k, ok := idKey(msg["id"]); ok {
-				h.mcp.put(k, ev.Tool)
-			}
-		}
+		ev.Direction, ev.Payload, ev.Raw = direction(msg), msg, raw
 		return ev, sh, nil
 
 	case kindA2AHook:
@@ -160,12 +127,8 @@ func (h *Handler) decodeEvent(c *call, method string, params map[string]any) (*w
 			if err := checkProtocol(MethodA2A, m, "params.payload"); err != nil {
 				return nil, 0, err.rpc()
 			}
-			ctx := getObj(params, "context")
-			contextViews(ev, ctx)
-			if from := getObj(getObj(ctx, "from"), "agent"); from != nil {
-				ev.Agent = agentView(from)
-			}
-			ev.Reasoning = getStr(params, "reasoning")
+			ev.Envelope.Context = getObj(params, "context")
+			ev.Envelope.Reasoning = getStr(params, "reasoning")
 			msg, sh, raw = m, inPayload, c.member("payload")
 		} else {
 			// The A2A request itself, sent as is (seed 004's "A2A payload").
@@ -178,8 +141,7 @@ func (h *Handler) decodeEvent(c *call, method string, params map[string]any) (*w
 			}
 			sh, raw = isRequest, c.body[c.start:c.end]
 		}
-		ev.Direction, ev.Payload, ev.Raw, ev.Normalize = direction(msg), msg, raw, h.normProto
-		h.protocolViews(ev)
+		ev.Direction, ev.Payload, ev.Raw = direction(msg), msg, raw
 		return ev, sh, nil
 	}
 	return nil, 0, &Error{Code: CodeMethodNotFound, Message: "method not found: " + method,

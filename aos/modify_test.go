@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/storetest"
 )
 
@@ -79,7 +80,7 @@ func TestNormalizeAfterModify(t *testing.T) {
 		return warden.Decision{Verdict: warden.Modify, Payload: p}, nil
 	})
 	d := warden.NewDecider(warden.NewChain(warden.Allow,
-		warden.Step{Name: "rewrite", Handler: rename}, warden.Step{Name: "rec", Handler: rec}), storetest.NewMem(), nil)
+		warden.Step{Name: "rewrite", Handler: rename}, warden.Step{Name: "rec", Handler: rec}), catalog.Views, storetest.NewMem(), nil)
 	h := NewHandler(d, Options{})
 	h.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"steps/message","params":{`+ctxJSON+`,"message":{"role":"user","content":[{"kind":"text","text":"original"}]}}}`))
 	ev := rec.last()

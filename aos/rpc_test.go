@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/storetest"
 )
 
@@ -180,7 +181,7 @@ func TestBatch(t *testing.T) {
 
 func TestHTTP(t *testing.T) {
 	st := storetest.NewMem()
-	d := warden.NewDecider(warden.NewChain(warden.Allow), st, nil)
+	d := warden.NewDecider(warden.NewChain(warden.Allow), catalog.Views, st, nil)
 	h := NewHandler(d, Options{MaxBody: 1024, Logf: t.Logf})
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
+	"github.com/wardenhq/warden/catalog"
 )
 
 // TestAgainstWarden uses warden's own AOS endpoint as the remote Guardian:
@@ -36,7 +37,7 @@ func TestAgainstWarden(t *testing.T) {
 		return warden.Decision{Verdict: warden.Allow}, nil
 	})
 	chain := warden.NewChain(warden.Allow, warden.Step{Name: "remote-policy", Handler: remote})
-	srv := httptest.NewServer(aos.NewHandler(warden.NewDecider(chain, nil, nil), aos.Options{Logf: t.Logf}))
+	srv := httptest.NewServer(aos.NewHandler(warden.NewDecider(chain, catalog.Views, nil, nil), aos.Options{Logf: t.Logf}))
 	defer srv.Close()
 
 	tests := []struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/policy"
 )
 
@@ -37,7 +38,7 @@ func TestPolicyPack(t *testing.T) {
 	}
 	rec := &recorder{}
 	chain := warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})})
-	h := aos.NewHandler(warden.NewDecider(chain, nil, rec), aos.Options{})
+	h := aos.NewHandler(warden.NewDecider(chain, catalog.Views, nil, rec), aos.Options{})
 
 	raw, err := os.ReadFile("requests/tool_call.json")
 	if err != nil {

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/aos"
 )
 
 // AOS families.
@@ -24,19 +23,19 @@ var aosPatchFields = []string{"decision", "message", "reasoning", "reasonCode", 
 var stepInfo = map[string]struct {
 	payload, member, fires string
 }{
-	aos.MethodAgentTrigger: {"AgentTriggerStep params", "trigger",
+	MethodAgentTrigger: {"AgentTriggerStep params", "trigger",
 		"After content is extracted from a trigger (email, chat, schedule) and before the agent is activated."},
-	aos.MethodToolCallRequest: {"ToolCallRequestStep params", "toolCallRequest",
+	MethodToolCallRequest: {"ToolCallRequestStep params", "toolCallRequest",
 		"After the agent decides on a tool call and its inputs are extracted, before the tool is called."},
-	aos.MethodToolCallResult: {"ToolCallResultStep params", "toolCallResult",
+	MethodToolCallResult: {"ToolCallResultStep params", "toolCallResult",
 		"When a tool call completes, before the agent processes the result."},
-	aos.MethodMessage: {"MessageStep params", "message",
+	MethodMessage: {"MessageStep params", "message",
 		"When a user prompt reaches the agent (role user) or before the agent's response is sent back (role agent)."},
-	aos.MethodMemoryContextRetrieval: {"MemoryContextRetrievalStep params", "memory",
+	MethodMemoryContextRetrieval: {"MemoryContextRetrievalStep params", "memory",
 		"After memory (e.g. conversation history) is retrieved, before it is attached to the context window."},
-	aos.MethodMemoryStore: {"MemoryStoreStep params", "memory",
+	MethodMemoryStore: {"MemoryStoreStep params", "memory",
 		"Before the agent stores data into the memory store."},
-	aos.MethodKnowledgeRetrieval: {"KnowledgeRetrievalStep params", "knowledgeStep",
+	MethodKnowledgeRetrieval: {"KnowledgeRetrievalStep params", "knowledgeStep",
 		"After knowledge is retrieved from a source, before it reaches the LLM."},
 }
 
@@ -63,7 +62,7 @@ var (
 // then inbound. ping is a health check, not an event, and is left out.
 func aosEvents() []Event {
 	var out []Event
-	for _, m := range aos.StepMethods {
+	for _, m := range StepMethods {
 		info := stepInfo[m]
 		out = append(out, Event{
 			Name: m, Family: FamilySteps, Source: SourceAOS, Sync: true,
@@ -73,16 +72,16 @@ func aosEvents() []Event {
 		})
 	}
 	out = append(out,
-		protocol(aos.MethodMCP, warden.Outbound, "MCPMessage (request or notification)",
+		protocol(MethodMCP, warden.Outbound, "MCPMessage (request or notification)",
 			"Before the agent sends an MCP message to a remote MCP server."),
-		protocol(aos.MethodMCP, warden.Inbound, "MCPMessage (response)",
+		protocol(MethodMCP, warden.Inbound, "MCPMessage (response)",
 			"When the agent receives an MCP message from a remote MCP server, before it processes it."),
-		protocol(aos.MethodA2A, warden.Outbound, "A2AMessage (request)",
+		protocol(MethodA2A, warden.Outbound, "A2AMessage (request)",
 			"Before the agent sends an A2A message to another agent."),
-		protocol(aos.MethodA2A, warden.Inbound, "A2AMessage (response)",
+		protocol(MethodA2A, warden.Inbound, "A2AMessage (response)",
 			"When the agent receives an A2A message from another agent, before it processes it."),
 	)
-	for _, m := range aos.A2AHookMethods {
+	for _, m := range A2AHookMethods {
 		what := a2aFires[m]
 		out = append(out,
 			a2aHook(m, warden.Outbound, "A2A "+m+" request",

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/aos"
 )
 
 // seedDir holds the seed documents (the repository's sibling shared/ tree).
@@ -160,10 +159,10 @@ func TestSeedAOSMethods(t *testing.T) {
 	}
 	type key struct{ name, dir string }
 	want := map[key]bool{}
-	for _, m := range aos.StepMethods {
+	for _, m := range StepMethods {
 		want[key{m, ""}] = true
 	}
-	for _, m := range append([]string{aos.MethodMCP, aos.MethodA2A}, aos.A2AHookMethods...) {
+	for _, m := range append([]string{MethodMCP, MethodA2A}, A2AHookMethods...) {
 		want[key{m, warden.Outbound}] = true
 		want[key{m, warden.Inbound}] = true
 	}
@@ -192,7 +191,7 @@ func TestSeedAOSMethods(t *testing.T) {
 	if len(got) != 25 {
 		t.Errorf("%d AOS entries, want 7 steps + 2×2 protocols + 7×2 A2A hooks = 25", len(got))
 	}
-	if _, ok := Lookup(aos.MethodPing); ok {
+	if _, ok := Lookup(MethodPing); ok {
 		t.Error("ping is not an event and must not be in the catalog")
 	}
 }

@@ -32,13 +32,8 @@ type Config struct {
 	A2A map[string]Upstream
 }
 
-// Upstream is a server a gateway forwards to. Headers are ${VAR}-expanded;
-// they hold secrets: never log them.
-type Upstream struct {
-	Name    string
-	URL     string
-	Headers map[string]string
-}
+// Upstream is a server a gateway forwards to (warden.Upstream).
+type Upstream = warden.Upstream
 
 // Default returns the configuration used without --config.
 func Default() *Config { return &Config{DefaultDecision: warden.Allow} }

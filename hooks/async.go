@@ -20,10 +20,30 @@ type Pool struct {
 	dropped atomic.Uint64
 	mu      sync.RWMutex
 	closed  bool
+	// abandoned is set when Close's grace period ends: queued runs are
+	// then recorded as dropped instead of run.
+	abandoned atomic.Bool
 	// OnRun and OnDrop, if set, are told of every async run and drop
 	// (metrics); they must not block.
 	OnRun  func(hook string, err error)
 	OnDrop func(hook string)
+}
+
+// Async runs the async hooks the router declares for each decided event on
+// the pool: the Decider's warden.Async, so they run for every surface.
+type Async struct {
+	Router *Router
+	Pool   *Pool
+}
+
+var _ warden.Async = Async{}
+
+// RunAsync queues ev's async hooks (never blocks: a full queue drops and
+// records the run).
+func (a Async) RunAsync(ev *warden.Event) {
+	for _, h := range a.Router.Async(ev.Name) {
+		a.Pool.submit(h, ev)
+	}
 }
 
 type asyncJob struct {
@@ -67,19 +87,28 @@ func (p *Pool) submit(h *hook, ev *warden.Event) {
 		default:
 		}
 	}
-	p.dropped.Add(1)
-	if p.OnDrop != nil {
-		p.OnDrop(h.Name)
-	}
-	p.record(ev, warden.Result{Guardian: h.Name, Kind: h.Kind, Decision: "", Mode: "async",
-		Error: "dropped: the async hook queue is full"}, "async hook "+h.Name+" dropped: queue full", 0)
+	p.drop(asyncJob{h, ev}, "dropped: the async hook queue is full")
 }
 
 func (p *Pool) work() {
 	defer p.wg.Done()
 	for j := range p.queue {
+		if p.abandoned.Load() {
+			p.drop(j, "dropped: shut down before it ran (grace period ended)")
+			continue
+		}
 		p.run(j)
 	}
+}
+
+// drop counts and records a run that does not happen.
+func (p *Pool) drop(j asyncJob, why string) {
+	p.dropped.Add(1)
+	if p.OnDrop != nil {
+		p.OnDrop(j.h.Name)
+	}
+	p.record(j.ev, warden.Result{Guardian: j.h.Name, Kind: j.h.Kind, Mode: "async", Error: why},
+		"async hook "+j.h.Name+" "+why, 0)
 }
 
 func (p *Pool) run(j asyncJob) {
@@ -124,8 +153,13 @@ func (p *Pool) record(ev *warden.Event, r warden.Result, reason string, lat time
 	_ = p.store.Record(ctx, rec) // a failed audit of an async run cannot fail anything: counted by the store
 }
 
-// Close stops accepting work, lets queued runs finish (up to ctx) and
-// returns.
+// closeWait bounds how long Close waits, after its grace period, for the
+// runs in flight and the drop records of the queued ones.
+const closeWait = 5 * time.Second
+
+// Close stops accepting work and lets queued runs finish until ctx is done.
+// Runs still queued then are not run: each is recorded as dropped, one
+// record each, before Close returns (runs in flight get closeWait more).
 func (p *Pool) Close(ctx context.Context) {
 	p.mu.Lock()
 	if !p.closed {
@@ -137,6 +171,15 @@ func (p *Pool) Close(ctx context.Context) {
 	go func() { p.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		return
 	case <-ctx.Done():
+	}
+	p.abandoned.Store(true)
+	for j := range p.queue { // shared with the workers: each job is taken once
+		p.drop(j, "dropped: shut down before it ran (grace period ended)")
+	}
+	select {
+	case <-done:
+	case <-time.After(closeWait):
 	}
 }

@@ -68,14 +68,12 @@ func BenchmarkAsyncQueue(b *testing.B) {
 		_, _ = io.Copy(io.Discard, r.Body)
 	}))
 	defer srv.Close()
-	d, _, _ := dispatcher(b, `
+	d, _, pool, _ := dispatcherPool(b, `
 - name: siem
   events: [tool.post_call]
   mode: async
   webhook: {url: "`+srv.URL+`"}
-`)
-	pool := NewPool(4, b.N+1, nil)
-	d.pool = pool
+`, 4, b.N+1)
 	ctx := context.Background()
 	payload := []byte(`{"session_id":"s1","tool_name":"x","tool_result":"ok"}`)
 	b.ReportAllocs()

@@ -10,6 +10,7 @@ import (
 	"reflect"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/catalog"
 )
 
@@ -19,18 +20,15 @@ var ErrUnknownEvent = errors.New("unknown hook event")
 // MaxPayload bounds a dispatched payload.
 const MaxPayload = 4 << 20
 
-// Dispatcher runs the configured chain for one hook event (CONTRACT §5),
-// records it, and queues the event's async hooks.
+// Dispatcher runs the configured chain for one hook event (CONTRACT §5)
+// through the decision core, which records it and starts its async hooks.
 type Dispatcher struct {
-	dec    *warden.Decider
-	router *Router
-	pool   *Pool
+	dec warden.Core
 }
 
-// NewDispatcher returns a dispatcher deciding with dec (whose router should
-// be r.Chain) and running async hooks on pool (nil: none run).
-func NewDispatcher(dec *warden.Decider, r *Router, pool *Pool) *Dispatcher {
-	return &Dispatcher{dec: dec, router: r, pool: pool}
+// NewDispatcher returns a dispatcher deciding with dec.
+func NewDispatcher(dec warden.Core) *Dispatcher {
+	return &Dispatcher{dec: dec}
 }
 
 // Result is what dispatch answers: the decision, the merged patch and the
@@ -51,13 +49,16 @@ func (d *Dispatcher) Dispatch(ctx context.Context, event string, payload []byte)
 	if !ok {
 		return Result{}, fmt.Errorf("%w %q (see `warden hooks events`)", ErrUnknownEvent, event)
 	}
-	var p map[string]any
-	if err := json.Unmarshal(payload, &p); err != nil || p == nil {
-		return Result{}, fmt.Errorf("payload: expected a JSON object")
+	p, err := DecodePayload(payload)
+	if err != nil {
+		return Result{}, fmt.Errorf("payload: %w", err)
+	}
+	if err := aos.CheckPayload(event, p); err != nil {
+		return Result{}, err
 	}
 	ev := &warden.Event{Name: event, Surface: warden.SurfaceHooks, Payload: p, Raw: payload}
-	catalog.Normalize(ev)
 	out, _ := d.dec.Decide(ctx, ev) // a trace failure is a deny, already in out
+	out = out.WithoutHold()         // approvals are issue 9: a held step is refused
 	res := Result{Decision: out.Verdict.String(), Payload: p, TraceID: out.RecordID}
 	switch out.Verdict {
 	case warden.Deny:
@@ -72,16 +73,16 @@ func (d *Dispatcher) Dispatch(ctx context.Context, event string, payload []byte)
 			res.Patch = nil
 		}
 	}
-	if d.pool != nil && out.Verdict != warden.Deny {
-		final := ev
-		if out.Verdict == warden.Modify {
-			final = ev.WithPayload(out.Payload)
-		}
-		for _, h := range d.router.Async(event) {
-			d.pool.submit(h, final)
-		}
-	}
 	return res, nil
+}
+
+// DecodePayload decodes a hook payload: one JSON object.
+func DecodePayload(b []byte) (map[string]any, error) {
+	var p map[string]any
+	if err := json.Unmarshal(b, &p); err != nil || p == nil {
+		return nil, fmt.Errorf("expected a JSON object")
+	}
+	return p, nil
 }
 
 // diff is the merged patch: the fields whose values changed, or for a

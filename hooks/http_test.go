@@ -14,6 +14,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -32,7 +33,7 @@ func remoteGuardian(t *testing.T) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), nil, nil)
+	dec := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, nil, nil)
 	srv := httptest.NewServer(aos.NewHandler(dec, aos.Options{Logf: func(string, ...any) {}}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -60,7 +61,7 @@ func TestRemoteGuardianComposesIntoAOS(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := storetest.NewMem()
-	dec := warden.NewDecider(warden.NewChain(warden.Allow), st, nil)
+	dec := warden.NewDecider(warden.NewChain(warden.Allow), catalog.Views, st, nil)
 	dec.SetRouter(r.Chain)
 	h := aos.NewHandler(dec, aos.Options{Logf: func(string, ...any) {}})
 	call := func(tool, value string) map[string]any {
@@ -92,7 +93,7 @@ func TestRemoteGuardianComposesIntoAOS(t *testing.T) {
 }
 
 func TestDispatchAndCatalogOverHTTP(t *testing.T) {
-	d, _, _ := dispatcher(t, `
+	d, _, _, router := dispatcherPool(t, `
 - name: first
   events: [tool.pre_call]
   priority: 10
@@ -101,10 +102,10 @@ func TestDispatchAndCatalogOverHTTP(t *testing.T) {
   events: ["tool.*"]
   mode: async
   command: [$S/empty.sh]
-`)
+`, 2, 4)
 	mux := http.NewServeMux()
 	mux.Handle("/api/hooks/dispatch", d)
-	mux.Handle("GET /api/hooks/catalog", d.router.CatalogHandler())
+	mux.Handle("GET /api/hooks/catalog", router.CatalogHandler())
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -28,6 +29,13 @@ type memStore = storetest.Mem
 // dispatcher builds a dispatcher from a hooks: YAML list (with the empty
 // policy set, so only the hooks decide).
 func dispatcher(t testing.TB, src string) (*Dispatcher, *memStore, *Pool) {
+	t.Helper()
+	d, st, pool, _ := dispatcherPool(t, src, 2, 4)
+	return d, st, pool
+}
+
+// dispatcherPool is dispatcher with an async pool of the given size.
+func dispatcherPool(t testing.TB, src string, workers, queue int) (*Dispatcher, *memStore, *Pool, *Router) {
 	t.Helper()
 	src = strings.ReplaceAll(src, "$S", scripts)
 	var doc yaml.Node
@@ -47,11 +55,12 @@ func dispatcher(t testing.TB, src string) (*Dispatcher, *memStore, *Pool) {
 		t.Fatal(err)
 	}
 	st := storetest.NewMem()
-	dec := warden.NewDecider(warden.NewChain(warden.Allow), st, nil)
+	dec := warden.NewDecider(warden.NewChain(warden.Allow), catalog.Views, st, nil)
 	dec.SetRouter(r.Chain)
-	pool := NewPool(2, 4, st)
+	pool := NewPool(workers, queue, st)
+	dec.SetAsync(Async{Router: r, Pool: pool})
 	t.Cleanup(func() { pool.Close(context.Background()) })
-	return NewDispatcher(dec, r, pool), st, pool
+	return NewDispatcher(dec), st, pool, r
 }
 
 func dispatch(t *testing.T, d *Dispatcher, event, payload string) (Result, time.Duration) {

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/mcpgate/testdata/mcpserver"
 	"github.com/wardenhq/warden/policy"
@@ -38,7 +39,7 @@ func benchDecider(b *testing.B, trace string) *warden.Decider {
 		st = s
 	}
 	eng := policy.NewEngine(set, policy.Options{})
-	return warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), st, nil)
+	return warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), catalog.Views, st, nil)
 }
 
 // stdioSession connects a go-sdk client to the test server over pipes,

@@ -17,7 +17,7 @@ import (
 	"sync"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/aos"
+	"github.com/wardenhq/warden/catalog"
 )
 
 // EventName is the event every MCP message is decided as.
@@ -161,9 +161,10 @@ type verdict struct {
 	out    []byte // the message to forward (raw when unchanged)
 }
 
-// gate holds what both gateways share: the Decider and the tool server name.
+// gate holds what both gateways share: the decision core and the tool
+// server name.
 type gate struct {
-	dec    *warden.Decider
+	dec    warden.Core
 	server string
 }
 
@@ -172,23 +173,11 @@ type gate struct {
 func (g *gate) decide(ctx context.Context, msg *message, dir, session string, tool *warden.Tool) verdict {
 	ev := &warden.Event{
 		Name: EventName, Surface: warden.SurfaceMCP, Direction: dir,
-		RequestID: idText(msg.m["id"]), Payload: msg.m, Raw: msg.raw, SessionID: session,
+		RequestID: idText(msg.m["id"]), Payload: msg.m, Raw: msg.raw,
+		Envelope: warden.Envelope{SessionID: session, Server: g.server, Answers: tool},
 	}
-	server := g.server
-	ev.Normalize = func(e *warden.Event) {
-		e.Tool = warden.Tool{}
-		if t, ok := aos.MCPToolCall(e.Payload); ok {
-			t.Server = server
-			e.Tool = t
-		} else if _, isReq := e.Payload["method"]; !isReq && tool != nil {
-			e.Tool = *tool
-		}
-		if e.Tool.Args == nil {
-			e.Tool.Args = map[string]any{}
-		}
-	}
-	ev.Normalize(ev)
 	out, _ := g.dec.Decide(ctx, ev) // a trace failure is already a deny
+	out = out.WithoutHold()         // approvals are issue 9: a held step is refused
 	switch out.Verdict {
 	case warden.Deny:
 		return verdict{deny: true, reason: out.Reason}
@@ -206,7 +195,7 @@ func (g *gate) decide(ctx context.Context, msg *message, dir, session string, to
 
 // toolOf returns the tool view of a tools/call request, with the server name.
 func (g *gate) toolOf(msg *message) *warden.Tool {
-	t, ok := aos.MCPToolCall(msg.m)
+	t, ok := catalog.MCPToolCall(msg.m)
 	if !ok {
 		return nil
 	}

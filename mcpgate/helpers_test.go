@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -34,7 +35,7 @@ func testDecider(t testing.TB) (*warden.Decider, *memStore) {
 	}
 	eng := policy.NewEngine(set, policy.Options{})
 	st := storetest.NewMem()
-	return warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), st, nil), st
+	return warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), catalog.Views, st, nil), st
 }
 
 // textOf returns the text of a tool result's first content.

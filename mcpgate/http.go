@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/config"
 )
 
 // HTTPOptions configure the Streamable-HTTP gateway.
@@ -43,7 +42,7 @@ type HTTP struct {
 
 type upstream struct {
 	gate
-	cfg config.Upstream
+	cfg warden.Upstream
 }
 
 // Headers passed from the client to the upstream, and back.
@@ -53,7 +52,7 @@ var (
 )
 
 // NewHTTP returns the gateway to upstreams (the config's mcp.servers), by name.
-func NewHTTP(dec *warden.Decider, upstreams map[string]config.Upstream, opts HTTPOptions) *HTTP {
+func NewHTTP(dec warden.Core, upstreams map[string]warden.Upstream, opts HTTPOptions) *HTTP {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 30 * time.Second
 	}

@@ -45,7 +45,7 @@ type Stdio struct {
 }
 
 // NewStdio returns a stdio gateway deciding with dec.
-func NewStdio(dec *warden.Decider, opts StdioOptions) *Stdio {
+func NewStdio(dec warden.Core, opts StdioOptions) *Stdio {
 	s := &Stdio{gate: gate{dec: dec, server: opts.Server}, sid: opts.SessionID, max: opts.MaxLine,
 		logf: opts.Logf, fromCli: newPending(), fromSrv: newPending()}
 	if s.sid == "" {

@@ -302,8 +302,11 @@ func TestInChain(t *testing.T) {
 	s := mustLoad(t, combo)
 	c := warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: NewEngine(s, Options{})})
 	out := c.Decide(context.Background(), toolCall("ask_me", nil))
-	if out.Verdict != warden.Deny || out.ReasonCodes[0] != warden.CodeApprovalRequired {
+	if out.Verdict != warden.Ask || out.ReasonCodes[0] != "ask-me" {
 		t.Errorf("ask in chain: %+v", out)
+	}
+	if d := out.WithoutHold(); d.Verdict != warden.Deny || d.ReasonCodes[0] != warden.CodeApprovalRequired || d.ReasonCodes[1] != "ask-me" {
+		t.Errorf("ask without a hold: %+v", d)
 	}
 	out = c.Decide(context.Background(), toolCall("other", nil))
 	if out.Verdict != warden.Allow || out.ReasonCodes[0] != warden.CodeDefault {

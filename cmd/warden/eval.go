@@ -6,27 +6,34 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/guardian"
+	"github.com/wardenhq/warden/hooks"
 )
 
 // maxEvalInput bounds what eval reads from stdin, like the endpoint's body limit.
 const maxEvalInput = aos.DefaultMaxBody
 
+// cmdEval decides one event without a server or a trace, through the same
+// core as every surface: `--event NAME` decides the catalog event NAME with
+// the payload on stdin (as hooks dispatch and the Go API do); `--event aos`
+// answers a whole AOS JSON-RPC request through the AOS endpoint's code.
 func cmdEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("eval", stderr)
-	event := fs.String("event", "", `event name (e.g. steps/toolCallRequest), or "aos" for a whole AOS JSON-RPC request`)
-	configPath := fs.String("config", "", "config file (YAML)")
-	var policies multiFlag
-	fs.Var(&policies, "policy", "policy file or directory (repeatable; default: the built-in pack)")
+	event := fs.String("event", "", `catalog event name (e.g. steps/toolCallRequest, tool.pre_call), or "aos" for a whole AOS JSON-RPC request`)
+	gf := addGuardianFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if *event == "" {
 		return fail(stderr, "eval: --event is required")
+	}
+	if *event != "aos" && !catalog.Known(*event) {
+		return fail(stderr, "eval: unknown event %q (see `warden hooks events`)", *event)
 	}
 	in, err := io.ReadAll(io.LimitReader(stdin, maxEvalInput+1))
 	if err != nil {
@@ -35,39 +42,49 @@ func cmdEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if int64(len(in)) > maxEvalInput {
 		return fail(stderr, "eval: input exceeds %d bytes", maxEvalInput)
 	}
-	s, err := loadSetup(*configPath, policies)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitError
-	}
-	dec, _, _, err := s.decider(nil, nil)
+	gd, err := gf.open(nil, nil, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-
-	isAOS := slices.Contains(aos.StepMethods, *event) || slices.Contains(aos.A2AHookMethods, *event) ||
-		*event == aos.MethodMCP || *event == aos.MethodA2A
-	switch {
-	case *event == "aos":
-		return evalAOS(ctx, dec, in, false, stdout, stderr)
-	case isAOS:
-		// The payload is the method's params: wrap it as a request.
-		req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "eval", "method": *event, "params": json.RawMessage(in)})
-		if err != nil {
-			return fail(stderr, "eval: payload is not JSON: %v", err)
-		}
-		return evalAOS(ctx, dec, req, true, stdout, stderr)
+	defer gd.Close(ctx)
+	if *event == "aos" {
+		return evalAOS(ctx, gd, in, stdout, stderr)
 	}
-	return evalGeneric(ctx, dec, *event, in, stdout, stderr)
+	payload, err := hooks.DecodePayload(in)
+	if err != nil {
+		return fail(stderr, "eval: payload: %v", err)
+	}
+	out, err := gd.Decide(ctx, &warden.Event{Name: *event, Payload: payload, Raw: in})
+	if err != nil {
+		return fail(stderr, "eval: %v", err)
+	}
+	held := out.Verdict
+	out = out.WithoutHold()
+	res := map[string]any{
+		"decision": out.Verdict.String(), "reason": out.Reason, "reasonCode": out.ReasonCodes,
+		"policyId": out.PolicyID, "policyVersion": out.PolicyVersion, "results": out.Results,
+	}
+	if held.Holds() {
+		res["held"] = held.String()
+	}
+	if out.Verdict == warden.Modify {
+		res["payload"] = out.Payload
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(res); err != nil {
+		return fail(stderr, "eval: %v", err)
+	}
+	return verdictExit(out.Verdict.String())
 }
 
 // evalAOS answers an AOS request through the endpoint's own code path and
-// prints the response (or, for a wrapped payload, its result).
-func evalAOS(ctx context.Context, dec *warden.Decider, req []byte, resultOnly bool, stdout, stderr io.Writer) int {
-	h := aos.NewHandler(dec, aos.Options{Version: version, Logf: func(string, ...any) {}})
+// prints the response.
+func evalAOS(ctx context.Context, gd *guardian.Guardian, req []byte, stdout, stderr io.Writer) int {
+	h := aos.NewHandler(gd, aos.Options{Version: version, Logf: func(string, ...any) {}})
 	resp := h.Handle(ctx, req)
 	if resp == nil {
 		return fail(stderr, "eval: the request is a notification (no id): nothing to answer")
@@ -87,15 +104,9 @@ func evalAOS(ctx context.Context, dec *warden.Decider, req []byte, resultOnly bo
 	if r.Error != nil {
 		return fail(stderr, "eval: %s (JSON-RPC error %d)", r.Error.Message, r.Error.Code)
 	}
-	out := resp
-	if resultOnly {
-		var full map[string]json.RawMessage
-		_ = json.Unmarshal(resp, &full)
-		out = full["result"]
-	}
 	var buf bytes.Buffer
-	if err := json.Indent(&buf, out, "", "  "); err != nil {
-		buf.Write(out)
+	if err := json.Indent(&buf, resp, "", "  "); err != nil {
+		buf.Write(resp)
 	}
 	buf.WriteByte('\n')
 	_, _ = stdout.Write(buf.Bytes())
@@ -103,34 +114,6 @@ func evalAOS(ctx context.Context, dec *warden.Decider, req []byte, resultOnly bo
 		return exitOK // ping
 	}
 	return verdictExit(r.Result.Decision)
-}
-
-// evalGeneric decides an event that is not an AOS method (a hook event): the
-// payload is the event's JSON object.
-func evalGeneric(ctx context.Context, dec *warden.Decider, name string, in []byte, stdout, stderr io.Writer) int {
-	var payload map[string]any
-	if err := json.Unmarshal(in, &payload); err != nil {
-		return fail(stderr, "eval: payload must be a JSON object: %v", err)
-	}
-	ev := &warden.Event{Name: name, Surface: warden.SurfaceSDK, Payload: payload, Raw: in,
-		Tool: warden.Tool{Args: map[string]any{}}}
-	out, err := dec.Decide(ctx, ev)
-	if err != nil {
-		return fail(stderr, "eval: %v", err)
-	}
-	res := map[string]any{
-		"decision": out.Verdict.String(), "reason": out.Reason, "reasonCode": out.ReasonCodes,
-		"policyId": out.PolicyID, "policyVersion": out.PolicyVersion, "results": out.Results,
-	}
-	if out.Verdict == warden.Modify {
-		res["payload"] = out.Payload
-	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(res); err != nil {
-		return fail(stderr, "eval: %v", err)
-	}
-	return verdictExit(out.Verdict.String())
 }
 
 func verdictExit(decision string) int {

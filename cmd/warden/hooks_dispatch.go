@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/wardenhq/warden"
 	"io"
 	"strings"
 	"time"
@@ -21,10 +22,8 @@ const dispatchTimeout = 60 * time.Second
 // calls as a command hook.
 func cmdHooksDispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("hooks dispatch", stderr)
-	configPath := fs.String("config", "", "config file (YAML)")
+	gf := addGuardianFlags(fs)
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace); \"\" records nothing")
-	var policies multiFlag
-	fs.Var(&policies, "policy", "policy file or directory (repeatable; default: the built-in pack)")
 	// The event may come before or after the flags.
 	var event string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -47,11 +46,6 @@ func cmdHooksDispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 	if len(payload) > hooks.MaxPayload {
 		return fail(stderr, "hooks dispatch: payload exceeds %d bytes", hooks.MaxPayload)
 	}
-	s, err := loadSetup(*configPath, policies)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitError
-	}
 	var store *sqlite.Store
 	if *data != "" {
 		if store, err = sqlite.Open(*data, sqlite.Options{}); err != nil {
@@ -59,17 +53,15 @@ func cmdHooksDispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 		}
 		defer store.Close()
 	}
-	traceStore := tracer(store)
-	dec, _, router, err := s.decider(traceStore, nil)
+	gd, err := gf.open(tracer(store), nil, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), dispatchTimeout)
 	defer cancel()
-	pool := hooks.NewPool(0, 0, traceStore)
-	res, err := hooks.NewDispatcher(dec, router, pool).Dispatch(ctx, event, payload)
-	pool.Close(ctx) // async hooks of this event finish before the process exits
+	res, err := gd.Dispatch(ctx, event, payload)
+	gd.Close(ctx) // async hooks of this event finish (or are recorded as dropped) before the process exits
 	if err != nil {
 		return fail(stderr, "hooks dispatch: %v", err)
 	}
@@ -79,4 +71,13 @@ func cmdHooksDispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 		return fail(stderr, "hooks dispatch: %v", err)
 	}
 	return verdictExit(res.Decision)
+}
+
+// tracer returns s as a warden.Store, or nil (no trace) for a nil *Store —
+// a typed nil would not compare equal to nil inside the Decider.
+func tracer(s *sqlite.Store) warden.Store {
+	if s == nil {
+		return nil
+	}
+	return s
 }

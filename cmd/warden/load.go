@@ -1,67 +1,50 @@
 package main
 
 import (
+	"flag"
+	"fmt"
+	"log/slog"
+
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/config"
-	"github.com/wardenhq/warden/hooks"
-	"github.com/wardenhq/warden/policy"
-	"github.com/wardenhq/warden/sqlite"
+	"github.com/wardenhq/warden/guardian"
 )
 
-// setup is what serve, check and eval share: the config and the compiled
-// policies (the built-in pack when no path is given).
-type setup struct {
-	cfg   *config.Config
-	paths []string // policy paths; empty means the built-in pack
-	set   *policy.Set
+// guardianFlags are the flags every deciding command shares: the config,
+// the policies and whether the built-in pack is in.
+type guardianFlags struct {
+	config   *string
+	builtin  *bool
+	policies multiFlag
 }
 
-// loadSetup reads --config and compiles the policies named by --policy, else
-// by the config, else the built-in pack.
-func loadSetup(configPath string, policyFlags []string) (*setup, error) {
-	cfg := config.Default()
-	if configPath != "" {
-		c, err := config.Load(configPath)
-		if err != nil {
-			return nil, err
-		}
-		cfg = c
+func addGuardianFlags(fs *flag.FlagSet) *guardianFlags {
+	g := &guardianFlags{
+		config:  fs.String("config", "", "config file (YAML)"),
+		builtin: fs.Bool("builtin", true, "include the built-in policy pack (--builtin=false leaves it out)"),
 	}
-	s := &setup{cfg: cfg, paths: policyFlags}
-	if len(s.paths) == 0 {
-		s.paths = cfg.Policies
-	}
-	var err error
-	if len(s.paths) == 0 {
-		s.set, err = policy.Builtin()
-	} else {
-		s.set, err = policy.Load(s.paths...)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
+	fs.Var(&g.policies, "policy", "policy file or directory, added to the built-in pack (repeatable)")
+	return g
 }
 
-// decider builds the policy engine and, from the config's hooks, one chain
-// per event; store may be nil (no trace).
-func (s *setup) decider(store warden.Store, obs warden.Observer) (*warden.Decider, *policy.Engine, *hooks.Router, error) {
-	engine := policy.NewEngine(s.set, policy.Options{})
-	router, err := hooks.New(s.cfg.Hooks, engine, s.cfg.DefaultDecision)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	def := warden.NewChain(s.cfg.DefaultDecision, warden.Step{Name: "policy", Kind: hooks.KindPolicy, Handler: engine})
-	dec := warden.NewDecider(def, store, obs)
-	dec.SetRouter(router.Chain)
-	return dec, engine, router, nil
+// open opens the Guardian the flags describe, recording in store (nil: no
+// trace).
+func (g *guardianFlags) open(store warden.Store, obs warden.Observer, log *slog.Logger) (*guardian.Guardian, error) {
+	return guardian.Open(guardian.Options{
+		ConfigFile: *g.config, Policies: g.policies, NoBuiltin: !*g.builtin,
+		Store: store, Observer: obs, Logger: log,
+	})
 }
 
-// tracer returns s as a warden.Store, or nil (no trace) for a nil *Store —
-// a typed nil would not compare equal to nil inside the Decider.
-func tracer(s *sqlite.Store) warden.Store {
-	if s == nil {
-		return nil
+// source describes where the policies come from, for messages.
+func source(gd *guardian.Guardian, builtin bool) string {
+	paths := gd.PolicyPaths()
+	switch {
+	case len(paths) == 0 && builtin:
+		return "the built-in pack"
+	case len(paths) == 0:
+		return "no policy files (--builtin=false)"
+	case builtin:
+		return fmt.Sprintf("the built-in pack and %v", paths)
 	}
-	return s
+	return fmt.Sprint(paths)
 }

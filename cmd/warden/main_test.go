@@ -113,7 +113,7 @@ func TestCheck(t *testing.T) {
 		code int
 		want string
 	}{
-		{"builtin pack", nil, exitOK, "policies from built-in pack"},
+		{"builtin pack", nil, exitOK, "policies from the built-in pack"},
 		{"good policy", []string{"--policy", good}, exitOK, "ok: 2 policies"},
 		{"config with policies", []string{"--config", cfgGood}, exitOK, "ok: 2 policies"},
 		{"cel error names file:line", []string{"--policy", bad}, exitError, bad + ":4:"},

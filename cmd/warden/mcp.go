@@ -28,11 +28,9 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "mcp: usage: warden mcp stdio [--config F] [--policy PATH]... [--data DIR] [--name N] -- CMD ARGS...")
 	}
 	fs := newFlags("mcp stdio", stderr)
-	configPath := fs.String("config", "", "config file (YAML)")
+	gf := addGuardianFlags(fs)
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace; several gateways may share it)")
 	name := fs.String("name", "", "the server's name in the tool view (tool.server); default: the command's base name")
-	var policies multiFlag
-	fs.Var(&policies, "policy", "policy file or directory (repeatable; default: the built-in pack)")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "Usage of warden mcp stdio [flags] -- CMD ARGS...:\n")
@@ -49,21 +47,21 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		*name = filepath.Base(argv[0])
 	}
 
-	s, err := loadSetup(*configPath, policies)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitError
-	}
 	store, err := sqlite.Open(*data, sqlite.Options{})
 	if err != nil {
 		return fail(stderr, "opening the trace in %s: %v", *data, err)
 	}
 	defer store.Close()
-	dec, _, _, err := s.decider(store, nil)
+	gd, err := gf.open(store, nil, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
+	defer func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), mcpStopGrace)
+		defer ccancel()
+		gd.Close(cctx)
+	}()
 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = stderr // the server's own diagnostics pass through
@@ -105,7 +103,7 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	gw := mcpgate.NewStdio(dec, mcpgate.StdioOptions{Server: *name, Logf: func(format string, a ...any) {
+	gw := mcpgate.NewStdio(gd, mcpgate.StdioOptions{Server: *name, Logf: func(format string, a ...any) {
 		fmt.Fprintf(stderr, "warden mcp: "+format+"\n", a...)
 	}})
 	runErr := gw.Run(ctx, stdin, stdout, fromServer, toServer)

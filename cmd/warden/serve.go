@@ -16,7 +16,7 @@ import (
 
 	"github.com/wardenhq/warden/a2agate"
 	"github.com/wardenhq/warden/aos"
-	"github.com/wardenhq/warden/hooks"
+	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/mcpgate"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/sqlite"
@@ -30,12 +30,10 @@ const shutdownGrace = 30 * time.Second
 
 func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("serve", stderr)
-	configPath := fs.String("config", "", "config file (YAML)")
+	gf := addGuardianFlags(fs)
 	addr := fs.String("addr", "127.0.0.1:8787", "listen address (port 0 picks a free port)")
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace)")
 	pprof := fs.Bool("pprof", false, "expose /debug/pprof/ (profiling; keep off in production)")
-	var policies multiFlag
-	fs.Var(&policies, "policy", "policy file or directory (repeatable; default: the built-in pack)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -48,36 +46,34 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	logf := func(format string, a ...any) { log.Info(fmt.Sprintf(format, a...)) }
 
-	s, err := loadSetup(*configPath, policies)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitError
-	}
 	metrics := server.NewMetrics()
 	store, err := sqlite.Open(*data, sqlite.Options{OnBatch: metrics.ObserveBatch})
 	if err != nil {
 		return fail(stderr, "opening the trace in %s: %v", *data, err)
 	}
-	dec, engine, router, err := s.decider(store, metrics)
+	gd, err := guardian.Open(guardian.Options{
+		ConfigFile: *gf.config, Policies: gf.policies, NoBuiltin: !*gf.builtin,
+		Store: store, Observer: metrics, Logger: log,
+		OnAsyncRun: metrics.AsyncRun, OnAsyncDrop: metrics.AsyncDrop,
+	})
 	if err != nil {
 		store.Close()
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
-	pool := hooks.NewPool(0, 0, store)
-	pool.OnRun, pool.OnDrop = metrics.AsyncRun, metrics.AsyncDrop
+	cfg := gd.Config()
 	var mcpGateway http.Handler // /mcp/{server}, only with configured servers
-	if len(s.cfg.MCP) > 0 {
-		mcpGateway = mcpgate.NewHTTP(dec, s.cfg.MCP, mcpgate.HTTPOptions{Logf: logf})
+	if len(cfg.MCP) > 0 {
+		mcpGateway = mcpgate.NewHTTP(gd, cfg.MCP, mcpgate.HTTPOptions{Logf: logf})
 	}
 	var a2aProxy http.Handler // /a2a/{agent}, only with configured agents
-	if len(s.cfg.A2A) > 0 {
-		a2aProxy = a2agate.New(dec, s.cfg.A2A, a2agate.Options{Logf: logf})
+	if len(cfg.A2A) > 0 {
+		a2aProxy = a2agate.New(gd, cfg.A2A, a2agate.Options{Logf: logf})
 	}
 	handler := server.New(server.Options{
-		AOS:         aos.NewHandler(dec, aos.Options{Version: version, Logf: logf}),
-		Dispatch:    hooks.NewDispatcher(dec, router, pool),
-		HookCatalog: router.CatalogHandler(),
+		AOS:         aos.NewHandler(gd, aos.Options{Version: version, Logf: logf}),
+		Dispatch:    gd.Dispatcher(),
+		HookCatalog: gd.Hooks().CatalogHandler(),
 		A2A:         a2aProxy,
 		MCP:         mcpGateway,
 		Store:       store,
@@ -101,17 +97,15 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if len(s.paths) > 0 {
-		go func() {
-			if err := engine.Watch(ctx, s.paths, logf); err != nil && ctx.Err() == nil {
-				log.Warn("policy file watching stopped", "err", err)
-			}
-		}()
-	}
+	go func() {
+		if err := gd.Watch(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("policy file watching stopped", "err", err)
+		}
+	}()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "warden listening on http://%s\n", ln.Addr())
-	log.Info("serving", "policies", s.set.Len(), "data", *data)
+	log.Info("serving", "policies", gd.Policies().Len(), "from", source(gd, *gf.builtin), "data", *data)
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -122,12 +116,10 @@ loop:
 		select {
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
-				if len(s.paths) == 0 {
-					log.Info("SIGHUP: serving the built-in pack, nothing to reload")
-				} else if err := engine.Reload(s.paths); err != nil {
+				if err := gd.Reload(); err != nil {
 					log.Warn("SIGHUP: policy reload failed, keeping the previous policies", "err", err)
 				} else {
-					log.Info("SIGHUP: policies reloaded", "policies", engine.Set().Len())
+					log.Info("SIGHUP: policies reloaded", "policies", gd.Policies().Len())
 				}
 				continue
 			}
@@ -148,7 +140,7 @@ loop:
 		fmt.Fprintf(stderr, "warden: shutdown: %v\n", err)
 		code = exitError
 	}
-	pool.Close(sctx) // queued async hooks finish (and are recorded) before the trace closes
+	gd.Close(sctx) // queued async hooks finish, or are recorded as dropped, before the trace closes
 	if err := store.Close(); err != nil {
 		fmt.Fprintf(stderr, "warden: flushing the trace: %v\n", err)
 		code = exitError

@@ -8,52 +8,19 @@ import (
 	"github.com/wardenhq/warden"
 )
 
-// Normalize fills the policy views of a hook event (AGH or Standard Agents)
-// from ev.Payload and sets ev.Normalize = Normalize, so a payload changed by a
-// patch gets views that agree with it. The views are the ones a policy on
-// steps/toolCallRequest or steps/message reads (CONTRACT §7):
+// aghViews reads an AGH hook payload (seed 003):
 //
-//   - AGH, every event: SessionID = session_id, TurnID = turn_id,
+//   - every event: SessionID = session_id, TurnID = turn_id,
 //     Agent.Name = agent_name.
-//   - AGH tool.*: Tool{Name: tool_name, ID: tool_call_id,
+//   - tool.*: Tool{Name: tool_name, ID: tool_call_id,
 //     Server: tool_namespace, Args: tool_input}.
-//   - AGH permission.*: Tool from tool_name/tool_call (name, else kind),
+//   - permission.*: Tool from tool_name/tool_call (name, else kind),
 //     tool_call.id and tool_input.
-//   - AGH input.pre_submit: Message{Role: "user", Text: message};
+//   - input.pre_submit: Message{Role: "user", Text: message};
 //     prompt.post_assemble: Message{Role: input_class or "user", Text: prompt};
 //     message.*: Message{Role: role, Text: text}.
-//   - Standard Agents, every hook: SessionID = thread_id, Agent.ID = agent_id,
-//     User.ID = user_id.
-//   - Standard Agents tool hooks: Tool{Name: tool_call.function.name,
-//     ID: tool_call.id, Args: tool_call.function.arguments parsed as JSON}
-//     (malformed arguments give empty Args).
-//   - Standard Agents message hooks: Message{Role, Text} from message.role and
-//     message.content (a string, or a list of parts whose text is joined);
-//     filter_messages and prefilter_llm_history use the last message.
-//
-// The views are rebuilt from scratch; Tool.Args is never nil. AOS events and
-// names not in the catalog are left as they are (the AOS endpoint has its own
-// normalizer), apart from a nil Tool.Args becoming an empty map.
-func Normalize(ev *warden.Event) {
-	if ev == nil {
-		return
-	}
-	e, known := Lookup(ev.Name)
-	if !known || e.Source == SourceAOS {
-		if ev.Tool.Args == nil {
-			ev.Tool.Args = map[string]any{}
-		}
-		return
-	}
-	p := ev.Payload
-	ev.Agent, ev.User = warden.Agent{}, warden.User{}
-	ev.SessionID, ev.TurnID, ev.StepID, ev.Reasoning = "", "", "", ""
-	ev.Tool, ev.Message = warden.Tool{Args: map[string]any{}}, warden.Message{}
-	ev.Normalize = Normalize
-	if e.Source == SourceStandardAgents {
-		normalizeStandardAgents(ev, e, p)
-		return
-	}
+func aghViews(ev *warden.Event, p map[string]any) {
+	e := byName[ev.Name]
 	ev.SessionID, ev.TurnID = str(p, "session_id"), str(p, "turn_id")
 	ev.Agent.Name = str(p, "agent_name")
 	switch e.Family {
@@ -74,7 +41,17 @@ func Normalize(ev *warden.Event) {
 	}
 }
 
-func normalizeStandardAgents(ev *warden.Event, e Event, p map[string]any) {
+// standardViews reads a Standard Agents hook payload (seed 002):
+//
+//   - every hook: SessionID = thread_id, Agent.ID = agent_id, User.ID = user_id.
+//   - tool hooks: Tool{Name: tool_call.function.name, ID: tool_call.id,
+//     Args: tool_call.function.arguments parsed as JSON} (malformed
+//     arguments give empty Args).
+//   - message hooks: Message{Role, Text} from message.role and
+//     message.content (a string, or a list of parts whose text is joined);
+//     filter_messages and prefilter_llm_history use the last message.
+func standardViews(ev *warden.Event, p map[string]any) {
+	e := byName[ev.Name]
 	ev.SessionID = firstOf(str(p, "thread_id"), str(p, "threadId"))
 	ev.Agent.ID = firstOf(str(p, "agent_id"), str(p, "agentId"))
 	ev.User.ID = firstOf(str(p, "user_id"), str(p, "userId"))
@@ -165,3 +142,20 @@ func firstOf(s ...string) string {
 	}
 	return ""
 }
+
+func arr(m map[string]any, k string) []any {
+	a, _ := m[k].([]any)
+	return a
+}
+
+// byName indexes the catalog by name (the first entry of a name: both
+// directions of a protocol event share family and source).
+var byName = func() map[string]Event {
+	m := make(map[string]Event, len(all))
+	for _, e := range all {
+		if _, ok := m[e.Name]; !ok {
+			m[e.Name] = e
+		}
+	}
+	return m
+}()

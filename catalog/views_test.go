@@ -17,7 +17,7 @@ func decode(t *testing.T, s string) map[string]any {
 	return m
 }
 
-func TestNormalize(t *testing.T) {
+func TestViewsHookEvents(t *testing.T) {
 	type views struct {
 		Tool      warden.Tool
 		Message   warden.Message
@@ -80,58 +80,58 @@ func TestNormalize(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := &warden.Event{Name: tt.event, Payload: decode(t, tt.payload),
 				Tool: warden.Tool{Name: "stale"}, Message: warden.Message{Text: "stale"}}
-			Normalize(ev)
+			Views(ev)
 			got := views{ev.Tool, ev.Message, ev.Agent, ev.User, ev.SessionID, ev.TurnID}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("views\n got %+v\nwant %+v", got, tt.want)
-			}
-			if ev.Normalize == nil {
-				t.Error("Normalize not set on the event")
 			}
 		})
 	}
 }
 
-func TestNormalizeLeavesAOSAndUnknown(t *testing.T) {
+// Views replaces whatever a surface put in the views: an AOS payload in a
+// hook event's shape gives no tool, an unknown event gives only the
+// envelope's session.
+func TestViewsReplaceStaleViews(t *testing.T) {
 	aosEv := &warden.Event{Name: "steps/toolCallRequest", Payload: map[string]any{"tool_name": "x"},
-		Tool: warden.Tool{Name: "from-aos"}}
-	Normalize(aosEv)
-	if aosEv.Tool.Name != "from-aos" || aosEv.Tool.Args == nil || aosEv.Normalize != nil {
-		t.Errorf("AOS event changed: %+v", aosEv.Tool)
+		Tool: warden.Tool{Name: "from-surface"}}
+	Views(aosEv)
+	if aosEv.Tool.Name != "" || aosEv.Tool.Args == nil {
+		t.Errorf("AOS event kept a surface's view: %+v", aosEv.Tool)
 	}
-	Normalize(nil) // no panic
-	un := &warden.Event{Name: "custom.event", Payload: nil}
-	Normalize(un)
-	if un.Tool.Args == nil {
-		t.Error("nil Args on unknown event")
+	un := &warden.Event{Name: "custom.event", Payload: nil, Agent: warden.Agent{ID: "stale"},
+		Envelope: warden.Envelope{SessionID: "s"}}
+	Views(un)
+	if un.Tool.Args == nil || un.Agent.ID != "" || un.SessionID != "s" {
+		t.Errorf("unknown event: %+v", un)
 	}
 	// A nil payload on a known event must not panic either.
 	ev := &warden.Event{Name: "tool.pre_call"}
-	Normalize(ev)
+	Views(ev)
 	if ev.Tool.Args == nil {
 		t.Error("nil Args")
 	}
 }
 
-// WithPayload re-runs Normalize, so a patch that renames the tool is seen by
-// the next guardian.
-func TestNormalizeAfterPatch(t *testing.T) {
+// WithPayload re-runs the builder, so a patch that renames the tool is seen
+// by the next guardian.
+func TestViewsAfterPatch(t *testing.T) {
 	ev := &warden.Event{Name: "tool.pre_call", Payload: map[string]any{"tool_name": "a"}}
-	Normalize(ev)
+	ev.BuildViews(Views)
 	next := ev.WithPayload(map[string]any{"tool_name": "b", "tool_input": map[string]any{"k": "v"}})
 	if next.Tool.Name != "b" || next.Tool.Args["k"] != "v" {
 		t.Errorf("after patch: %+v", next.Tool)
 	}
 }
 
-func FuzzNormalize(f *testing.F) {
+func FuzzViews(f *testing.F) {
 	f.Add("after_tool_call_success", `{"tool_call":{"function":{"name":"x","arguments":"{"}}}`)
 	f.Add("message.start", `{"role":1,"text":[{"text":"a"}]}`)
 	f.Fuzz(func(t *testing.T, name, payload string) {
 		var m map[string]any
 		_ = json.Unmarshal([]byte(payload), &m)
 		ev := &warden.Event{Name: name, Payload: m}
-		Normalize(ev)
+		Views(ev)
 		if ev.Tool.Args == nil {
 			t.Fatal("nil Args")
 		}

@@ -1,0 +1,207 @@
+// Package guardian is warden in-process: it opens a Guardian from the same
+// configuration as `warden serve` — policies, hooks, a trace store — and
+// decides steps with Decide and Dispatch. Every command and HTTP surface of
+// warden goes through it, so the same step gets the same answer wherever it
+// arrives; a Go agent can use it directly to guard its own tool calls (see
+// the examples).
+package guardian
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/aos"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden/hooks"
+	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/sqlite"
+)
+
+// Options say where a Guardian's configuration and trace come from. The
+// zero value is a Guardian with the built-in policy pack, no hooks and no
+// trace.
+type Options struct {
+	// ConfigFile is a config file (YAML, CONTRACT §5); "" means the defaults.
+	// Config, when set, is used instead.
+	ConfigFile string
+	Config     *config.Config
+	// Policies are policy files or directories added to the built-in pack
+	// (and to the config's policies).
+	Policies []string
+	// NoBuiltin leaves the built-in pack out (--builtin=false).
+	NoBuiltin bool
+	// Store records every decision; nil with Data "" means no trace.
+	Store warden.Store
+	// Data opens the SQLite trace in this directory when Store is nil; the
+	// Guardian then owns it and closes it.
+	Data string
+	// Observer is told of every decision (metrics); nil means none.
+	Observer warden.Observer
+	// AsyncWorkers and AsyncQueue size the async hook pool (0: the hooks
+	// package's defaults). OnAsyncRun and OnAsyncDrop, if set, are told of
+	// every async run and drop (metrics); they must not block.
+	AsyncWorkers, AsyncQueue int
+	OnAsyncRun               func(hook string, err error)
+	OnAsyncDrop              func(hook string)
+	// Logger logs reloads and failures; nil discards.
+	Logger *slog.Logger
+}
+
+// Guardian is one decision core with its policies, hooks and trace. It is
+// safe for concurrent use.
+type Guardian struct {
+	cfg       *config.Config
+	paths     []string // policy paths besides the pack
+	builtin   bool
+	engine    *policy.Engine
+	router    *hooks.Router
+	dec       *warden.Decider
+	pool      *hooks.Pool
+	store     warden.Store
+	ownsStore bool
+	log       *slog.Logger
+}
+
+var _ warden.Core = (*Guardian)(nil)
+
+// Open loads and compiles the configuration and policies, opens the trace
+// when asked, and returns the Guardian. Errors name file:line.
+func Open(opts Options) (*Guardian, error) {
+	cfg := opts.Config
+	if cfg == nil {
+		cfg = config.Default()
+		if opts.ConfigFile != "" {
+			c, err := config.Load(opts.ConfigFile)
+			if err != nil {
+				return nil, err
+			}
+			cfg = c
+		}
+	}
+	g := &Guardian{cfg: cfg, builtin: !opts.NoBuiltin, log: opts.Logger}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	g.paths = append(append([]string(nil), cfg.Policies...), opts.Policies...)
+	set, err := loadSet(g.builtin, g.paths)
+	if err != nil {
+		return nil, err
+	}
+	g.engine = policy.NewEngine(set, policy.Options{})
+	if g.router, err = hooks.New(cfg.Hooks, g.engine, cfg.DefaultDecision); err != nil {
+		return nil, err
+	}
+	g.store = opts.Store
+	if g.store == nil && opts.Data != "" {
+		st, err := sqlite.Open(opts.Data, sqlite.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("opening the trace in %s: %w", opts.Data, err)
+		}
+		g.store, g.ownsStore = st, true
+	}
+	def := warden.NewChain(cfg.DefaultDecision, warden.Step{Name: "policy", Kind: hooks.KindPolicy, Handler: g.engine})
+	g.dec = warden.NewDecider(def, catalog.Views, g.store, opts.Observer)
+	g.dec.SetRouter(g.router.Chain)
+	g.pool = hooks.NewPool(opts.AsyncWorkers, opts.AsyncQueue, g.store)
+	g.pool.OnRun, g.pool.OnDrop = opts.OnAsyncRun, opts.OnAsyncDrop
+	g.dec.SetAsync(hooks.Async{Router: g.router, Pool: g.pool})
+	return g, nil
+}
+
+// loadSet compiles the policy set: the built-in pack (unless left out)
+// plus the files and directories of paths.
+func loadSet(builtin bool, paths []string) (*policy.Set, error) {
+	if len(paths) == 0 {
+		if !builtin {
+			return policy.Load()
+		}
+		return policy.Builtin()
+	}
+	return policy.Load(paths...)
+}
+
+// Decide decides one step: it builds the event's views, runs the chain
+// configured for the event, records the outcome (when there is a trace)
+// before returning it, and starts the event's async hooks. An event without
+// a surface is SurfaceSDK, and its payload is validated first as the AOS
+// endpoint validates its params (an AOS event's payload that does not fit
+// its method is an error, nothing is decided). Otherwise the error wraps
+// warden.ErrTraceUnavailable when the outcome could not be recorded; the
+// outcome is then a deny.
+func (g *Guardian) Decide(ctx context.Context, ev *warden.Event) (warden.Outcome, error) {
+	if ev.Payload == nil {
+		ev.Payload = map[string]any{}
+	}
+	if ev.Surface == "" || ev.Surface == warden.SurfaceSDK {
+		ev.Surface = warden.SurfaceSDK
+		if err := aos.CheckPayload(ev.Name, ev.Payload); err != nil {
+			return warden.Outcome{}, err
+		}
+	}
+	return g.dec.Decide(ctx, ev)
+}
+
+// Dispatch runs the chain for one hook event with a JSON object payload and
+// answers as `warden hooks dispatch` does (CONTRACT §5): the decision, the
+// merged patch and the payload after it. An unknown event or a payload that
+// is not a JSON object is an error.
+func (g *Guardian) Dispatch(ctx context.Context, event string, payload []byte) (hooks.Result, error) {
+	return hooks.NewDispatcher(g).Dispatch(ctx, event, payload)
+}
+
+// Dispatcher returns the HTTP handler of POST /api/hooks/dispatch.
+func (g *Guardian) Dispatcher() *hooks.Dispatcher { return hooks.NewDispatcher(g) }
+
+// Hooks returns the hook router (the /api/hooks/catalog handler lists it).
+func (g *Guardian) Hooks() *hooks.Router { return g.router }
+
+// Config returns the configuration the Guardian was opened with.
+func (g *Guardian) Config() *config.Config { return g.cfg }
+
+// Policies returns the policy set in force.
+func (g *Guardian) Policies() *policy.Set { return g.engine.Set() }
+
+// PolicyPaths returns the policy files and directories besides the pack.
+func (g *Guardian) PolicyPaths() []string { return append([]string(nil), g.paths...) }
+
+// Store returns the trace store (nil without a trace).
+func (g *Guardian) Store() warden.Store { return g.store }
+
+// Reload recompiles the policies from their files; on any error the set in
+// force stays and the error is returned.
+func (g *Guardian) Reload() error {
+	set, err := loadSet(g.builtin, g.paths)
+	if err != nil {
+		return err
+	}
+	g.engine.Swap(set)
+	return nil
+}
+
+// Watch reloads the policies whenever their files change, until ctx ends.
+// It returns at once when there are no policy files.
+func (g *Guardian) Watch(ctx context.Context) error {
+	if len(g.paths) == 0 {
+		return nil
+	}
+	return g.engine.Watch(ctx, g.paths, func(format string, a ...any) { g.log.Info(fmt.Sprintf(format, a...)) })
+}
+
+// Close lets queued async hooks run until ctx is done (those still queued
+// then are recorded as dropped), and closes the trace if the Guardian
+// opened it.
+func (g *Guardian) Close(ctx context.Context) error {
+	g.pool.Close(ctx)
+	if g.ownsStore {
+		if err := g.store.Close(); err != nil {
+			return fmt.Errorf("flushing the trace: %w", err)
+		}
+	}
+	return nil
+}
+
+// ErrUnknownEvent is returned for an event name the catalog does not have.
+var ErrUnknownEvent = hooks.ErrUnknownEvent
