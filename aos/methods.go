@@ -144,6 +144,10 @@ func (h *Handler) decodeEvent(c *call, method string, params map[string]any) (*w
 		ev.Direction, ev.Payload, ev.Raw = direction(msg), msg, raw
 		return ev, sh, nil
 	}
-	return nil, 0, &Error{Code: CodeMethodNotFound, Message: "method not found: " + method,
+	return nil, 0, methodNotFound(method)
+}
+
+func methodNotFound(method string) *Error {
+	return &Error{Code: CodeMethodNotFound, Message: "method not found: " + method,
 		Data: map[string]any{"method": method}}
 }

@@ -210,8 +210,16 @@ func (c *call) check() (method string, params map[string]any, rerr *Error) {
 		params = v
 	case nil:
 		params = map[string]any{}
+	case []any:
+		// By-position params make a valid JSON-RPC request; no AOS method
+		// takes them: invalid params, once the method is known.
+		if methodKinds[method] == kindUnknown {
+			return "", nil, methodNotFound(method)
+		}
+		return "", nil, &Error{Code: CodeInvalidParams, Message: "invalid params: params: expected an object, got an array",
+			Data: map[string]any{"field": "params", "reason": "expected an object, got an array"}}
 	default:
-		return "", nil, invalidRequest("params must be an object")
+		return "", nil, invalidRequest("params must be an object or an array")
 	}
 	return method, params, nil
 }

@@ -44,8 +44,9 @@ func TestJSONRPCErrors(t *testing.T) {
 		{"numeric method, no id", `{"jsonrpc":"2.0","method":1,"params":"bar"}`, CodeInvalidRequest, "invalid request: method must be a string", "null"},
 		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, CodeInvalidRequest, "invalid request: id must be a string, a number or null", "null"},
 		{"boolean id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, CodeInvalidRequest, "invalid request: id must be a string, a number or null", "null"},
-		{"params as string", `{"jsonrpc":"2.0","id":"x","method":"steps/message","params":"hi"}`, CodeInvalidRequest, "invalid request: params must be an object", `"x"`},
-		{"params as array", `{"jsonrpc":"2.0","id":"x","method":"steps/message","params":[1]}`, CodeInvalidRequest, "invalid request: params must be an object", `"x"`},
+		{"params as string", `{"jsonrpc":"2.0","id":"x","method":"steps/message","params":"hi"}`, CodeInvalidRequest, "invalid request: params must be an object or an array", `"x"`},
+		{"params as array: a valid request, invalid params", `{"jsonrpc":"2.0","id":"x","method":"steps/message","params":[1]}`, CodeInvalidParams, "invalid params: params: expected an object, got an array", `"x"`},
+		{"params as array, unknown method", `{"jsonrpc":"2.0","id":"x","method":"steps/nope","params":[]}`, CodeMethodNotFound, "method not found: steps/nope", `"x"`},
 		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"steps/foo","params":{}}`, CodeMethodNotFound, "method not found: steps/foo", "1"},
 		{"empty batch", `[]`, CodeInvalidRequest, "invalid request: empty batch", "null"},
 
