@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/jsonstrict"
 )
 
 // Defaults of Options.
@@ -37,6 +38,7 @@ const (
 	CodeParseError     = -32700
 	CodeInvalidRequest = -32600
 	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
 	CodeInternal       = -32603 // the upstream failed, timed out or sent garbage
 )
 
@@ -181,9 +183,19 @@ func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
 		writeJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, fmt.Sprintf("request body over the limit (%d bytes)", g.opts.MaxBody), dialect03, "INVALID_REQUEST", nil))
 		return
 	}
+	if !json.Valid(body) {
+		writeJSON(w, http.StatusOK, rpcError(nil, CodeParseError, "parse error: invalid JSON", dialect03, "PARSE_ERROR", nil))
+		return
+	}
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		writeJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, "batch requests are not part of A2A", dialect03, "INVALID_REQUEST", nil))
+		return
+	}
+	if err := jsonstrict.Check(body); err != nil {
+		// Readers would disagree on what this says: the policies would see
+		// one thing and the agent read another. Refused, never forwarded.
+		writeJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, "invalid request: "+err.Error(), dialect03, "INVALID_REQUEST", nil))
 		return
 	}
 	var env envelope
@@ -201,6 +213,12 @@ func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
+	if m, ok := msg["method"]; ok {
+		if _, isStr := m.(string); !isStr {
+			writeJSON(w, http.StatusOK, rpcError(id, CodeInvalidRequest, "invalid request: method must be a string", dialect03, "INVALID_REQUEST", nil))
+			return
+		}
+	}
 	if env.JSONRPC != "2.0" || env.Method == nil {
 		writeJSON(w, http.StatusOK, rpcError(id, CodeInvalidRequest, `expected a JSON-RPC 2.0 request ("jsonrpc": "2.0" and a "method")`, dialect03, "INVALID_REQUEST", nil))
 		return
@@ -209,6 +227,12 @@ func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
 	if !ok {
 		writeJSON(w, http.StatusOK, rpcError(id, CodeMethodNotFound, "method not found: "+*env.Method+" (not an A2A method warden proxies)", dialect03, "METHOD_NOT_FOUND", nil))
 		return
+	}
+	if m.event == MethodSend || m.event == MethodStream {
+		if _, isObj := getObj(msg, "params")["message"].(map[string]any); !isObj {
+			writeJSON(w, http.StatusOK, rpcError(id, CodeInvalidParams, "invalid params: params.message: expected a Message object", m.dialect, "INVALID_PARAMS", nil))
+			return
+		}
 	}
 	x := &exchange{ag: ag, method: m, id: id, client: r.RemoteAddr, self: g.selfURL(r, ag),
 		isExtCrd: m.event == MethodExtendedCard}
@@ -337,8 +361,8 @@ func (g *Gate) forward(w http.ResponseWriter, r *http.Request, x *exchange, body
 		return
 	}
 	var msg map[string]any
-	if err := json.Unmarshal(data, &msg); err != nil || msg == nil || (msg["result"] == nil && msg["error"] == nil) {
-		why := "sent an invalid JSON-RPC response"
+	if err := json.Unmarshal(data, &msg); err != nil || msg == nil || (msg["result"] == nil && msg["error"] == nil) || jsonstrict.Check(data) != nil {
+		why := "sent an invalid JSON-RPC response (or one readers would read differently)"
 		if resp.StatusCode/100 != 2 {
 			why = fmt.Sprintf("answered HTTP %d", resp.StatusCode)
 		}

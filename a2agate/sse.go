@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/wardenhq/warden/jsonstrict"
 	"io"
 	"net/http"
 	"strings"
@@ -71,7 +72,7 @@ func (g *Gate) relayStream(w http.ResponseWriter, r *http.Request, x *exchange, 
 				continue
 			}
 			var msg map[string]any
-			if err := json.Unmarshal(data.Bytes(), &msg); err != nil || msg == nil || (msg["result"] == nil && msg["error"] == nil) {
+			if err := json.Unmarshal(data.Bytes(), &msg); err != nil || msg == nil || (msg["result"] == nil && msg["error"] == nil) || jsonstrict.Check(data.Bytes()) != nil {
 				g.opts.Logf("a2a %s: upstream sent a stream event that is not a JSON-RPC response", x.ag.name)
 				end(CodeInternal, "upstream agent "+x.ag.name+" sent a stream event that is not a JSON-RPC response", "UPSTREAM_ERROR", nil)
 				return

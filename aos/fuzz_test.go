@@ -3,6 +3,7 @@ package aos
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/jsonstrict"
 )
 
 // fuzzSeeds are the seed examples plus hand-picked error and edge cases.
@@ -91,37 +93,52 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p := &parser{s: string(b)}
-		got, err := p.value()
-		if err == nil {
-			err = p.end()
-		}
-		var want any
-		werr := json.Unmarshal(b, &want)
-		if (err == nil) != (werr == nil) {
-			if werr != nil && strings.Contains(werr.Error(), "exceeded max depth") {
-				return
-			}
-			t.Fatalf("%q: parser error %v, encoding/json error %v", b, err, werr)
-		}
-		if err == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q: parser %#v, encoding/json %#v", b, got, want)
+		if msg := differential(b); msg != "" {
+			t.Fatal(msg)
 		}
 	})
 }
 
+// differential parses b with the parser and encoding/json and says how
+// they disagree ("" when they agree). The parser refuses what readers would
+// read differently (duplicate keys, keys differing only in case) exactly
+// when jsonstrict does so, and otherwise decodes as encoding/json does.
+func differential(b []byte) string {
+	p := &parser{s: string(b)}
+	got, err := p.value()
+	if err == nil {
+		err = p.end()
+	}
+	var amb *ambiguityError
+	var jerr *jsonstrict.Error
+	serr := jsonstrict.Check(b)
+	keyErr := errors.As(serr, &jerr) && (strings.HasPrefix(jerr.Msg, "duplicate key") || strings.HasPrefix(jerr.Msg, "keys "))
+	if errors.As(err, &amb) || keyErr {
+		if !errors.As(err, &amb) || !keyErr || amb.Error() != serr.Error() {
+			return fmt.Sprintf("%q: parser %v, jsonstrict %v", b, err, serr)
+		}
+		return ""
+	}
+	var want any
+	werr := json.Unmarshal(b, &want)
+	if (err == nil) != (werr == nil) {
+		if werr != nil && strings.Contains(werr.Error(), "exceeded max depth") {
+			return ""
+		}
+		return fmt.Sprintf("%q: parser error %v, encoding/json error %v", b, err, werr)
+	}
+	if err == nil && !reflect.DeepEqual(got, want) {
+		return fmt.Sprintf("%q: parser %#v, encoding/json %#v", b, got, want)
+	}
+	return ""
+}
+
 // TestParseMatchesEncodingJSON runs the differential check on the seeds.
 func TestParseMatchesEncodingJSON(t *testing.T) {
-	for _, b := range append(fuzzSeeds(t), []byte(`"\ud800\udc00\ud800x\u0000\/"`), []byte(`-0.5e-3`), []byte(`01`), []byte(`1.`), []byte(`{"a":1,"a":2}`), []byte("\"\xed\xa0\x80\"")) {
-		p := &parser{s: string(b)}
-		got, err := p.value()
-		if err == nil {
-			err = p.end()
-		}
-		var want any
-		werr := json.Unmarshal(b, &want)
-		if (err == nil) != (werr == nil) || (err == nil && !reflect.DeepEqual(got, want)) {
-			t.Errorf("%q: parser %#v (%v), encoding/json %#v (%v)", b, got, err, want, werr)
+	for _, b := range append(fuzzSeeds(t), []byte(`"\ud800\udc00\ud800x\u0000\/"`), []byte(`-0.5e-3`), []byte(`01`), []byte(`1.`),
+		[]byte(`{"a":1,"a":2}`), []byte(`{"p":{"x":[{"Name":1,"name":2}]}}`), []byte("\"\xed\xa0\x80\"")) {
+		if msg := differential(b); msg != "" {
+			t.Error(msg)
 		}
 	}
 }

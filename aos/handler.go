@@ -145,6 +145,10 @@ func (h *Handler) Handle(ctx context.Context, body []byte) (resp []byte) {
 		}
 	}()
 	calls, batch, err := parseBody(body)
+	var amb *ambiguityError
+	if errors.As(err, &amb) {
+		return appendError(nil, nil, invalidRequest("%s", amb.Error()))
+	}
 	if err != nil {
 		return appendError(nil, nil, &Error{Code: CodeParseError, Message: "parse error: " + err.Error()})
 	}

@@ -3,6 +3,9 @@ package aos
 import (
 	"fmt"
 	"strconv"
+	"strings"
+
+	"github.com/wardenhq/warden/jsonstrict"
 )
 
 // maxDepth bounds the nesting of arrays and objects, so that no input can
@@ -21,7 +24,52 @@ type parser struct {
 	s     string
 	i     int
 	depth int
+	path  []pathElem // where the value being parsed is, for errors
 }
+
+// pathElem is one step of a JSON path: an object key, or an array index
+// (idx >= 0).
+type pathElem struct {
+	key string
+	idx int
+}
+
+// ambiguityError is JSON that readers would read differently: an object
+// with a duplicate key, or with two keys that differ only in case (Go's
+// encoding/json matches struct fields case-insensitively). It is an invalid
+// request, not a parse error: the text is JSON.
+type ambiguityError struct {
+	path, msg string
+}
+
+func (e *ambiguityError) Error() string {
+	if e.path == "" {
+		return e.msg + " at the top level"
+	}
+	return e.msg + " in " + e.path
+}
+
+// where renders the current path: keys joined by dots, indexes as [i].
+func (p *parser) where() string {
+	var b []byte
+	for _, e := range p.path {
+		if e.idx >= 0 {
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(e.idx), 10)
+			b = append(b, ']')
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, e.key...)
+	}
+	return string(b)
+}
+
+// smallObject is the member count up to which duplicate keys are found by
+// comparing with each earlier key; larger objects use a map of folded keys.
+const smallObject = 16
 
 // span is the raw text s[start:end] of the value of object member key.
 type span struct {
@@ -169,16 +217,22 @@ func (p *parser) object(spans *[]span) (map[string]any, error) {
 	if err != nil || empty {
 		return m, err
 	}
+	var folded map[string]string // folded key → key, past smallObject members
 	for more := true; more; {
 		k, err := p.key()
 		if err != nil {
 			return nil, err
 		}
+		if err := p.checkKey(m, &folded, k); err != nil {
+			return nil, err
+		}
 		start := p.i
+		p.path = append(p.path, pathElem{key: k, idx: -1})
 		v, err := p.value()
 		if err != nil {
 			return nil, err
 		}
+		p.path = p.path[:len(p.path)-1]
 		if spans != nil {
 			*spans = append(*spans, span{k, start, p.i})
 		}
@@ -188,6 +242,34 @@ func (p *parser) object(spans *[]span) (map[string]any, error) {
 		}
 	}
 	return m, nil
+}
+
+// checkKey refuses key k of object m when m has it already, or has a key
+// that differs from it only in case.
+func (p *parser) checkKey(m map[string]any, folded *map[string]string, k string) error {
+	if _, dup := m[k]; dup {
+		return &ambiguityError{p.where(), fmt.Sprintf("duplicate key %q", k)}
+	}
+	if len(m) < smallObject {
+		for o := range m {
+			if strings.EqualFold(o, k) {
+				return &ambiguityError{p.where(), fmt.Sprintf("keys %q and %q differ only in case", o, k)}
+			}
+		}
+		return nil
+	}
+	if *folded == nil {
+		*folded = make(map[string]string, 2*len(m))
+		for o := range m {
+			(*folded)[jsonstrict.FoldKey(o)] = o
+		}
+	}
+	fk := jsonstrict.FoldKey(k)
+	if o, ok := (*folded)[fk]; ok {
+		return &ambiguityError{p.where(), fmt.Sprintf("keys %q and %q differ only in case", o, k)}
+	}
+	(*folded)[fk] = k
+	return nil
 }
 
 // array parses an array at p.i (which holds '['). With spans non-nil, it
@@ -204,13 +286,15 @@ func (p *parser) array(spans *[]span) ([]any, error) {
 		p.depth--
 		return a, nil
 	}
-	for {
+	for n := 0; ; n++ {
 		p.ws()
 		start := p.i
+		p.path = append(p.path, pathElem{idx: n})
 		v, err := p.value()
 		if err != nil {
 			return nil, err
 		}
+		p.path = p.path[:len(p.path)-1]
 		if spans != nil {
 			*spans = append(*spans, span{"", start, p.i})
 		}

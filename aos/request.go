@@ -3,6 +3,7 @@ package aos
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unsafe"
 )
 
@@ -87,7 +88,7 @@ func parseBody(body []byte) (calls []*call, batch bool, err error) {
 	if len(body) == 0 {
 		return nil, false, &syntaxError{msg: "empty body"}
 	}
-	p := &parser{s: unsafe.String(unsafe.SliceData(body), len(body))}
+	p := &parser{s: unsafe.String(unsafe.SliceData(body), len(body)), path: make([]pathElem, 0, 16)}
 	p.ws()
 	if p.i < len(p.s) && p.s[p.i] == '[' {
 		if err := p.enter(); err != nil {
@@ -141,12 +142,26 @@ func (p *parser) call(body []byte) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
+	var seenBuf [8]string // the envelope's keys, for duplicates
+	seen := seenBuf[:0]
 	for more := !empty; more; {
 		k, err := p.key()
 		if err != nil {
 			return nil, err
 		}
+		for _, o := range seen {
+			if strings.EqualFold(o, k) {
+				if o == k {
+					return nil, &ambiguityError{"", fmt.Sprintf("duplicate key %q", k)}
+				}
+				return nil, &ambiguityError{"", fmt.Sprintf("keys %q and %q differ only in case", o, k)}
+			}
+		}
+		if len(seen) < smallObject {
+			seen = append(seen, k)
+		}
 		start := p.i
+		p.path = append(p.path, pathElem{key: k, idx: -1})
 		var v any
 		if k == "params" && p.i < len(p.s) && p.s[p.i] == '{' {
 			if c.pspans == nil {
@@ -160,6 +175,7 @@ func (p *parser) call(body []byte) (*call, error) {
 		if err != nil {
 			return nil, err
 		}
+		p.path = p.path[:len(p.path)-1]
 		switch k {
 		case "jsonrpc":
 			c.jsonrpc = v

@@ -12,6 +12,7 @@ import (
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/jsonstrict"
 )
 
 // ErrUnknownEvent is returned for an event name the catalog does not have.
@@ -76,8 +77,14 @@ func (d *Dispatcher) Dispatch(ctx context.Context, event string, payload []byte)
 	return res, nil
 }
 
-// DecodePayload decodes a hook payload: one JSON object.
+// DecodePayload decodes a hook payload: one JSON object, refused when
+// readers would read it differently (jsonstrict: a duplicate key, keys that
+// differ only in case, invalid UTF-8), since a hook runtime acting on its
+// own reading would act on what the policies did not see.
 func DecodePayload(b []byte) (map[string]any, error) {
+	if err := jsonstrict.Check(b); err != nil && !errors.Is(err, jsonstrict.ErrSyntax) {
+		return nil, err
+	}
 	var p map[string]any
 	if err := json.Unmarshal(b, &p); err != nil || p == nil {
 		return nil, fmt.Errorf("expected a JSON object")
@@ -119,6 +126,10 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Event   string          `json:"event"`
 		Payload json.RawMessage `json:"payload"`
+	}
+	if err := jsonstrict.Check(body); err != nil && !errors.Is(err, jsonstrict.ErrSyntax) {
+		httpError(w, http.StatusBadRequest, "body: "+err.Error())
+		return
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		httpError(w, http.StatusBadRequest, "body: expected {\"event\": NAME, \"payload\": {...}}: "+err.Error())

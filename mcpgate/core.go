@@ -18,6 +18,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/jsonstrict"
 )
 
 // EventName is the event every MCP message is decided as.
@@ -87,10 +88,22 @@ func idText(v any) string {
 	return ""
 }
 
+// bad is a member of a line or body that is not forwarded: not a JSON-RPC
+// message, or ambiguous JSON (jsonstrict). id is its id when one can be read.
+type bad struct {
+	id  any
+	why string // the error message to answer with
+}
+
+const notRPC = "invalid request: not a JSON-RPC 2.0 message"
+
 // parse splits a line or body into messages: one object, or the members of a
-// batch. A member that is not a JSON-RPC message is returned in bad, with its
-// id when it has one.
-func parse(data []byte) (msgs []*message, bad []any, isBatch bool, err error) {
+// batch. A member that is not a JSON-RPC message, or whose JSON different
+// readers would read differently (a duplicate key, keys differing only in
+// case, invalid UTF-8: jsonstrict), is returned in bads, with its id when it
+// has one; it is never forwarded, so what is forwarded is what the policies
+// saw.
+func parse(data []byte) (msgs []*message, bads []bad, isBatch bool, err error) {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '[' {
 		var items []json.RawMessage
@@ -98,41 +111,47 @@ func parse(data []byte) (msgs []*message, bad []any, isBatch bool, err error) {
 			return nil, nil, true, err
 		}
 		if len(items) == 0 {
-			return nil, []any{nil}, true, nil
+			// An empty batch is one invalid request, answered alone.
+			return nil, []bad{{nil, "invalid request: empty batch"}}, false, nil
 		}
 		for _, it := range items {
-			msg, ok, id := parseOne(it)
-			if !ok {
-				bad = append(bad, id)
+			msg, b := parseOne(it)
+			if msg == nil {
+				bads = append(bads, b)
 				continue
 			}
 			msgs = append(msgs, msg)
 		}
-		return msgs, bad, true, nil
+		return msgs, bads, true, nil
 	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		var anyv any
-		if json.Unmarshal(data, &anyv) == nil {
-			return nil, []any{nil}, false, nil // valid JSON, not an object
-		}
-		return nil, nil, false, err
+	if !json.Valid(data) {
+		var m map[string]any
+		return nil, nil, false, json.Unmarshal(data, &m)
 	}
-	if !isRPC(m) {
-		return nil, []any{m["id"]}, false, nil
+	msg, b := parseOne(data)
+	if msg == nil {
+		return nil, []bad{b}, false, nil
 	}
-	return []*message{{raw: data, m: m}}, nil, false, nil
+	return []*message{msg}, nil, false, nil
 }
 
-func parseOne(raw json.RawMessage) (*message, bool, any) {
+// parseOne reads one batch member or message (valid JSON).
+func parseOne(raw json.RawMessage) (*message, bad) {
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, false, nil
+		return nil, bad{nil, notRPC}
+	}
+	if err := jsonstrict.Check(raw); err != nil {
+		var id any
+		if idText(m["id"]) != "" {
+			id = m["id"]
+		}
+		return nil, bad{id, "invalid request: " + err.Error()}
 	}
 	if !isRPC(m) {
-		return nil, false, m["id"]
+		return nil, bad{m["id"], notRPC}
 	}
-	return &message{raw: raw, m: m}, true, nil
+	return &message{raw: raw, m: m}, bad{}
 }
 
 // errorMessage encodes a JSON-RPC error response.

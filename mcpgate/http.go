@@ -207,8 +207,8 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 	var local, fwd [][]byte // answers given here; messages forwarded
 	var fwdIDs []any        // ids of the forwarded requests
 	tools := map[string]*warden.Tool{}
-	for _, id := range bad {
-		local = append(local, errorMessage(id, CodeInvalidRequest, "invalid request: not a JSON-RPC 2.0 message"))
+	for _, b := range bad {
+		local = append(local, errorMessage(b.id, CodeInvalidRequest, b.why))
 	}
 	for _, msg := range msgs {
 		v := up.decide(r.Context(), msg, warden.Outbound, sid, nil)

@@ -205,8 +205,8 @@ func (s *Stdio) fromClientLine(ctx context.Context, line []byte, tooLong bool) e
 	if err != nil {
 		return s.client.write(errorMessage(nil, CodeParseError, "parse error: "+err.Error()))
 	}
-	for _, id := range bad {
-		if err := s.client.write(errorMessage(id, CodeInvalidRequest, "invalid request: not a JSON-RPC 2.0 message")); err != nil {
+	for _, b := range bad {
+		if err := s.client.write(errorMessage(b.id, CodeInvalidRequest, b.why)); err != nil {
 			return err
 		}
 	}
@@ -236,7 +236,14 @@ func (s *Stdio) fromServerLine(ctx context.Context, line []byte, tooLong bool) e
 		return nil
 	}
 	if len(bad) > 0 {
-		s.logf("MCP server sent %d message(s) that are not JSON-RPC; dropped", len(bad))
+		s.logf("MCP server sent %d message(s) that are not JSON-RPC or are ambiguous; dropped", len(bad))
+	}
+	for _, b := range bad { // the request an ambiguous answer answered must not hang
+		if r, ok := s.fromCli.take(b.id); ok && b.id != nil {
+			if err := s.client.write(errorMessage(r.id, CodeUpstream, "MCP server's answer refused: "+b.why)); err != nil {
+				return err
+			}
+		}
 	}
 	for _, msg := range msgs {
 		if err := s.inbound(ctx, msg); err != nil {
