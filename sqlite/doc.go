@@ -1,7 +1,7 @@
 // Package sqlite is warden's default trace store: one SQLite database,
 // DIR/trace.db, written with group commit through the pure-Go
 // modernc.org/sqlite driver (no cgo), and beside it DIR/trace.blobs, an
-// append-only file with each record's results, input and output (see
+// append-only file with each record's results, input, output and views (see
 // BlobFileName for why and how they stay consistent).
 //
 // # Writing
@@ -54,8 +54,10 @@
 //
 // # Reading
 //
-// [Store.Runs] reads through separate read-only connections, so reads never
-// wait for the writer. [OpenReadOnly] opens a store only for reading, as
-// `warden runs` does, while a server may be writing it (WAL readers see the
-// last committed state and do not block the writer).
+// [Store.Scan] reads through separate read-only connections, so reads never
+// wait for the writer, and in short chunks (read.go), so a long scan neither
+// holds a read transaction nor loads the records ahead of its caller.
+// [OpenReadOnly] opens a store only for reading, as `warden runs` does,
+// while a server may be writing it (WAL readers see the last committed state
+// and do not block the writer).
 package sqlite

@@ -20,13 +20,13 @@ const (
 	abandoned              // its Record gave up (context done): skip it
 )
 
-const nCols = 20
+const nCols = 22
 
 // request is one Record call in flight. Its args are built on the caller's
 // goroutine so that the writer only binds and steps.
 type request struct {
 	args  [nCols]driver.NamedValue
-	blob  []byte // results, input, output back to back (blobs.go)
+	blob  []byte // results, input, output, views back to back (blobs.go)
 	state atomic.Int32
 	err   error      // set by the writer when this record alone failed
 	done  chan error // buffered 1; the writer sends exactly once
@@ -73,6 +73,7 @@ func (r *request) fill(rec *warden.Record) error {
 	b.Truncate(resLen)
 	b.Write(rec.Input)
 	b.Write(rec.Output)
+	b.Write(rec.Views)
 	r.blob = b.Bytes()
 	var codes driver.Value
 	if len(rec.ReasonCodes) > 0 {
@@ -103,14 +104,16 @@ func (r *request) fill(rec *warden.Record) error {
 	a[17].Value = int64(resLen)
 	a[18].Value = int64(len(rec.Input))
 	a[19].Value = int64(len(rec.Output))
+	a[20].Value = rec.PolicyRevision
+	a[21].Value = int64(len(rec.Views))
 	return nil
 }
 
 const insertSQL = `INSERT INTO runs (id, time, event, surface, direction,
 	request_id, agent_id, session_id, turn_id, step_id, decision, reason,
 	reason_codes, policy_id, policy_version, latency_us, blob_off, results_len,
-	input_len, output_len)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	input_len, output_len, policy_revision, views_len)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // Record stores rec and returns once the transaction holding it has
 // committed (see the package documentation for what that guarantees). An

@@ -16,9 +16,6 @@ import (
 // FileName is the database file inside the store directory.
 const FileName = "trace.db"
 
-// MaxLast caps Filter.Last: Runs never returns more records than this.
-const MaxLast = 10000
-
 // pageSize is the page size of a new database. Every commit rewrites the
 // partly filled last pages of the table and its indexes, and checkpoints copy
 // pages with one write each: measured under the bench/ load, 16 KiB beat
@@ -75,8 +72,8 @@ type Stats struct {
 // Store is the SQLite trace store. It is safe for concurrent use.
 type Store struct {
 	dir    string
-	rdb    *sql.DB   // read-only connections for Runs
-	rblobs *blobFile // the blob file, for Runs
+	rdb    *sql.DB   // read-only connections for Scan
+	rblobs *blobFile // the blob file, for Scan
 
 	// Writer side; nil for a store from OpenReadOnly.
 	wdb      *sql.DB
