@@ -22,8 +22,8 @@ import (
 // blob is read from trace.blobs just before fn gets it. Memory is one chunk
 // of small rows, whatever the scan's length.
 const (
-	firstChunk = 32   // rows in the first query: most scans want a page
-	maxChunk   = 1024 // rows in later queries
+	firstChunk = 100  // rows in the first query: most scans want a page (the runs API: 100)
+	maxChunk   = 1000 // rows in later queries
 )
 
 const scanSQL = `SELECT rowid, id, time, event, surface, direction, request_id,
