@@ -72,7 +72,10 @@ func (m *Mem) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) 
 		i, step = 0, 1
 	}
 	if q.After != "" {
-		at := slices.IndexFunc(recs, func(r warden.Record) bool { return r.ID == q.After })
+		at := len(recs) - 1 // with duplicate ids, the later record, as in sqlite
+		for at >= 0 && recs[at].ID != q.After {
+			at--
+		}
 		if at < 0 {
 			return fmt.Errorf("storetest: %w: %q", warden.ErrUnknownCursor, q.After)
 		}
