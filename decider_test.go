@@ -25,8 +25,8 @@ func (m *memStore) Record(ctx context.Context, r *Record) error {
 	m.recs = append(m.recs, r)
 	return nil
 }
-func (m *memStore) Runs(context.Context, Filter) ([]Record, error) { return nil, nil }
-func (m *memStore) Close() error                                   { return nil }
+func (m *memStore) Scan(context.Context, Query, func(*Record) bool) error { return nil }
+func (m *memStore) Close() error                                          { return nil }
 
 type countObserver struct{ n, errs int }
 

@@ -3,48 +3,66 @@ package warden
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 )
 
 // Record is one decision in the trace, as /api/hooks/runs and `warden runs -o
 // json` give it. It holds enough to replay the decision against other policies.
 type Record struct {
-	ID            string    `json:"id"`
-	Time          time.Time `json:"time"`
-	Event         string    `json:"event"`
-	Surface       string    `json:"surface"`
-	Direction     string    `json:"direction"`
-	RequestID     string    `json:"request_id"`
-	AgentID       string    `json:"agent_id"`
-	SessionID     string    `json:"session_id"`
-	TurnID        string    `json:"turn_id"`
-	StepID        string    `json:"step_id"`
-	Decision      string    `json:"decision"`
-	Reason        string    `json:"reason"`
-	ReasonCodes   []string  `json:"reason_codes,omitempty"`
-	PolicyID      string    `json:"policy_id"`
-	PolicyVersion string    `json:"policy_version"`
-	// PolicyRevision is the content hash of the policy set that decided.
-	PolicyRevision string          `json:"policy_revision"`
-	Results        []Result        `json:"results"`
-	LatencyUS      int64           `json:"latency_us"`
-	Input          json.RawMessage `json:"input"`
-	Output         json.RawMessage `json:"output,omitempty"`
-	// Views are the policy views the decision was made on (Event.ViewsJSON).
+	ID            string          `json:"id"`
+	Time          time.Time       `json:"time"`
+	Event         string          `json:"event"`
+	Surface       string          `json:"surface"`
+	Direction     string          `json:"direction"`
+	RequestID     string          `json:"request_id"`
+	AgentID       string          `json:"agent_id"`
+	SessionID     string          `json:"session_id"`
+	TurnID        string          `json:"turn_id"`
+	StepID        string          `json:"step_id"`
+	Decision      string          `json:"decision"`
+	Reason        string          `json:"reason"`
+	ReasonCodes   []string        `json:"reason_codes,omitempty"`
+	PolicyID      string          `json:"policy_id"`
+	PolicyVersion string          `json:"policy_version"`
+	Results       []Result        `json:"results"`
+	LatencyUS     int64           `json:"latency_us"`
+	Input         json.RawMessage `json:"input"`
+	Output        json.RawMessage `json:"output,omitempty"`
+	// PolicyRevision is the sha256 of the compiled policy set that decided.
+	PolicyRevision string `json:"policy_revision"`
+	// Views are the CEL views the decision was made on, a JSON object,
+	// stored verbatim.
 	Views json.RawMessage `json:"views,omitempty"`
 }
 
-// Filter selects records. Zero fields match everything; Last caps the count
-// (0 means the store's default).
-type Filter struct {
-	Session  string
-	Event    string
-	Decision string
-	Last     int
+// Query selects and orders the records a Scan visits. Zero fields match
+// everything: a record matches when it has every non-empty string field
+// (Session its SessionID, Event, Decision, Surface, Policy its PolicyID,
+// Agent its AgentID) and its Time is in [Since, Until) where those are set.
+//
+// Records are visited in the order they were recorded (insertion order;
+// several processes writing one store share one order), newest first unless
+// Oldest. That order is total and stable, which is what paging needs; it
+// follows Time only as closely as recording follows the decisions.
+type Query struct {
+	Session, Event, Decision, Surface, Policy, Agent string
+	Since, Until                                     time.Time
+	// After is a record id: the scan continues after that record,
+	// exclusive, in the scan's order; that record need not match the
+	// other fields. An id the store does not hold fails the scan with
+	// ErrUnknownCursor. Paging with After never skips or repeats a record,
+	// also while records are being added: newest first, records added
+	// after the first page come before it, never between pages; oldest
+	// first, they come at the end.
+	After string
+	// Oldest visits the oldest records first.
+	Oldest bool
 }
 
-// DefaultLast is the number of records Runs returns when Filter.Last is 0.
-const DefaultLast = 100
+// ErrUnknownCursor is returned by Scan for a Query.After the store does not
+// hold.
+var ErrUnknownCursor = errors.New("warden: unknown cursor: no record with that id")
 
 // Store is the trace. Record returns only once r is durable — it survives the
 // process being killed — so an answer is sent only for a recorded decision.
@@ -53,8 +71,29 @@ const DefaultLast = 100
 type Store interface {
 	// Record stores r durably. An error means r is not recorded.
 	Record(ctx context.Context, r *Record) error
-	// Runs returns the matching records, newest first.
-	Runs(ctx context.Context, f Filter) ([]Record, error)
+	// Scan calls fn with each record matching q, in q's order, until fn
+	// returns false, the records end, or ctx is done (then ctx.Err()). fn
+	// may keep the record it is given. Scan holds no lock and no read
+	// transaction while fn runs, and does not load the records ahead of
+	// fn: a scan over many records streams them.
+	Scan(ctx context.Context, q Query, fn func(*Record) bool) error
 	// Close flushes pending records and releases the store.
 	Close() error
+}
+
+// Collect returns the first n records Scan visits for q (fewer if there are
+// fewer); n <= 0 gives none. The slice is never nil.
+func Collect(ctx context.Context, s Store, q Query, n int) ([]Record, error) {
+	out := []Record{}
+	if n <= 0 {
+		return out, nil
+	}
+	err := s.Scan(ctx, q, func(r *Record) bool {
+		out = append(out, *r)
+		return len(out) < n
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -194,7 +194,7 @@ func readTrace(t *testing.T, bin, dir, prefix string) []record {
 	return all
 }
 
-// traceCap is the most records `warden runs` returns for one query (sqlite.MaxLast).
+// traceCap is the most records `warden runs` returns for one query (its --last cap).
 const traceCap = 10000
 
 func readSession(t *testing.T, bin, dir, session string) []record {

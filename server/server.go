@@ -31,8 +31,12 @@ type Options struct {
 	Pprof       bool         // expose /debug/pprof/ (off by default)
 }
 
-// maxLast caps ?last= on the runs API.
-const maxLast = 10000
+// defaultLast is the number of records the runs API gives without ?last=,
+// maxLast caps ?last=.
+const (
+	defaultLast = 100
+	maxLast     = 10000
+)
 
 // New returns the HTTP handler serving every surface.
 func New(o Options) http.Handler {
@@ -111,14 +115,15 @@ var indexHTML []byte
 func runsHandler(store warden.Store) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		f := warden.Filter{Session: q.Get("session"), Event: q.Get("event"), Decision: q.Get("decision")}
+		f := warden.Query{Session: q.Get("session"), Event: q.Get("event"), Decision: q.Get("decision")}
+		last := defaultLast
 		if s := q.Get("last"); s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil || n < 1 || n > maxLast {
 				httpError(w, http.StatusBadRequest, fmt.Sprintf("last: expected an integer in 1..%d, got %q", maxLast, s))
 				return
 			}
-			f.Last = n
+			last = n
 		}
 		if f.Decision != "" {
 			if _, err := warden.ParseVerdict(f.Decision); err != nil || f.Decision == "ask" {
@@ -132,13 +137,10 @@ func runsHandler(store warden.Store) http.HandlerFunc {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
-		recs, err := store.Runs(ctx, f)
+		recs, err := warden.Collect(ctx, store, f, last)
 		if err != nil {
 			httpError(w, http.StatusInternalServerError, "reading the trace: "+err.Error())
 			return
-		}
-		if recs == nil {
-			recs = []warden.Record{}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(recs)

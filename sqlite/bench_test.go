@@ -112,13 +112,43 @@ func BenchmarkRecordSerial(b *testing.B) {
 	}
 }
 
-// BenchmarkRuns measures reading the default 100 newest records of 10000.
-func BenchmarkRuns(b *testing.B) {
+// BenchmarkScan measures reading the 100 newest records of 10000 (the
+// former BenchmarkRuns, Runs with the default Last).
+func BenchmarkScan(b *testing.B) {
+	s := benchStore(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := warden.Collect(ctx, s, warden.Query{}, 100); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScanAll measures visiting all 10000 records, oldest first; one op
+// is the whole scan.
+func BenchmarkScanAll(b *testing.B) {
+	s := benchStore(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		if err := s.Scan(ctx, warden.Query{Oldest: true}, func(*warden.Record) bool { n++; return true }); err != nil {
+			b.Fatal(err)
+		}
+		if n != 10000 {
+			b.Fatalf("scanned %d records, want 10000", n)
+		}
+	}
+}
+
+// benchStore returns a store holding 10000 records.
+func benchStore(b *testing.B) *Store {
 	s, err := Open(b.TempDir(), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	b.Cleanup(func() { s.Close() })
 	ctx := context.Background()
 	errs := make(chan error, 10000)
 	for i := range 10000 {
@@ -129,12 +159,7 @@ func BenchmarkRuns(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := s.Runs(ctx, warden.Filter{}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	return s
 }
 
 // BenchmarkWriterBatch measures the writer alone: one op is one batch of

@@ -8,10 +8,11 @@ import (
 )
 
 // BlobFileName is the file beside the database that holds each record's
-// large parts: its per-policy results, its input and its output (JSON).
+// large parts: its per-policy results, its input, its output and its views
+// (JSON).
 //
 // Why a second file: a record is ~2 KB of JSON of which ~150 bytes are the
-// columns Runs filters and sorts on. Kept in SQLite, those kilobytes are
+// columns Scan filters and sorts on. Kept in SQLite, those kilobytes are
 // written twice (WAL, then checkpoint) in 16 KiB pages, and the commit also
 // rewrites the partly filled last pages — measured, the trace then costs more
 // CPU than everything else a decision does. Appended here with one write per

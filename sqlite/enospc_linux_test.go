@@ -70,7 +70,7 @@ func TestBlobFileDiskFull(t *testing.T) {
 		t.Fatalf("reopen after ENOSPC: %v", err)
 	}
 	defer s.Close()
-	got, err := s.Runs(ctx, warden.Filter{Last: MaxLast})
+	got, err := warden.Collect(ctx, s, warden.Query{}, everything)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func TestTwoWritersShareADirectory(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	got, err := a.Runs(ctx, warden.Filter{Last: MaxLast})
+	got, err := warden.Collect(ctx, a, warden.Query{}, everything)
 	if err != nil {
 		t.Fatal(err)
 	}

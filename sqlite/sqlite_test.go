@@ -20,6 +20,9 @@ import (
 	"github.com/wardenhq/warden/storetest"
 )
 
+// everything is more records than any test stores.
+const everything = 1 << 30
+
 // opener returns a storetest open func: one directory per subtest, reopened
 // when called again with the same t.
 func opener(opts Options) func(t *testing.T) warden.Store {
@@ -133,7 +136,7 @@ func TestSchemaVersion(t *testing.T) {
 	s.Close()
 	// Reopening an up-to-date store keeps its data.
 	s = open(t, dir, Options{})
-	if got, _ := s.Runs(context.Background(), warden.Filter{}); len(got) != 1 {
+	if got, _ := warden.Collect(context.Background(), s, warden.Query{}, 100); len(got) != 1 {
 		t.Errorf("after reopen: %d records, want 1", len(got))
 	}
 	if _, err := s.conn.ExecContext(context.Background(), "PRAGMA user_version = 99"); err != nil {
@@ -153,15 +156,17 @@ func TestRawJSONKeptVerbatim(t *testing.T) {
 	r := testRecord("raw", time.Now())
 	r.Input = json.RawMessage("{ \"b\" : 1.50,\n  \"a\":[ ] }")
 	r.Output = json.RawMessage(`{"z":"\u00e9","a":1e3}`)
+	r.Views = json.RawMessage(` {"tool" :{"name":"bash"} ,"n":1.0}`)
 	if err := s.Record(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Runs(context.Background(), warden.Filter{})
+	got, err := warden.Collect(context.Background(), s, warden.Query{}, 100)
 	if err != nil || len(got) != 1 {
-		t.Fatalf("Runs: %v, %d records", err, len(got))
+		t.Fatalf("Collect: %v, %d records", err, len(got))
 	}
-	if string(got[0].Input) != string(r.Input) || string(got[0].Output) != string(r.Output) {
-		t.Errorf("raw JSON changed:\n input %s\n want  %s\noutput %s\n want  %s", got[0].Input, r.Input, got[0].Output, r.Output)
+	if string(got[0].Input) != string(r.Input) || string(got[0].Output) != string(r.Output) || string(got[0].Views) != string(r.Views) {
+		t.Errorf("raw JSON changed:\n input %s\n want  %s\noutput %s\n want  %s\n views %s\n want  %s",
+			got[0].Input, r.Input, got[0].Output, r.Output, got[0].Views, r.Views)
 	}
 }
 
@@ -329,7 +334,7 @@ func TestQueueBoundedAndContext(t *testing.T) {
 	if err := s.Record(ctx, testRecord("after", time.Now())); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Runs(ctx, warden.Filter{})
+	got, err := warden.Collect(ctx, s, warden.Query{}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +438,7 @@ func TestDiskFull(t *testing.T) {
 	// Reopen: everything answered nil is there, nothing answered with an
 	// error is.
 	s = open(t, dir, Options{})
-	got, err := s.Runs(ctx, warden.Filter{Last: MaxLast})
+	got, err := warden.Collect(ctx, s, warden.Query{}, everything)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,9 +517,9 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 		default:
 		}
 		before := acked.Load()
-		got, err := r.Runs(ctx, warden.Filter{Last: MaxLast})
+		got, err := warden.Collect(ctx, r, warden.Query{}, everything)
 		if err != nil {
-			t.Fatalf("read-only Runs while writing: %v", err)
+			t.Fatalf("read-only Scan while writing: %v", err)
 		}
 		reads++
 		if len(got) < last {
@@ -529,7 +534,7 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 	if writeErrs.Load() != 0 {
 		t.Fatalf("%d writes failed", writeErrs.Load())
 	}
-	got, err := r.Runs(ctx, warden.Filter{Last: MaxLast})
+	got, err := warden.Collect(ctx, r, warden.Query{}, everything)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -548,8 +553,8 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 		t.Fatalf("OpenReadOnly after the writer closed: %v", err)
 	}
 	defer r2.Close()
-	if got, err := r2.Runs(ctx, warden.Filter{Session: "sess", Last: 5}); err != nil || len(got) != 5 {
-		t.Errorf("Runs on a stopped store: %d records, %v", len(got), err)
+	if got, err := warden.Collect(ctx, r2, warden.Query{Session: "sess"}, 5); err != nil || len(got) != 5 {
+		t.Errorf("Collect on a stopped store: %d records, %v", len(got), err)
 	}
 	// Reading while the read-only store is open does not stop a new
 	// writer.
@@ -557,7 +562,7 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 	if err := w2.Record(ctx, testRecord("late", time.Now())); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := r2.Runs(ctx, warden.Filter{Last: 1}); err != nil || len(got) != 1 || got[0].ID != "late" {
+	if got, err := warden.Collect(ctx, r2, warden.Query{}, 1); err != nil || len(got) != 1 || got[0].ID != "late" {
 		t.Errorf("reader does not see the new writer's record: %v %v", got, err)
 	}
 }
@@ -609,7 +614,7 @@ func TestKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	got, err := r.Runs(context.Background(), warden.Filter{Last: MaxLast})
+	got, err := warden.Collect(context.Background(), r, warden.Query{}, everything)
 	if err != nil {
 		t.Fatal(err)
 	}

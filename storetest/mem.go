@@ -27,6 +27,7 @@ type Mem struct {
 type memData struct {
 	mu   sync.Mutex
 	recs []warden.Record // in recording order
+	gen  int             // bumped by Reset
 }
 
 var _ warden.Store = (*Mem)(nil)
@@ -50,39 +51,76 @@ func (m *Mem) Record(ctx context.Context, r *warden.Record) error {
 	if m.Err != nil {
 		return m.Err
 	}
-	c := *r
+	c := clone(r)
 	c.Time = r.Time.Truncate(time.Microsecond).UTC()
-	c.ReasonCodes = slices.Clone(r.ReasonCodes)
-	c.Results = append([]warden.Result{}, r.Results...)
-	c.Input, c.Output = slices.Clone(r.Input), slices.Clone(r.Output)
 	m.d.mu.Lock()
-	m.d.recs = append(m.d.recs, c)
+	m.d.recs = append(m.d.recs, *c)
 	m.d.mu.Unlock()
 	return nil
 }
 
-// Runs returns the matching records newest first (by time, then the later
-// recorded first), at most f.Last (default warden.DefaultLast).
-func (m *Mem) Runs(_ context.Context, f warden.Filter) ([]warden.Record, error) {
+// Scan visits the matching records in recording order, newest first unless
+// q.Oldest. It holds no lock while fn runs.
+func (m *Mem) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) bool) error {
+	// Records are only ever appended (Reset starts a new slice), so the
+	// records of this snapshot do not change under us.
 	m.d.mu.Lock()
-	defer m.d.mu.Unlock()
-	out := []warden.Record{}
-	for i := len(m.d.recs) - 1; i >= 0; i-- {
-		r := m.d.recs[i]
-		if (f.Session == "" || r.SessionID == f.Session) && (f.Event == "" || r.Event == f.Event) &&
-			(f.Decision == "" || r.Decision == f.Decision) {
-			out = append(out, r)
+	recs, gen := m.d.recs, m.d.gen
+	m.d.mu.Unlock()
+	i, step := len(recs)-1, -1
+	if q.Oldest {
+		i, step = 0, 1
+	}
+	if q.After != "" {
+		at := len(recs) - 1 // with duplicate ids, the later record, as in sqlite
+		for at >= 0 && recs[at].ID != q.After {
+			at--
+		}
+		if at < 0 {
+			return fmt.Errorf("storetest: %w: %q", warden.ErrUnknownCursor, q.After)
+		}
+		i = at + step
+	}
+	for ; i >= 0; i += step {
+		if q.Oldest && i >= len(recs) {
+			// Oldest first, records added meanwhile come at the end.
+			m.d.mu.Lock()
+			if m.d.gen == gen {
+				recs = m.d.recs
+			}
+			m.d.mu.Unlock()
+			if i >= len(recs) {
+				break
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r := &recs[i]
+		if !matches(r, &q) {
+			continue
+		}
+		if !fn(clone(r)) {
+			return nil
 		}
 	}
-	slices.SortStableFunc(out, func(a, b warden.Record) int { return b.Time.Compare(a.Time) })
-	last := f.Last
-	if last <= 0 {
-		last = warden.DefaultLast
-	}
-	if len(out) > last {
-		out = out[:last]
-	}
-	return out, nil
+	return ctx.Err()
+}
+
+func matches(r *warden.Record, q *warden.Query) bool {
+	eq := func(want, got string) bool { return want == "" || want == got }
+	return eq(q.Session, r.SessionID) && eq(q.Event, r.Event) && eq(q.Decision, r.Decision) &&
+		eq(q.Surface, r.Surface) && eq(q.Policy, r.PolicyID) && eq(q.Agent, r.AgentID) &&
+		(q.Since.IsZero() || !r.Time.Before(q.Since)) && (q.Until.IsZero() || r.Time.Before(q.Until))
+}
+
+// clone returns a deep copy of r.
+func clone(r *warden.Record) *warden.Record {
+	c := *r
+	c.ReasonCodes = slices.Clone(r.ReasonCodes)
+	c.Results = append([]warden.Result{}, r.Results...)
+	c.Input, c.Output, c.Views = slices.Clone(r.Input), slices.Clone(r.Output), slices.Clone(r.Views)
+	return &c
 }
 
 // Records returns every record in recording order.
@@ -97,6 +135,7 @@ func (m *Mem) Reset() {
 	m.d.mu.Lock()
 	defer m.d.mu.Unlock()
 	m.d.recs = nil
+	m.d.gen++
 }
 
 // Close makes later Records fail; the records stay readable.

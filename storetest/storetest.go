@@ -48,11 +48,18 @@ import (
 // warden.Store documentation:
 //
 //   - every Record field round-trips; Time comes back in UTC with (at most)
-//     microsecond precision; Input and Output come back as equivalent JSON;
-//     Results is never nil; empty ReasonCodes and Output come back empty;
-//   - Runs is newest first by Time, ties broken newest-recorded first;
-//   - Filter fields combine with AND; Last 0 means warden.DefaultLast;
-//   - Runs on an empty store returns an empty, non-nil slice;
+//     microsecond precision; Input, Output and Views come back as equivalent
+//     JSON; Results is never nil; empty ReasonCodes, Output and Views come
+//     back empty;
+//   - Scan visits records in recording order (not Time order), newest first
+//     or, with Oldest, oldest first; Query fields combine with AND; Since is
+//     inclusive and Until exclusive;
+//   - paging with After, in pages of any size and either order, visits every
+//     record once, also while records are being recorded; an unknown After
+//     fails with warden.ErrUnknownCursor;
+//   - Scan stops when fn returns false, and returns ctx.Err() once ctx is
+//     done; fn may call Record (Scan holds no lock while fn runs);
+//   - Scan on an empty store visits nothing and succeeds;
 //   - concurrent Records are all stored;
 //   - Record after Close returns an error; Close twice does not panic;
 //   - Record with a done context returns promptly with an error wrapping
@@ -69,9 +76,15 @@ func Run(t *testing.T, open func(t *testing.T) warden.Store) {
 		{"RoundTrip", testRoundTrip},
 		{"MinimalRecord", testMinimal},
 		{"TimePrecision", testTimePrecision},
-		{"NewestFirst", testNewestFirst},
+		{"Order", testOrder},
 		{"Filters", testFilters},
-		{"Last", testLast},
+		{"Paging", testPaging},
+		{"PagingWhileRecording", testPagingConcurrent},
+		{"UnknownCursor", testUnknownCursor},
+		{"EarlyStop", testEarlyStop},
+		{"ContextDone", testScanContext},
+		{"RecordDuringScan", testRecordDuringScan},
+		{"Collect", testCollect},
 		{"Empty", testEmpty},
 		{"Concurrent", testConcurrent},
 		{"RecordAfterClose", testRecordAfterClose},
@@ -119,13 +132,30 @@ func record(t *testing.T, s warden.Store, r *warden.Record) {
 	}
 }
 
-func runs(t *testing.T, s warden.Store, f warden.Filter) []warden.Record {
+// scan returns every record Scan visits for q.
+func scan(t *testing.T, s warden.Store, q warden.Query) []warden.Record {
 	t.Helper()
-	got, err := s.Runs(context.Background(), f)
+	got := []warden.Record{}
+	err := s.Scan(context.Background(), q, func(r *warden.Record) bool {
+		got = append(got, *r)
+		return true
+	})
 	if err != nil {
-		t.Fatalf("Runs(%+v): %v", f, err)
+		t.Fatalf("Scan(%+v): %v", q, err)
 	}
 	return got
+}
+
+// scanIDs returns the ids of the records Scan visits for q.
+func scanIDs(t *testing.T, s warden.Store, q warden.Query) []string {
+	t.Helper()
+	return ids(scan(t, s, q))
+}
+
+func reversed(s []string) []string {
+	s = slices.Clone(s)
+	slices.Reverse(s)
+	return s
 }
 
 func ids(rs []warden.Record) []string {
@@ -196,6 +226,7 @@ func checkEqual(t *testing.T, got, want *warden.Record) {
 		{"Reason", got.Reason, want.Reason},
 		{"PolicyID", got.PolicyID, want.PolicyID},
 		{"PolicyVersion", got.PolicyVersion, want.PolicyVersion},
+		{"PolicyRevision", got.PolicyRevision, want.PolicyRevision},
 		{"LatencyUS", got.LatencyUS, want.LatencyUS},
 	} {
 		if f.got != f.want {
@@ -228,7 +259,7 @@ func checkEqual(t *testing.T, got, want *warden.Record) {
 	for _, f := range []struct {
 		name      string
 		got, want json.RawMessage
-	}{{"Input", got.Input, want.Input}, {"Output", got.Output, want.Output}} {
+	}{{"Input", got.Input, want.Input}, {"Output", got.Output, want.Output}, {"Views", got.Views, want.Views}} {
 		if len(f.want) == 0 {
 			if len(f.got) != 0 {
 				t.Errorf("%s = %s, want empty", f.name, f.got)
@@ -275,12 +306,15 @@ func testRoundTrip(t *testing.T, open func(*testing.T) warden.Store) {
 			"args": {"cmd": "rm -rf /", "env": {"A": "1"}},
 			"list": [1, 2.5, -3e2, true, false, null, "x\u00e9\"\\"],
 			"empty": {}, "none": []}`),
-		Output: json.RawMessage(`{"tool":"bash","args":{"cmd":"echo refused"}}`),
+		Output:         json.RawMessage(`{"tool":"bash","args":{"cmd":"echo refused"}}`),
+		PolicyRevision: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+		Views: json.RawMessage(`{"tool": {"name": "bash", "args": {"cmd": "rm -rf /"}},
+			"text": "rm -rf / ünïcødé", "n": [1, 2.5, null]}`),
 	}
 	record(t, s, want)
-	got := runs(t, s, warden.Filter{})
+	got := scan(t, s, warden.Query{})
 	if len(got) != 1 {
-		t.Fatalf("Runs returned %d records, want 1", len(got))
+		t.Fatalf("Scan visited %d records, want 1", len(got))
 	}
 	checkEqual(t, &got[0], want)
 }
@@ -292,9 +326,9 @@ func testMinimal(t *testing.T, open func(*testing.T) warden.Store) {
 		Results: []warden.Result{}, Input: json.RawMessage(`{}`),
 	}
 	record(t, s, want)
-	got := runs(t, s, warden.Filter{})
+	got := scan(t, s, warden.Query{})
 	if len(got) != 1 {
-		t.Fatalf("Runs returned %d records, want 1", len(got))
+		t.Fatalf("Scan visited %d records, want 1", len(got))
 	}
 	checkEqual(t, &got[0], want)
 }
@@ -303,9 +337,9 @@ func testTimePrecision(t *testing.T, open func(*testing.T) warden.Store) {
 	s := open(t)
 	at := time.Date(2026, 11, 21, 10, 0, 0, 123456789, time.FixedZone("X", -5*3600))
 	record(t, s, rec("nanos", at))
-	got := runs(t, s, warden.Filter{})
+	got := scan(t, s, warden.Query{})
 	if len(got) != 1 {
-		t.Fatalf("Runs returned %d records, want 1", len(got))
+		t.Fatalf("Scan visited %d records, want 1", len(got))
 	}
 	gt := got[0].Time
 	if d := gt.Sub(at); d <= -time.Microsecond || d >= time.Microsecond {
@@ -316,84 +350,6 @@ func testTimePrecision(t *testing.T, open func(*testing.T) warden.Store) {
 	}
 	if gt.Location() != time.UTC {
 		t.Errorf("Time location = %v, want UTC", gt.Location())
-	}
-}
-
-func testNewestFirst(t *testing.T, open func(*testing.T) warden.Store) {
-	s := open(t)
-	// Recorded out of time order: Runs orders by Time, not by arrival.
-	for _, i := range []int{2, 0, 4, 1, 3} {
-		record(t, s, rec(fmt.Sprintf("t%d", i), base.Add(time.Duration(i)*time.Millisecond)))
-	}
-	// Equal times: the one recorded last comes first.
-	tie := base.Add(time.Hour)
-	for _, id := range []string{"tie-a", "tie-b", "tie-c"} {
-		record(t, s, rec(id, tie))
-	}
-	want := []string{"tie-c", "tie-b", "tie-a", "t4", "t3", "t2", "t1", "t0"}
-	if got := ids(runs(t, s, warden.Filter{})); !slices.Equal(got, want) {
-		t.Errorf("Runs order = %q, want %q", got, want)
-	}
-}
-
-func testFilters(t *testing.T, open func(*testing.T) warden.Store) {
-	s := open(t)
-	var all []*warden.Record // oldest first
-	n := 0
-	for _, sess := range []string{"s1", "s2"} {
-		for _, ev := range []string{"steps/toolCallRequest", "steps/toolCallResult"} {
-			for _, dec := range []string{"allow", "deny", "modify"} {
-				for k := 0; k < 2; k++ {
-					r := rec(fmt.Sprintf("f%02d", n), base.Add(time.Duration(n)*time.Second))
-					r.SessionID, r.Event, r.Decision = sess, ev, dec
-					all = append(all, r)
-					n++
-				}
-			}
-		}
-	}
-	// Record in a scrambled order.
-	for i := range all {
-		record(t, s, all[(i*7)%len(all)])
-	}
-	for _, tt := range []struct {
-		name string
-		f    warden.Filter
-	}{
-		{"none", warden.Filter{}},
-		{"session", warden.Filter{Session: "s1"}},
-		{"event", warden.Filter{Event: "steps/toolCallResult"}},
-		{"decision", warden.Filter{Decision: "deny"}},
-		{"session+event", warden.Filter{Session: "s2", Event: "steps/toolCallRequest"}},
-		{"session+decision", warden.Filter{Session: "s1", Decision: "modify"}},
-		{"event+decision", warden.Filter{Event: "steps/toolCallResult", Decision: "allow"}},
-		{"all three", warden.Filter{Session: "s2", Event: "steps/toolCallResult", Decision: "deny"}},
-		{"all three+last", warden.Filter{Session: "s2", Event: "steps/toolCallResult", Decision: "deny", Last: 1}},
-		{"session+last", warden.Filter{Session: "s1", Last: 3}},
-		{"no match", warden.Filter{Session: "nope"}},
-		{"no match combined", warden.Filter{Session: "s1", Event: "nope"}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			var want []string
-			for i := len(all) - 1; i >= 0; i-- {
-				r := all[i]
-				if (tt.f.Session == "" || r.SessionID == tt.f.Session) &&
-					(tt.f.Event == "" || r.Event == tt.f.Event) &&
-					(tt.f.Decision == "" || r.Decision == tt.f.Decision) {
-					want = append(want, r.ID)
-				}
-			}
-			if tt.f.Last > 0 && len(want) > tt.f.Last {
-				want = want[:tt.f.Last]
-			}
-			got := runs(t, s, tt.f)
-			if g := ids(got); !slices.Equal(g, want) && !(len(g) == 0 && len(want) == 0) {
-				t.Errorf("Runs(%+v) = %q, want %q", tt.f, g, want)
-			}
-			if got == nil {
-				t.Errorf("Runs(%+v) returned nil, want a non-nil slice", tt.f)
-			}
-		})
 	}
 }
 
@@ -430,50 +386,6 @@ func recordMany(t *testing.T, s warden.Store, prefix string, n, workers int) []s
 	return all
 }
 
-func testLast(t *testing.T, open func(*testing.T) warden.Store) {
-	s := open(t)
-	const n = warden.DefaultLast + 50
-	all := recordMany(t, s, "last", n, 10)
-	newest := slices.Clone(all)
-	slices.Reverse(newest)
-	for _, tt := range []struct {
-		last, want int
-	}{
-		{0, warden.DefaultLast},
-		{1, 1},
-		{7, 7},
-		{n, n},
-		{n + 1000, n},
-	} {
-		t.Run(fmt.Sprint(tt.last), func(t *testing.T) {
-			got := ids(runs(t, s, warden.Filter{Last: tt.last}))
-			if !slices.Equal(got, newest[:tt.want]) {
-				t.Errorf("Runs(Last: %d) returned %d records %q…, want the newest %d", tt.last, len(got), head(got), tt.want)
-			}
-		})
-	}
-}
-
-func head(s []string) []string {
-	if len(s) > 5 {
-		return s[:5]
-	}
-	return s
-}
-
-func testEmpty(t *testing.T, open func(*testing.T) warden.Store) {
-	s := open(t)
-	for _, f := range []warden.Filter{{}, {Session: "x"}, {Event: "e", Decision: "deny", Last: 5}} {
-		got, err := s.Runs(context.Background(), f)
-		if err != nil {
-			t.Fatalf("Runs(%+v) on an empty store: %v", f, err)
-		}
-		if got == nil || len(got) != 0 {
-			t.Errorf("Runs(%+v) on an empty store = %#v, want an empty non-nil slice", f, got)
-		}
-	}
-}
-
 func testConcurrent(t *testing.T, open func(*testing.T) warden.Store) {
 	s := open(t)
 	const goroutines, each = 50, 20
@@ -481,13 +393,13 @@ func testConcurrent(t *testing.T, open func(*testing.T) warden.Store) {
 	within(t, 2*time.Minute, "1000 concurrent Records", func() {
 		all = recordMany(t, s, "conc", goroutines*each, goroutines)
 	})
-	got := ids(runs(t, s, warden.Filter{Last: goroutines * each}))
+	got := scanIDs(t, s, warden.Query{})
 	slices.Sort(got)
 	if !slices.Equal(got, all) { // all is sorted: ids are zero-padded
-		t.Errorf("after %d concurrent Records, Runs has %d records", len(all), len(got))
+		t.Errorf("after %d concurrent Records, Scan visits %d records", len(all), len(got))
 	}
 	// Each goroutine used its own session.
-	if got := runs(t, s, warden.Filter{Session: "sess-7", Last: 1000}); len(got) != each {
+	if got := scan(t, s, warden.Query{Session: "sess-7"}); len(got) != each {
 		t.Errorf("session sess-7 has %d records, want %d", len(got), each)
 	}
 }
@@ -507,8 +419,8 @@ func testRecordAfterClose(t *testing.T, open func(*testing.T) warden.Store) {
 	})
 	within(t, 5*time.Second, "second Close", func() { _ = s.Close() })
 	s = open(t)
-	if got := ids(runs(t, s, warden.Filter{})); !slices.Equal(got, []string{"before"}) {
-		t.Errorf("after reopen, Runs = %q, want [before]", got)
+	if got := scanIDs(t, s, warden.Query{}); !slices.Equal(got, []string{"before"}) {
+		t.Errorf("after reopen, Scan = %q, want [before]", got)
 	}
 }
 
@@ -545,8 +457,8 @@ func testDoneContext(t *testing.T, open func(*testing.T) warden.Store) {
 	}
 	// An error means not recorded; the store still works.
 	record(t, s, rec("ok", base))
-	if got := ids(runs(t, s, warden.Filter{})); !slices.Equal(got, []string{"ok"}) {
-		t.Errorf("Runs = %q, want [ok] (records whose Record failed must not be stored)", got)
+	if got := scanIDs(t, s, warden.Query{}); !slices.Equal(got, []string{"ok"}) {
+		t.Errorf("Scan = %q, want [ok] (records whose Record failed must not be stored)", got)
 	}
 }
 
@@ -563,10 +475,10 @@ func testCloseFlushes(t *testing.T, open func(*testing.T) warden.Store) {
 		t.Fatalf("Close: %v", err)
 	}
 	s = open(t)
-	got := ids(runs(t, s, warden.Filter{}))
+	got := scanIDs(t, s, warden.Query{})
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
-		t.Errorf("after Close and reopen, Runs = %q, want %q", got, want)
+		t.Errorf("after Close and reopen, Scan = %q, want %q", got, want)
 	}
 }
 
@@ -594,7 +506,7 @@ func testCloseInFlight(t *testing.T, open func(*testing.T) warden.Store) {
 
 	s = open(t)
 	stored := map[string]bool{}
-	for _, id := range ids(runs(t, s, warden.Filter{Last: 1000})) {
+	for _, id := range scanIDs(t, s, warden.Query{}) {
 		stored[id] = true
 	}
 	ok := 0

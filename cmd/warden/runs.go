@@ -13,14 +13,17 @@ import (
 	"github.com/wardenhq/warden/sqlite"
 )
 
+// maxLast caps --last.
+const maxLast = 10000
+
 func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("runs", stderr)
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace)")
-	var f warden.Filter
+	var f warden.Query
 	fs.StringVar(&f.Session, "session", "", "only this session id")
 	fs.StringVar(&f.Event, "event", "", "only this event")
 	fs.StringVar(&f.Decision, "decision", "", "only this decision (allow, deny, modify)")
-	fs.IntVar(&f.Last, "last", 20, "newest N records")
+	last := fs.Int("last", 20, "newest N records")
 	out := fs.String("o", "table", "output: table or json")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -28,8 +31,8 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *out != "table" && *out != "json" {
 		return fail(stderr, "-o: expected table or json, got %q", *out)
 	}
-	if f.Last < 1 || f.Last > sqlite.MaxLast {
-		return fail(stderr, "--last: expected a number in 1..%d, got %d", sqlite.MaxLast, f.Last)
+	if *last < 1 || *last > maxLast {
+		return fail(stderr, "--last: expected a number in 1..%d, got %d", maxLast, *last)
 	}
 	if f.Decision != "" {
 		if v, err := warden.ParseVerdict(f.Decision); err != nil || v == warden.Ask {
@@ -43,14 +46,11 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer store.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	recs, err := store.Runs(ctx, f)
+	recs, err := warden.Collect(ctx, store, f, *last)
 	if err != nil {
 		return fail(stderr, "reading the trace: %v", err)
 	}
 	if *out == "json" {
-		if recs == nil {
-			recs = []warden.Record{}
-		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(recs); err != nil {

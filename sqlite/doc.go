@@ -1,0 +1,63 @@
+// Package sqlite is warden's default trace store: one SQLite database,
+// DIR/trace.db, written with group commit through the pure-Go
+// modernc.org/sqlite driver (no cgo), and beside it DIR/trace.blobs, an
+// append-only file with each record's results, input, output and views (see
+// BlobFileName for why and how they stay consistent).
+//
+// # Writing
+//
+// [Store.Record] encodes the record on the caller's goroutine, puts it on a
+// bounded queue and waits. A single writer goroutine gathers queued records
+// (up to [Options.MaxBatch], yielding briefly while more keep arriving),
+// appends their blobs with one write, inserts their rows with one prepared
+// statement in ONE transaction, commits, and only then answers every waiter
+// of the batch with the commit's result. Concurrent decisions therefore share
+// one commit (group commit) and Record returns nil only for a record whose
+// transaction has committed.
+//
+// # Durability
+//
+// The database is in WAL journal mode. With the default
+// Synchronous "normal", a commit has written the transaction to the WAL file
+// with write(2) before Record returns, but has not fsync'ed it: the record
+// survives the process being killed (kill -9, a panic, an OOM kill), because
+// the data is in the kernel's page cache, but NOT a power loss, kernel panic
+// or hypervisor crash, which can lose the last commits (the database itself
+// stays consistent: it rolls back to an earlier commit). Set
+// Synchronous "full" to fsync the WAL on every commit, so that a record is on
+// stable storage before Record returns (as far as the disk honours flushes);
+// this costs one fsync per batch, not per record (and "full" also fsyncs the
+// blob file before the commit). Checkpoints, which copy the WAL into
+// trace.db, run in the background off the commit path (checkpoint.go); the
+// WAL restarts once they catch up and is capped by an in-line checkpoint.
+//
+// # Failure
+//
+// Any error inserting or committing a batch (disk full, I/O error, read-only
+// or corrupt file) is returned to every waiter of that batch: nothing is
+// dropped silently, and an error from Record means the record is not in the
+// trace (one ambiguity is SQLite's: with Synchronous "full", if the fsync
+// after a written commit fails, the batch is answered with an error although
+// its records may be readable afterwards, which errs on the safe side). The
+// next batch is tried afresh. A record rejected on its own (for
+// example a duplicate id) fails only its own Record. SQLite itself does not
+// notice when its files are deleted under it (it goes on writing into the
+// unlinked inode), so after each commit the writer checks that trace.db and
+// its WAL are still the files it opened, and fails the batch otherwise; every
+// later batch fails too until the store is reopened.
+//
+// # Memory
+//
+// The queue holds at most [Options.QueueSize] records; when it is full, Record
+// waits for room (or for its context), it never grows the queue and never
+// drops a record.
+//
+// # Reading
+//
+// [Store.Scan] reads through separate read-only connections, so reads never
+// wait for the writer, and in short chunks (read.go), so a long scan neither
+// holds a read transaction nor loads the records ahead of its caller.
+// [OpenReadOnly] opens a store only for reading, as `warden runs` does,
+// while a server may be writing it (WAL readers see the last committed state
+// and do not block the writer).
+package sqlite

@@ -1,0 +1,197 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers driver "sqlite"
+)
+
+// dsn returns the file: URI of path with the given query parameters.
+func dsn(path string, params ...string) string {
+	u := url.URL{Scheme: "file", Path: path}
+	// url.URL.String gives file:///abs/path, which SQLite accepts.
+	return u.String() + "?" + strings.Join(params, "&")
+}
+
+func busyParam(d time.Duration) string {
+	if d <= 0 {
+		d = DefaultBusyTimeout
+	}
+	return fmt.Sprintf("_pragma=busy_timeout(%d)", d.Milliseconds())
+}
+
+// Open opens (creating them if needed: the directory with mode 0700) the store
+// in dir, migrates its schema and starts the writer.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = DefaultMaxBatch
+	}
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = DefaultQueueSize
+	}
+	var syncMode string
+	switch strings.ToLower(opts.Synchronous) {
+	case "", "normal":
+		syncMode = "NORMAL"
+	case "full":
+		syncMode = "FULL"
+	default:
+		return nil, fmt.Errorf("sqlite: unknown Synchronous %q (want \"normal\" or \"full\")", opts.Synchronous)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite: create trace directory: %w", err)
+	}
+	path := filepath.Join(abs, FileName)
+	// Records hold secrets: create the file 0600 before SQLite does (with the
+	// umask's mode); SQLite gives the -wal and -shm files the same mode. An
+	// empty file is a valid new database.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: create %s: %w", path, err)
+	}
+	f.Close()
+
+	wdb, err := sql.Open("sqlite", dsn(path,
+		busyParam(opts.BusyTimeout),
+		"_pragma=synchronous("+syncMode+")",
+		"_pragma=wal_autocheckpoint(0)", // see checkpoint.go
+		"_txlock=immediate",
+	))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	wdb.SetConnMaxIdleTime(0)
+	ctx := context.Background()
+	// page_size only takes effect on a new database, and must be set before
+	// it switches to WAL; both are persistent, and no-ops later.
+	for _, p := range []string{fmt.Sprintf("PRAGMA page_size = %d", pageSize), "PRAGMA journal_mode = WAL"} {
+		if _, err := wdb.ExecContext(ctx, p); err != nil {
+			wdb.Close()
+			return nil, fmt.Errorf("sqlite: %s: %s: %w", path, p, err)
+		}
+	}
+	if err := migrate(ctx, wdb); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	dbFile, err := os.Stat(path)
+	if err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+
+	rdb, err := openReader(path, opts.BusyTimeout)
+	if err != nil {
+		wdb.Close()
+		return nil, err
+	}
+	blobs, err := openBlobs(filepath.Join(abs, BlobFileName), false)
+	if err != nil {
+		rdb.Close()
+		wdb.Close()
+		return nil, err
+	}
+	rblobs, err := openBlobs(filepath.Join(abs, BlobFileName), true)
+	if err != nil {
+		blobs.close()
+		rdb.Close()
+		wdb.Close()
+		return nil, err
+	}
+	s := &Store{
+		blobs:    blobs,
+		rblobs:   rblobs,
+		syncMode: syncMode,
+		dir:      abs,
+		path:     path,
+		dbFile:   dbFile,
+		rdb:      rdb,
+		wdb:      wdb,
+		opts:     opts,
+		queue:    make(chan *request, opts.QueueSize),
+		done:     make(chan struct{}),
+		batch:    make([]*request, 0, opts.MaxBatch),
+	}
+	if err := s.connect(); err != nil {
+		blobs.close()
+		rblobs.close()
+		rdb.Close()
+		wdb.Close()
+		return nil, err
+	}
+	cdb, err := sql.Open("sqlite", dsn(path, busyParam(opts.BusyTimeout), "_pragma=synchronous("+syncMode+")"))
+	if err != nil {
+		s.disconnect(false)
+		blobs.close()
+		rblobs.close()
+		rdb.Close()
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	cdb.SetMaxOpenConns(1)
+	s.ckpt = startCheckpointer(cdb)
+	go s.run()
+	return s, nil
+}
+
+// OpenReadOnly opens the store in dir for reading only, as `warden runs`
+// does; a server may be writing it at the same time. Record on the result
+// returns ErrReadOnly.
+func OpenReadOnly(dir string) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	path := filepath.Join(abs, FileName)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("sqlite: no trace in %s: %w", abs, err)
+	}
+	rdb, err := openReader(path, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkVersion(context.Background(), rdb); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+	}
+	rblobs, err := openBlobs(filepath.Join(abs, BlobFileName), true)
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	s := &Store{dir: abs, rdb: rdb, rblobs: rblobs, closed: true}
+	return s, nil
+}
+
+func openReader(path string, busy time.Duration) (*sql.DB, error) {
+	rdb, err := sql.Open("sqlite", dsn(path,
+		"mode=ro",
+		busyParam(busy),
+		"_pragma=query_only(1)",
+	))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s read-only: %w", path, err)
+	}
+	rdb.SetMaxOpenConns(4)
+	rdb.SetMaxIdleConns(2)
+	rdb.SetConnMaxIdleTime(time.Minute)
+	if err := rdb.Ping(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("sqlite: open %s read-only: %w", path, err)
+	}
+	return rdb, nil
+}

@@ -1,0 +1,170 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wardenhq/warden"
+)
+
+// request states.
+const (
+	pending   int32 = iota // queued, the writer has not taken it
+	taken                  // the writer is inserting it
+	abandoned              // its Record gave up (context done): skip it
+)
+
+const nCols = 22
+
+// request is one Record call in flight. Its args are built on the caller's
+// goroutine so that the writer only binds and steps.
+type request struct {
+	args  [nCols]driver.NamedValue
+	blob  []byte // results, input, output, views back to back (blobs.go)
+	state atomic.Int32
+	err   error      // set by the writer when this record alone failed
+	done  chan error // buffered 1; the writer sends exactly once
+}
+
+var requestPool = sync.Pool{New: func() any {
+	r := &request{done: make(chan error, 1)}
+	for i := range r.args {
+		r.args[i].Ordinal = i + 1
+	}
+	return r
+}}
+
+func putRequest(r *request) {
+	for i := range r.args {
+		r.args[i].Value = nil
+	}
+	if cap(r.blob) > maxPooledBlob {
+		r.blob = nil
+	}
+	r.blob = r.blob[:0]
+	r.err = nil
+	requestPool.Put(r)
+}
+
+// maxPooledBlob keeps a pooled request from pinning a huge input's buffer.
+const maxPooledBlob = 64 << 10
+
+// blobOffArg is the index of blob_off in request.args: the writer sets it
+// once the batch's blobs are written.
+const blobOffArg = 16
+
+func (r *request) fill(rec *warden.Record) error {
+	results := rec.Results
+	if results == nil {
+		results = []warden.Result{}
+	}
+	r.blob = r.blob[:0]
+	b := bytes.NewBuffer(r.blob)
+	if err := json.NewEncoder(b).Encode(results); err != nil {
+		return fmt.Errorf("sqlite: encode results: %w", err)
+	}
+	resLen := b.Len() - 1 // Encode's newline is dropped by the next write
+	b.Truncate(resLen)
+	b.Write(rec.Input)
+	b.Write(rec.Output)
+	b.Write(rec.Views)
+	r.blob = b.Bytes()
+	var codes driver.Value
+	if len(rec.ReasonCodes) > 0 {
+		b, err := json.Marshal(rec.ReasonCodes)
+		if err != nil {
+			return fmt.Errorf("sqlite: encode reason codes: %w", err)
+		}
+		codes = string(b)
+	}
+	a := &r.args
+	a[0].Value = rec.ID
+	a[1].Value = rec.Time.UnixMicro()
+	a[2].Value = rec.Event
+	a[3].Value = rec.Surface
+	a[4].Value = rec.Direction
+	a[5].Value = rec.RequestID
+	a[6].Value = rec.AgentID
+	a[7].Value = rec.SessionID
+	a[8].Value = rec.TurnID
+	a[9].Value = rec.StepID
+	a[10].Value = rec.Decision
+	a[11].Value = rec.Reason
+	a[12].Value = codes
+	a[13].Value = rec.PolicyID
+	a[14].Value = rec.PolicyVersion
+	a[15].Value = rec.LatencyUS
+	a[blobOffArg].Value = int64(0) // set by the writer
+	a[17].Value = int64(resLen)
+	a[18].Value = int64(len(rec.Input))
+	a[19].Value = int64(len(rec.Output))
+	a[20].Value = rec.PolicyRevision
+	a[21].Value = int64(len(rec.Views))
+	return nil
+}
+
+const insertSQL = `INSERT INTO runs (id, time, event, surface, direction,
+	request_id, agent_id, session_id, turn_id, step_id, decision, reason,
+	reason_codes, policy_id, policy_version, latency_us, blob_off, results_len,
+	input_len, output_len, policy_revision, views_len)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// Record stores rec and returns once the transaction holding it has
+// committed (see the package documentation for what that guarantees). An
+// error means rec is not in the trace: the batch failed, the store is closed,
+// or ctx was done before the writer took rec. Once the writer has taken rec,
+// Record waits for that commit's result even if ctx is done, so the answer
+// is always truthful. rec must not be modified until Record returns.
+func (s *Store) Record(ctx context.Context, rec *warden.Record) error {
+	if s.queue == nil {
+		return ErrReadOnly
+	}
+	if rec == nil || rec.ID == "" {
+		return errors.New("sqlite: record has no id")
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlite: record not stored: %w", err)
+	}
+	req := requestPool.Get().(*request)
+	if err := req.fill(rec); err != nil {
+		putRequest(req)
+		return err
+	}
+	req.state.Store(pending)
+
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		putRequest(req)
+		return ErrClosed
+	}
+	select {
+	case s.queue <- req:
+		s.mu.RUnlock()
+	case <-ctx.Done():
+		s.mu.RUnlock()
+		putRequest(req)
+		return fmt.Errorf("sqlite: record not stored (queue full): %w", ctx.Err())
+	}
+
+	var err error
+	select {
+	case err = <-req.done:
+	case <-ctx.Done():
+		if req.state.CompareAndSwap(pending, abandoned) {
+			// The writer will skip it and never touch req.done; req is
+			// still referenced by the queue, so it is not reused.
+			return fmt.Errorf("sqlite: record not stored: %w", ctx.Err())
+		}
+		// The writer is committing it: its result is the truth.
+		err = <-req.done
+	}
+	putRequest(req)
+	return err
+}

@@ -1,0 +1,288 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// connect acquires the writer's connection and prepares the insert.
+func (s *Store) connect() error {
+	ctx := context.Background()
+	conn, err := s.wdb.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("sqlite: writer connection: %w", err)
+	}
+	err = conn.Raw(func(dc any) error {
+		st, err := dc.(driver.ConnPrepareContext).PrepareContext(ctx, insertSQL)
+		s.stmt = st
+		return err
+	})
+	if err != nil {
+		conn.Close()
+		return fmt.Errorf("sqlite: prepare insert: %w", err)
+	}
+	s.conn = conn
+	return nil
+}
+
+// disconnect drops the writer's connection; bad marks it unusable so the
+// pool discards it instead of reusing it.
+func (s *Store) disconnect(bad bool) {
+	if s.conn == nil {
+		return
+	}
+	_ = s.conn.Raw(func(any) error {
+		if s.stmt != nil {
+			s.stmt.Close()
+			s.stmt = nil
+		}
+		if bad {
+			return driver.ErrBadConn
+		}
+		return nil
+	})
+	s.conn.Close()
+	s.conn = nil
+	// A new connection may find (and create) a new WAL legitimately.
+	s.walFile = nil
+}
+
+// run is the writer goroutine.
+func (s *Store) run() {
+	defer close(s.done)
+	for first := range s.queue {
+		b := s.gather(append(s.batch[:0], first))
+		s.commit(b)
+		s.afterCommit()
+		clear(b)
+		s.batch = b[:0]
+	}
+}
+
+// maxBatchBytes bounds the blob bytes of one batch (and the writer's buffer
+// for them): a batch stops growing once it holds this much.
+const maxBatchBytes = 8 << 20
+
+// gatherRounds and gatherDelay bound how long the writer keeps gathering a
+// batch while more records keep arriving.
+const (
+	gatherRounds = 3
+	gatherDelay  = 500 * time.Microsecond
+)
+
+// gather drains the queue into b. Each commit costs the same whatever its
+// size (WAL frames for every touched page), so under load the writer lets
+// the decisions already in progress reach the queue before it commits: it
+// yields the processor and drains again while the previous round found new
+// records. Idle or lightly loaded, the first empty round ends the gathering
+// at once (a yield with nothing else runnable returns immediately), so a lone
+// decision waits no longer than before.
+func (s *Store) gather(b []*request) []*request {
+	start := time.Now()
+	size := len(b[0].blob)
+	for round := 0; round < gatherRounds && len(b) < s.opts.MaxBatch && size < maxBatchBytes; round++ {
+		n := len(b)
+	drain:
+		for len(b) < s.opts.MaxBatch && size < maxBatchBytes {
+			select {
+			case r, ok := <-s.queue:
+				if !ok {
+					break drain
+				}
+				b = append(b, r)
+				size += len(r.blob)
+			default:
+				break drain
+			}
+		}
+		if (round > 0 && len(b) == n) || time.Since(start) > gatherDelay {
+			break
+		}
+		runtime.Gosched()
+	}
+	return b
+}
+
+// commit writes the batch b in one transaction and answers its waiters.
+func (s *Store) commit(b []*request) {
+	live := b[:0]
+	for _, r := range b {
+		if r.state.CompareAndSwap(pending, taken) {
+			live = append(live, r)
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	s.nTaken.Add(uint64(len(live)))
+	start := time.Now()
+	err := s.write(live)
+	dur := time.Since(start)
+
+	// Counters and OnBatch first, so that they account for a batch by the
+	// time any of its Records returns.
+	failed := len(live)
+	if err == nil {
+		failed = 0
+		for _, r := range live {
+			if r.err != nil {
+				failed++
+			}
+		}
+	}
+	if failed > 0 {
+		s.nFailed.Add(uint64(failed))
+	}
+	if err != nil {
+		s.nErrors.Add(1)
+	} else {
+		s.nBatches.Add(1)
+		s.nRecords.Add(uint64(len(live) - failed))
+		s.lastBatch.Store(int64(len(live)))
+	}
+	if s.opts.OnBatch != nil {
+		s.opts.OnBatch(len(live), dur, err)
+	}
+	for _, r := range live {
+		e := err
+		if e == nil {
+			e = r.err
+		}
+		r.done <- e
+	}
+}
+
+// write inserts and commits b. A record rejected by a constraint fails
+// alone (r.err); any other error aborts the whole transaction.
+func (s *Store) write(b []*request) (err error) {
+	if s.conn == nil {
+		if err := s.connect(); err != nil {
+			return err
+		}
+	}
+	ctx := context.Background() // a commit is never interrupted by one waiter
+	bad := false
+	err = s.conn.Raw(func(dc any) error {
+		c := dc.(driver.ExecerContext)
+		if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE", nil); err != nil {
+			return fmt.Errorf("sqlite: begin: %w", err)
+		}
+		// Holding SQLite's write lock, which every process writing this
+		// store takes, the batch's blobs go first, in one write at the
+		// file's current end: a row never exists without its bytes, and two
+		// processes sharing the directory never write over each other
+		// (blobs.go).
+		if err := s.writeBlobs(b); err != nil {
+			_ = rollback(ctx, c)
+			return err
+		}
+		st := s.stmt.(driver.StmtExecContext)
+		for _, r := range b {
+			if _, err := st.ExecContext(ctx, r.args[:]); err != nil {
+				if isConstraint(err) {
+					r.err = fmt.Errorf("sqlite: record rejected: %w", err)
+					continue
+				}
+				bad = rollback(ctx, c)
+				return fmt.Errorf("sqlite: insert: %w", err)
+			}
+		}
+		if _, err := c.ExecContext(ctx, "COMMIT", nil); err != nil {
+			bad = rollback(ctx, c)
+			return fmt.Errorf("sqlite: commit: %w", err)
+		}
+		return nil
+	})
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
+		bad = true
+	}
+	if bad {
+		s.disconnect(true)
+	}
+	if err == nil {
+		err = s.checkFiles()
+	}
+	return err
+}
+
+// writeBlobs appends the batch's blobs in one write at the blob file's
+// current end and points each row at its bytes. The caller holds the write
+// lock.
+func (s *Store) writeBlobs(b []*request) error {
+	end, err := s.blobs.size()
+	if err != nil {
+		return err
+	}
+	buf := s.blobBuf[:0]
+	for _, r := range b {
+		r.args[blobOffArg].Value = end + int64(len(buf))
+		buf = append(buf, r.blob...)
+	}
+	if cap(buf) <= maxBatchBytes {
+		s.blobBuf = buf
+	}
+	if err := s.blobs.write(buf, end); err != nil {
+		return err
+	}
+	if s.syncMode == "FULL" {
+		if err := s.blobs.f.Sync(); err != nil {
+			return fmt.Errorf("sqlite: sync %s: %w", BlobFileName, err)
+		}
+	}
+	return nil
+}
+
+// checkFiles reports an error if the database file or its WAL has been
+// deleted or replaced since Open. SQLite does not notice: it keeps writing
+// to the open, unlinked file, so commits would succeed into a file nobody
+// will ever read. Such a batch is answered with an error (fail closed), and
+// so is every later one, until the store is reopened.
+func (s *Store) checkFiles() error {
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return fmt.Errorf("sqlite: trace database %s is gone: %w", s.path, err)
+	}
+	if !os.SameFile(fi, s.dbFile) {
+		return fmt.Errorf("sqlite: trace database %s was replaced since it was opened", s.path)
+	}
+	if fi, err := os.Stat(s.blobs.f.Name()); err != nil || !os.SameFile(fi, s.blobs.info) {
+		return fmt.Errorf("sqlite: %s in %s is gone or was replaced since it was opened", BlobFileName, s.dir)
+	}
+	wal, err := os.Stat(s.path + "-wal")
+	if err != nil {
+		return fmt.Errorf("sqlite: write-ahead log of %s is gone: %w", s.path, err)
+	}
+	if s.walFile == nil {
+		s.walFile = wal
+	} else if !os.SameFile(wal, s.walFile) {
+		// Another connection recreated it after it was deleted; ours
+		// still writes to the deleted one.
+		return fmt.Errorf("sqlite: write-ahead log of %s is gone: it was replaced since it was opened", s.path)
+	}
+	return nil
+}
+
+// rollback ends a failed transaction. SQLite may already have rolled it back
+// itself (after SQLITE_FULL, SQLITE_IOERR, ...): that is fine. It reports
+// whether the connection is in an unknown state and must be replaced.
+func rollback(ctx context.Context, c driver.ExecerContext) (bad bool) {
+	_, err := c.ExecContext(ctx, "ROLLBACK", nil)
+	return err != nil && !strings.Contains(err.Error(), "no transaction is active")
+}
+
+// sqliteCoder is implemented by modernc.org/sqlite's *Error.
+type sqliteCoder interface{ Code() int }
+
+const sqliteConstraint = 19 // SQLITE_CONSTRAINT (primary result code)
+
+func isConstraint(err error) bool {
+	var c sqliteCoder
+	return errors.As(err, &c) && c.Code()&0xff == sqliteConstraint
+}

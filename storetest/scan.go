@@ -1,0 +1,462 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden"
+)
+
+// The Scan half of the contract: order, filters, paging, stopping.
+
+func testOrder(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	// Recorded out of time order, and with equal times: Scan follows the
+	// recording order, never Time.
+	var recorded []string
+	for _, i := range []int{2, 0, 4, 1, 3} {
+		id := fmt.Sprintf("t%d", i)
+		record(t, s, rec(id, base.Add(time.Duration(i)*time.Millisecond)))
+		recorded = append(recorded, id)
+	}
+	for _, id := range []string{"tie-a", "tie-b", "tie-c"} {
+		record(t, s, rec(id, base.Add(time.Hour)))
+		recorded = append(recorded, id)
+	}
+	record(t, s, rec("past", base.Add(-time.Hour)))
+	recorded = append(recorded, "past")
+	for _, tt := range []struct {
+		name string
+		q    warden.Query
+		want []string
+	}{
+		{"newest first", warden.Query{}, reversed(recorded)},
+		{"oldest first", warden.Query{Oldest: true}, recorded},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := scanIDs(t, s, tt.q); !slices.Equal(got, tt.want) {
+				t.Errorf("Scan(%+v) order = %q, want %q", tt.q, got, tt.want)
+			}
+		})
+	}
+}
+
+// filterData records 48 records that differ in every field a Query
+// filters on, in an order unrelated to their Time, and returns them in
+// recording order.
+func filterData(t *testing.T, s warden.Store) []*warden.Record {
+	var all []*warden.Record
+	n := 0
+	for _, sess := range []string{"s1", "s2"} {
+		for _, ev := range []string{"steps/toolCallRequest", "steps/toolCallResult"} {
+			for _, dec := range []string{"allow", "deny", "modify"} {
+				for k := 0; k < 2; k++ {
+					r := rec(fmt.Sprintf("f%02d", n), base.Add(time.Duration(n)*time.Second))
+					r.SessionID, r.Event, r.Decision = sess, ev, dec
+					r.Surface = []string{"aos", "mcp", "a2a"}[n%3]
+					r.AgentID = []string{"agent-a", "agent-b"}[(n/3)%2]
+					if dec != "allow" {
+						r.PolicyID = []string{"p1", "p2"}[n%2]
+					}
+					all = append(all, r)
+					n++
+				}
+			}
+		}
+	}
+	var recorded []*warden.Record
+	for i := range all {
+		r := all[(i*7)%len(all)]
+		record(t, s, r)
+		recorded = append(recorded, r)
+	}
+	return recorded
+}
+
+func testFilters(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	recorded := filterData(t, s)
+	at := func(sec int) time.Time { return base.Add(time.Duration(sec) * time.Second) }
+	for _, tt := range []struct {
+		name string
+		q    warden.Query
+	}{
+		{"none", warden.Query{}},
+		{"session", warden.Query{Session: "s1"}},
+		{"event", warden.Query{Event: "steps/toolCallResult"}},
+		{"decision", warden.Query{Decision: "deny"}},
+		{"surface", warden.Query{Surface: "mcp"}},
+		{"policy", warden.Query{Policy: "p2"}},
+		{"agent", warden.Query{Agent: "agent-b"}},
+		{"since", warden.Query{Since: at(30)}},                          // inclusive
+		{"until", warden.Query{Until: at(10)}},                          // exclusive
+		{"since+until", warden.Query{Since: at(5), Until: at(17)}},      // [5, 17)
+		{"since=until", warden.Query{Since: at(5), Until: at(5)}},       // empty
+		{"since in sub-second", warden.Query{Since: at(5).Add(1)}},      // 5 excluded
+		{"until in sub-second", warden.Query{Until: at(5).Add(1)}},      // 5 included
+		{"since after all", warden.Query{Since: at(1000)}},              // none
+		{"until before all", warden.Query{Until: base.Add(-time.Hour)}}, // none
+		{"session+event", warden.Query{Session: "s2", Event: "steps/toolCallRequest"}},
+		{"session+decision", warden.Query{Session: "s1", Decision: "modify"}},
+		{"surface+agent", warden.Query{Surface: "aos", Agent: "agent-a"}},
+		{"policy+decision", warden.Query{Policy: "p1", Decision: "deny"}},
+		{"session+since+until", warden.Query{Session: "s2", Since: at(20), Until: at(40)}},
+		{"all", warden.Query{Session: "s2", Event: "steps/toolCallResult", Decision: "deny",
+			Surface: "aos", Policy: "p1", Agent: "agent-a", Since: at(1), Until: at(100)}},
+		{"no match", warden.Query{Session: "nope"}},
+		{"no match combined", warden.Query{Session: "s1", Event: "nope"}},
+		{"policy of allows", warden.Query{Policy: "p1", Decision: "allow"}},
+	} {
+		for _, oldest := range []bool{false, true} {
+			q := tt.q
+			q.Oldest = oldest
+			t.Run(fmt.Sprintf("%s/oldest=%v", tt.name, oldest), func(t *testing.T) {
+				want := []string{}
+				for _, r := range recorded {
+					if matches(r, &q) {
+						want = append(want, r.ID)
+					}
+				}
+				if !oldest {
+					want = reversed(want)
+				}
+				if got := scanIDs(t, s, q); !slices.Equal(got, want) {
+					t.Errorf("Scan(%+v) = %q, want %q", q, got, want)
+				}
+			})
+		}
+	}
+}
+
+// page reads one page of at most n records after the cursor after.
+func page(t *testing.T, s warden.Store, q warden.Query, after string, n int) []string {
+	t.Helper()
+	q.After = after
+	recs, err := warden.Collect(context.Background(), s, q, n)
+	if err != nil {
+		t.Fatalf("Collect(%+v, %d): %v", q, n, err)
+	}
+	return ids(recs)
+}
+
+// pageAll pages through q in pages of n.
+func pageAll(t *testing.T, s warden.Store, q warden.Query, n int) []string {
+	t.Helper()
+	var all []string
+	after := ""
+	for {
+		p := page(t, s, q, after, n)
+		if len(p) > n {
+			t.Fatalf("a page of %d has %d records", n, len(p))
+		}
+		all = append(all, p...)
+		if len(p) < n {
+			return all
+		}
+		after = p[len(p)-1]
+	}
+}
+
+func testPaging(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	recorded := filterData(t, s)
+	for _, q := range []warden.Query{
+		{},
+		{Oldest: true},
+		{Decision: "deny"},
+		{Session: "s2", Oldest: true},
+		{Surface: "a2a", Since: base.Add(10 * time.Second)},
+	} {
+		want := []string{}
+		for _, r := range recorded {
+			if matches(r, &q) {
+				want = append(want, r.ID)
+			}
+		}
+		if !q.Oldest {
+			want = reversed(want)
+		}
+		for n := 1; n <= len(want)+1; n++ {
+			if got := pageAll(t, s, q, n); !slices.Equal(got, want) {
+				t.Errorf("paging %+v by %d = %q, want %q", q, n, got, want)
+			}
+		}
+	}
+	// The cursor need not match the query: continue after it in scan order.
+	q := warden.Query{Decision: "allow", Oldest: true}
+	after := recorded[10]
+	want := []string{}
+	for _, r := range recorded[11:] {
+		if r.Decision == "allow" {
+			want = append(want, r.ID)
+		}
+	}
+	if after.Decision == "allow" {
+		t.Fatalf("test data: %s should not be an allow", after.ID)
+	}
+	q.After = after.ID
+	if got := scanIDs(t, s, q); !slices.Equal(got, want) {
+		t.Errorf("Scan(%+v) after a non-matching cursor = %q, want %q", q, got, want)
+	}
+}
+
+// testPagingConcurrent pages through the store while records are being
+// recorded: no page may skip or repeat a record.
+func testPagingConcurrent(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	recordMany(t, s, "pre", 50, 5)
+	for _, oldest := range []bool{false, true} {
+		t.Run(fmt.Sprintf("oldest=%v", oldest), func(t *testing.T) {
+			var done atomic.Bool
+			var wg sync.WaitGroup
+			errs := make(chan error, 8)
+			prefix := fmt.Sprintf("during-%v", oldest)
+			for w := 0; w < 4; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < 60; i++ {
+						r := rec(fmt.Sprintf("%s-%d-%03d", prefix, w, i), base.Add(-time.Duration(i)*time.Second))
+						if err := s.Record(context.Background(), r); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}()
+			}
+			go func() { wg.Wait(); done.Store(true) }()
+			q := warden.Query{Oldest: oldest}
+			var got []string
+			after := ""
+			for n := 1; ; n = n%7 + 1 {
+				finished := done.Load()
+				p := page(t, s, q, after, n)
+				got = append(got, p...)
+				if len(p) > 0 {
+					after = p[len(p)-1]
+				}
+				// Newest first, the pages end at the oldest record; oldest
+				// first, once recording is over and a page comes back short.
+				if len(p) < n && (!oldest || finished) {
+					break
+				}
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			full := scanIDs(t, s, q)
+			if oldest {
+				// Oldest first, the pages saw everything, in order.
+				if !slices.Equal(got, full) {
+					t.Errorf("paged %d records, want all %d in order:\ngot  %q\nwant %q", len(got), len(full), head(got), head(full))
+				}
+				return
+			}
+			// Newest first, the pages saw everything recorded before the
+			// first page, in order: a tail of the full scan.
+			if len(got) == 0 {
+				t.Fatal("no records paged")
+			}
+			k := slices.Index(full, got[0])
+			if k < 0 || !slices.Equal(got, full[k:]) {
+				t.Errorf("paged %d records, want the %d from %s on, in order", len(got), len(full)-k, got[0])
+			}
+		})
+	}
+}
+
+func head(s []string) []string {
+	if len(s) > 5 {
+		return s[:5]
+	}
+	return s
+}
+
+func testUnknownCursor(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	for _, empty := range []bool{true, false} {
+		if !empty {
+			record(t, s, rec("known", base))
+		}
+		for _, q := range []warden.Query{
+			{After: "nope"},
+			{After: "nope", Oldest: true},
+			{After: "nope", Session: "sess-1"},
+			{After: "KNOWN"},
+		} {
+			calls := 0
+			err := s.Scan(context.Background(), q, func(*warden.Record) bool { calls++; return true })
+			if !errors.Is(err, warden.ErrUnknownCursor) {
+				t.Errorf("Scan(%+v) (empty store: %v) = %v, want ErrUnknownCursor", q, empty, err)
+			}
+			if calls != 0 {
+				t.Errorf("Scan(%+v) with an unknown cursor visited %d records", q, calls)
+			}
+		}
+	}
+	// The last record as cursor is known: nothing after it.
+	if got := scanIDs(t, s, warden.Query{After: "known"}); len(got) != 0 {
+		t.Errorf("Scan after the only record = %q, want none", got)
+	}
+}
+
+func testEarlyStop(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	all := recordMany(t, s, "stop", 300, 1) // one worker: recording order is id order
+	for _, tt := range []struct {
+		stop   int
+		oldest bool
+	}{{1, false}, {1, true}, {2, false}, {150, true}, {299, false}, {300, true}} {
+		t.Run(fmt.Sprintf("%d/oldest=%v", tt.stop, tt.oldest), func(t *testing.T) {
+			var got []string
+			err := s.Scan(context.Background(), warden.Query{Oldest: tt.oldest}, func(r *warden.Record) bool {
+				got = append(got, r.ID)
+				return len(got) < tt.stop
+			})
+			if err != nil {
+				t.Fatalf("Scan stopped by fn: %v", err)
+			}
+			want := all
+			if !tt.oldest {
+				want = reversed(all)
+			}
+			if !slices.Equal(got, want[:tt.stop]) {
+				t.Errorf("visited %q…, want the first %d of %q…", head(got), tt.stop, head(want))
+			}
+		})
+	}
+}
+
+func testScanContext(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	recordMany(t, s, "ctx", 300, 3)
+	for _, tt := range []struct {
+		name     string
+		cancelAt int // cancel in the fn call of this number; 0: before Scan
+		deadline bool
+	}{
+		{"canceled before", 0, false},
+		{"deadline before", 0, true},
+		{"canceled at 1", 1, false},
+		{"canceled at 3", 3, false},
+		{"canceled at 200", 200, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			want := context.Canceled
+			if tt.deadline {
+				var c2 context.CancelFunc
+				ctx, c2 = context.WithDeadline(ctx, time.Now().Add(-time.Second))
+				defer c2()
+				want = context.DeadlineExceeded
+			}
+			if tt.cancelAt == 0 && !tt.deadline {
+				cancel()
+			}
+			calls := 0
+			var err error
+			within(t, 10*time.Second, "Scan with a done context", func() {
+				err = s.Scan(ctx, warden.Query{}, func(*warden.Record) bool {
+					calls++
+					if calls == tt.cancelAt {
+						cancel()
+					}
+					return true
+				})
+			})
+			if !errors.Is(err, want) {
+				t.Errorf("Scan = %v, want %v", err, want)
+			}
+			if calls != tt.cancelAt {
+				t.Errorf("fn called %d times, want %d (no call once ctx is done)", calls, tt.cancelAt)
+			}
+		})
+	}
+}
+
+func testRecordDuringScan(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	recordMany(t, s, "scan", 20, 2)
+	n := 0
+	within(t, 30*time.Second, "Record inside a Scan", func() {
+		err := s.Scan(context.Background(), warden.Query{}, func(r *warden.Record) bool {
+			n++
+			r.Views = []byte(`{"changed": true}`) // fn owns r
+			if err := s.Record(context.Background(), rec("inside-"+r.ID, base)); err != nil {
+				t.Errorf("Record inside Scan: %v", err)
+			}
+			return true
+		})
+		if err != nil {
+			t.Errorf("Scan: %v", err)
+		}
+	})
+	if n != 20 { // newest first: records added during the scan come before it
+		t.Errorf("Scan visited %d records, want the 20 there were when it started", n)
+	}
+	if got := len(scan(t, s, warden.Query{})); got != 40 {
+		t.Errorf("after the scan, %d records, want 40", got)
+	}
+	for _, r := range scan(t, s, warden.Query{Oldest: true})[:20] {
+		if len(r.Views) != 0 {
+			t.Errorf("record %s was changed by changing what Scan gave fn", r.ID)
+		}
+	}
+}
+
+func testCollect(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	all := recordMany(t, s, "coll", 30, 1)
+	for _, tt := range []struct {
+		n    int
+		q    warden.Query
+		want []string
+	}{
+		{0, warden.Query{}, []string{}},
+		{-1, warden.Query{}, []string{}},
+		{1, warden.Query{}, reversed(all)[:1]},
+		{7, warden.Query{Oldest: true}, all[:7]},
+		{30, warden.Query{}, reversed(all)},
+		{31, warden.Query{Oldest: true}, all},
+		{5, warden.Query{Oldest: true, After: all[27]}, all[28:]},
+		{5, warden.Query{Session: "nope"}, []string{}},
+	} {
+		t.Run(fmt.Sprintf("%d/%+v", tt.n, tt.q), func(t *testing.T) {
+			got, err := warden.Collect(context.Background(), s, tt.q, tt.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got == nil {
+				t.Error("Collect returned nil, want a non-nil slice")
+			}
+			if g := ids(got); !slices.Equal(g, tt.want) {
+				t.Errorf("Collect = %q, want %q", g, tt.want)
+			}
+		})
+	}
+	if _, err := warden.Collect(context.Background(), s, warden.Query{After: "nope"}, 5); !errors.Is(err, warden.ErrUnknownCursor) {
+		t.Errorf("Collect with an unknown cursor = %v, want ErrUnknownCursor", err)
+	}
+}
+
+func testEmpty(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	for _, q := range []warden.Query{{}, {Oldest: true}, {Session: "x"}, {Event: "e", Decision: "deny", Since: base}} {
+		calls := 0
+		if err := s.Scan(context.Background(), q, func(*warden.Record) bool { calls++; return true }); err != nil {
+			t.Fatalf("Scan(%+v) on an empty store: %v", q, err)
+		}
+		if calls != 0 {
+			t.Errorf("Scan(%+v) on an empty store visited %d records", q, calls)
+		}
+	}
+}
