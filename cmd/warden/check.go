@@ -8,8 +8,7 @@ import (
 func cmdCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("check", stderr)
 	configPath := fs.String("config", "", "config file (YAML)")
-	var policies multiFlag
-	fs.Var(&policies, "policy", "policy file or directory (repeatable)")
+	policies := addPolicyFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -22,10 +21,7 @@ func cmdCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
-	src := "built-in pack"
-	if len(s.paths) > 0 {
-		src = fmt.Sprint(s.paths)
-	}
-	fmt.Fprintf(stdout, "ok: %d policies from %s, %d hooks\n", s.set.Len(), src, len(s.cfg.Hooks))
+	fmt.Fprintf(stdout, "ok: %d policies from %s, %d hooks, revision %s\n",
+		s.set.Len(), s.spec, len(s.cfg.Hooks), s.set.Revision()[:12])
 	return exitOK
 }

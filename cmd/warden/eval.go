@@ -20,8 +20,7 @@ func cmdEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("eval", stderr)
 	event := fs.String("event", "", `event name (e.g. steps/toolCallRequest), or "aos" for a whole AOS JSON-RPC request`)
 	configPath := fs.String("config", "", "config file (YAML)")
-	var policies multiFlag
-	fs.Var(&policies, "policy", "policy file or directory (repeatable; default: the built-in pack)")
+	policies := addPolicyFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}

@@ -23,8 +23,7 @@ func cmdHooksDispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 	fs := newFlags("hooks dispatch", stderr)
 	configPath := fs.String("config", "", "config file (YAML)")
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace); \"\" records nothing")
-	var policies multiFlag
-	fs.Var(&policies, "policy", "policy file or directory (repeatable; default: the built-in pack)")
+	policies := addPolicyFlags(fs)
 	// The event may come before or after the flags.
 	var event string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -38,7 +37,7 @@ func cmdHooksDispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 		event, rest = rest[0], rest[1:]
 	}
 	if event == "" || len(rest) > 0 {
-		return fail(stderr, "hooks dispatch: usage: warden hooks dispatch EVENT [--config F] [--policy P]... [--data DIR] < payload.json")
+		return fail(stderr, "hooks dispatch: usage: warden hooks dispatch EVENT [--config F] [--policy P]... [--builtin=false] [--data DIR] < payload.json")
 	}
 	payload, err := io.ReadAll(io.LimitReader(stdin, hooks.MaxPayload+1))
 	if err != nil {

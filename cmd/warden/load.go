@@ -1,7 +1,10 @@
 package main
 
 import (
+	"flag"
+
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/policy"
@@ -9,16 +12,32 @@ import (
 )
 
 // setup is what serve, check and eval share: the config and the compiled
-// policies (the built-in pack when no path is given).
+// policies.
 type setup struct {
 	cfg   *config.Config
-	paths []string // policy paths; empty means the built-in pack
+	spec  policy.Spec // the built-in pack (unless --builtin=false) + paths
+	paths []string    // policy paths besides the pack: the config's, then --policy
 	set   *policy.Set
 }
 
-// loadSetup reads --config and compiles the policies named by --policy, else
-// by the config, else the built-in pack.
-func loadSetup(configPath string, policyFlags []string) (*setup, error) {
+// policyFlags are --policy PATH (repeatable) and --builtin, on every command
+// that decides (serve, check, eval, hooks dispatch, mcp stdio).
+type policyFlags struct {
+	paths   multiFlag
+	builtin bool
+}
+
+func addPolicyFlags(fs *flag.FlagSet) *policyFlags {
+	pf := &policyFlags{}
+	fs.Var(&pf.paths, "policy", "policy file or directory added to the built-in pack (repeatable)")
+	fs.BoolVar(&pf.builtin, "builtin", true, "include the built-in policy pack (--builtin=false leaves it out)")
+	return pf
+}
+
+// loadSetup reads --config and compiles the built-in pack (unless
+// --builtin=false) plus the policies named by the config's `policies:` and
+// by --policy, checking every events entry against the hook catalog.
+func loadSetup(configPath string, pf *policyFlags) (*setup, error) {
 	cfg := config.Default()
 	if configPath != "" {
 		c, err := config.Load(configPath)
@@ -27,20 +46,24 @@ func loadSetup(configPath string, policyFlags []string) (*setup, error) {
 		}
 		cfg = c
 	}
-	s := &setup{cfg: cfg, paths: policyFlags}
-	if len(s.paths) == 0 {
-		s.paths = cfg.Policies
-	}
+	s := &setup{cfg: cfg}
+	s.paths = append(append([]string(nil), cfg.Policies...), pf.paths...)
+	s.spec = policy.Spec{Builtin: pf.builtin, Paths: s.paths, Events: catalogNames()}
 	var err error
-	if len(s.paths) == 0 {
-		s.set, err = policy.Builtin()
-	} else {
-		s.set, err = policy.Load(s.paths...)
-	}
-	if err != nil {
+	if s.set, err = policy.LoadSet(s.spec); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// catalogNames returns the hook catalog's event names (policy.Spec.Events).
+func catalogNames() []string {
+	all := catalog.All()
+	names := make([]string, len(all))
+	for i, e := range all {
+		names[i] = e.Name
+	}
+	return names
 }
 
 // decider builds the policy engine and, from the config's hooks, one chain

@@ -25,14 +25,13 @@ const mcpStopGrace = 2 * time.Second
 // channel, so everything warden has to say goes to stderr.
 func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "stdio" {
-		return fail(stderr, "mcp: usage: warden mcp stdio [--config F] [--policy PATH]... [--data DIR] [--name N] -- CMD ARGS...")
+		return fail(stderr, "mcp: usage: warden mcp stdio [--config F] [--policy PATH]... [--builtin=false] [--data DIR] [--name N] -- CMD ARGS...")
 	}
 	fs := newFlags("mcp stdio", stderr)
 	configPath := fs.String("config", "", "config file (YAML)")
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace; several gateways may share it)")
 	name := fs.String("name", "", "the server's name in the tool view (tool.server); default: the command's base name")
-	var policies multiFlag
-	fs.Var(&policies, "policy", "policy file or directory (repeatable; default: the built-in pack)")
+	policies := addPolicyFlags(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "Usage of warden mcp stdio [flags] -- CMD ARGS...:\n")

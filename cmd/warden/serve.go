@@ -34,8 +34,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", "127.0.0.1:8787", "listen address (port 0 picks a free port)")
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace)")
 	pprof := fs.Bool("pprof", false, "expose /debug/pprof/ (profiling; keep off in production)")
-	var policies multiFlag
-	fs.Var(&policies, "policy", "policy file or directory (repeatable; default: the built-in pack)")
+	policies := addPolicyFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -103,7 +102,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer cancel()
 	if len(s.paths) > 0 {
 		go func() {
-			if err := engine.Watch(ctx, s.paths, logf); err != nil && ctx.Err() == nil {
+			if err := engine.Watch(ctx, log); err != nil && ctx.Err() == nil {
 				log.Warn("policy file watching stopped", "err", err)
 			}
 		}()
@@ -124,10 +123,8 @@ loop:
 			if sig == syscall.SIGHUP {
 				if len(s.paths) == 0 {
 					log.Info("SIGHUP: serving the built-in pack, nothing to reload")
-				} else if err := engine.Reload(s.paths); err != nil {
-					log.Warn("SIGHUP: policy reload failed, keeping the previous policies", "err", err)
 				} else {
-					log.Info("SIGHUP: policies reloaded", "policies", engine.Set().Len())
+					_ = engine.Reload(log.With("signal", "SIGHUP")) // logs the outcome
 				}
 				continue
 			}
