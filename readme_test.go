@@ -76,7 +76,7 @@ func TestReadmePolicies(t *testing.T) {
 	}
 	tests := []struct {
 		name, req, decision, policy string
-		contains, lacks            []string
+		contains, lacks             []string
 	}{
 		{name: "external email needs approval (ask: on the AOS wire a deny with approval_required)",
 			req: toolCall("send_email", "", "to", "bob@evil.example", "body", "hi"), decision: "deny",
