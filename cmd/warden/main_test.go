@@ -14,7 +14,17 @@ import (
 	"github.com/wardenhq/warden/sqlite"
 )
 
-const examples = "../../../shared/aos/examples"
+// shared returns the path of rel inside the shared/ tree (the seeds, their
+// examples and the AOS schema) named by WARDEN_SHARED; without the variable
+// the test skips, and with it a missing file fails the test.
+func shared(t testing.TB, rel ...string) string {
+	t.Helper()
+	dir := os.Getenv("WARDEN_SHARED")
+	if dir == "" {
+		t.Skip("needs shared/ (the seeds and the AOS schema): set WARDEN_SHARED")
+	}
+	return filepath.Join(append([]string{dir}, rel...)...)
+}
 
 // cli runs the command in-process and returns its exit code and outputs.
 func cli(t *testing.T, stdin string, args ...string) (int, string, string) {
@@ -91,9 +101,9 @@ func TestEvalExitCodes(t *testing.T) {
 }
 
 func TestEvalSeedWithBuiltinPack(t *testing.T) {
-	in, err := os.ReadFile(filepath.Join(examples, "seed000_01_steps_toolCallRequest.json"))
+	in, err := os.ReadFile(shared(t, "aos", "examples", "seed000_01_steps_toolCallRequest.json"))
 	if err != nil {
-		t.Fatalf("the seed examples are needed (../shared beside the repo): %v", err)
+		t.Fatalf("the seed examples are needed (WARDEN_SHARED): %v", err)
 	}
 	code, out, errOut := cli(t, string(in), "eval", "--event", "aos")
 	if code != exitOK || !strings.Contains(out, `"id": "13fa8d6f-8f9f-4d01-ba6b-db99d84d77de"`) {
