@@ -76,9 +76,9 @@ func seedResponse(t *testing.T, name string) func(req map[string]any) any {
 
 func readJSON(t *testing.T, name string, v any) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "shared", "aos", "examples", name))
+	b, err := os.ReadFile(shared(t, "aos", "examples", name))
 	if err != nil {
-		t.Skipf("seed example not available: %v", err)
+		t.Fatalf("seed example %s: %v (WARDEN_SHARED)", name, err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -145,4 +145,16 @@ func decide(t *testing.T, url string, ev *warden.Event) (warden.Decision, error)
 		t.Fatal(err)
 	}
 	return c.Decide(context.Background(), ev)
+}
+
+// shared returns the path of rel inside the shared/ tree (the seeds, their
+// examples and the AOS schema) named by WARDEN_SHARED; without the variable
+// the test skips, and with it a missing file fails the test.
+func shared(t testing.TB, rel ...string) string {
+	t.Helper()
+	dir := os.Getenv("WARDEN_SHARED")
+	if dir == "" {
+		t.Skip("needs shared/ (the seeds and the AOS schema): set WARDEN_SHARED")
+	}
+	return filepath.Join(append([]string{dir}, rel...)...)
 }

@@ -11,15 +11,25 @@ import (
 	"github.com/wardenhq/warden"
 )
 
-// seedDir holds the seed documents (the repository's sibling shared/ tree).
-const seedDir = "../../shared/seeds"
+// shared returns the path of rel inside the shared/ tree (the seeds, their
+// examples and the AOS schema) named by WARDEN_SHARED; without the variable
+// the test skips, and with it a missing file fails the test.
+func shared(t testing.TB, rel ...string) string {
+	t.Helper()
+	dir := os.Getenv("WARDEN_SHARED")
+	if dir == "" {
+		t.Skip("needs shared/ (the seeds and the AOS schema): set WARDEN_SHARED")
+	}
+	return filepath.Join(append([]string{dir}, rel...)...)
+}
 
 // readSeed returns the lines of the seed file matching prefix ("003_").
 func readSeed(t *testing.T, prefix string) []string {
 	t.Helper()
+	seedDir := shared(t, "seeds")
 	paths, _ := filepath.Glob(filepath.Join(seedDir, prefix+"*.txt"))
 	if len(paths) != 1 {
-		t.Fatalf("seed %s*.txt not found in %s (found %d files): the acceptance test needs the seeds checked out next to the repository", prefix, seedDir, len(paths))
+		t.Fatalf("seed %s*.txt not found in %s (WARDEN_SHARED; found %d files)", prefix, seedDir, len(paths))
 	}
 	f, err := os.Open(paths[0])
 	if err != nil {

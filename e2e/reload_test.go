@@ -103,7 +103,7 @@ func TestHotReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, "SIGHUP reload", func() bool {
-		return decisionOf(t, s.url) == "allow" && strings.Contains(s.out.String(), "SIGHUP: policies reloaded")
+		return decisionOf(t, s.url) == "allow" && strings.Contains(s.out.String(), `msg="policies reloaded"`) && strings.Contains(s.out.String(), "signal=SIGHUP")
 	})
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -86,7 +86,7 @@ func Open(opts Options) (*Guardian, error) {
 		g.log = slog.New(slog.DiscardHandler)
 	}
 	g.paths = append(append([]string(nil), cfg.Policies...), opts.Policies...)
-	set, err := loadSet(g.builtin, g.paths)
+	set, err := policy.LoadSet(policy.Spec{Builtin: g.builtin, Paths: g.paths, Events: eventNames()})
 	if err != nil {
 		return nil, err
 	}
@@ -111,16 +111,24 @@ func Open(opts Options) (*Guardian, error) {
 	return g, nil
 }
 
-// loadSet compiles the policy set: the built-in pack (unless left out)
-// plus the files and directories of paths.
-func loadSet(builtin bool, paths []string) (*policy.Set, error) {
-	if len(paths) == 0 {
-		if !builtin {
-			return policy.Load()
+// eventNames are the names a policy's events may match: the catalog's and
+// the other A2A methods the A2A proxy governs.
+func eventNames() []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, e := range catalog.All() {
+		if !seen[e.Name] {
+			seen[e.Name] = true
+			names = append(names, e.Name)
 		}
-		return policy.Builtin()
 	}
-	return policy.Load(paths...)
+	for _, m := range catalog.A2AMethods {
+		if !seen[m] {
+			seen[m] = true
+			names = append(names, m)
+		}
+	}
+	return names
 }
 
 // Decide decides one step: it builds the event's views, runs the chain
@@ -170,15 +178,15 @@ func (g *Guardian) PolicyPaths() []string { return append([]string(nil), g.paths
 // Store returns the trace store (nil without a trace).
 func (g *Guardian) Store() warden.Store { return g.store }
 
-// Reload recompiles the policies from their files; on any error the set in
-// force stays and the error is returned.
-func (g *Guardian) Reload() error {
-	set, err := loadSet(g.builtin, g.paths)
-	if err != nil {
-		return err
+// Reload recompiles the policies from their files; on any error (an empty
+// or half-written file included) the set in force stays, the reason is
+// logged at WARN and returned; removed policies are logged at WARN. log,
+// when not nil, is used instead of the Guardian's logger.
+func (g *Guardian) Reload(log *slog.Logger) error {
+	if log == nil {
+		log = g.log
 	}
-	g.engine.Swap(set)
-	return nil
+	return g.engine.Reload(log)
 }
 
 // Watch reloads the policies whenever their files change, until ctx ends.
@@ -187,7 +195,7 @@ func (g *Guardian) Watch(ctx context.Context) error {
 	if len(g.paths) == 0 {
 		return nil
 	}
-	return g.engine.Watch(ctx, g.paths, func(format string, a ...any) { g.log.Info(fmt.Sprintf(format, a...)) })
+	return g.engine.Watch(ctx, g.log)
 }
 
 // Close lets queued async hooks run until ctx is done (those still queued

@@ -201,10 +201,14 @@ func parseOne(file string, item *yaml.Node, i int, add func(*yaml.Node, string, 
 	if eventsNode == nil {
 		bad(item, "hook %q: missing events", d.Name)
 	}
-	for _, p := range d.Events {
+	for i, p := range d.Events {
 		evs := catalog.Match(p)
 		if len(evs) == 0 {
-			bad(eventsNode, "hook %q: unknown event %q (see `warden hooks events`)", d.Name, p)
+			n := eventsNode
+			if n.Kind == yaml.SequenceNode && i < len(n.Content) {
+				n = n.Content[i] // the entry's own line
+			}
+			bad(n, "events: %v", policy.CheckEvent(p, catalogNames()))
 			continue
 		}
 		if d.Async {
@@ -222,6 +226,16 @@ func parseOne(file string, item *yaml.Node, i int, add func(*yaml.Node, string, 
 		}
 	}
 	return d, ok
+}
+
+// catalogNames returns the catalog's event names, for "did you mean".
+func catalogNames() []string {
+	all := catalog.All()
+	names := make([]string, len(all))
+	for i, e := range all {
+		names[i] = e.Name
+	}
+	return names
 }
 
 // ExpandEnv replaces ${VAR} with the environment's value; an unset variable

@@ -25,7 +25,8 @@ func TestParseRejectsEachInvalidDeclaration(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
-		{"unknown event", "- name: a\n  events: [tool.pre_cal]\n  command: [true]\n", `warden.yaml:2: hook "a": unknown event "tool.pre_cal"`},
+		{"unknown event", "- name: a\n  events: [tool.pre_cal]\n  command: [true]\n", `warden.yaml:2: events: "tool.pre_cal" matches no event in the catalog (did you mean "tool.pre_call"?)`},
+		{"unknown event in a block list", "- name: a\n  events:\n    - tool.pre_call\n    - tool.precall\n  command: [true]\n", `warden.yaml:4: events: "tool.precall" matches no event in the catalog (did you mean "tool.pre_call"?)`},
 		{"sync on async-only", "- name: a\n  events: [message.delta]\n  mode: sync\n  command: [true]\n", `warden.yaml:3: hook "a": mode sync on async-only event message.delta`},
 		{"sync by default on async-only glob", "- name: a\n  events: [\"permission.*\"]\n  command: [true]\n", `warden.yaml:2: hook "a": mode sync on async-only event permission.`},
 		{"unknown handler kind", "- name: a\n  events: [tool.pre_call]\n  grpc: {url: x}\n", `warden.yaml:3: unknown key "grpc"`},

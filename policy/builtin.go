@@ -18,7 +18,15 @@ var (
 // used when no policy path is given. It is compiled once; the Set is
 // immutable, so the same value is shared.
 func Builtin() (*Set, error) {
-	builtinOnce.Do(func() { builtinSet, builtinErr = LoadFS(packFS, "pack") })
+	builtinOnce.Do(func() {
+		builtinSet, builtinErr = LoadFS(packFS, "pack")
+		if builtinErr == nil {
+			builtinSet.spec = Spec{Builtin: true}
+			for _, p := range builtinSet.policies {
+				p.pack = true
+			}
+		}
+	})
 	return builtinSet, builtinErr
 }
 

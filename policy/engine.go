@@ -70,6 +70,12 @@ type match struct {
 // and never change the outcome. ev is never mutated.
 func (e *Engine) Decide(ctx context.Context, ev *warden.Event) (warden.Decision, error) {
 	set := e.set.Load()
+	d, err := e.decide(ctx, ev, set)
+	d.Revision = set.Revision() // the trace names the set that decided
+	return d, err
+}
+
+func (e *Engine) decide(ctx context.Context, ev *warden.Event, set *Set) (warden.Decision, error) {
 	cands := set.Candidates(ev.Name)
 	if len(cands) == 0 {
 		return warden.Decision{Verdict: warden.Abstain}, nil

@@ -65,7 +65,12 @@ func YAMLErrors(file string, err error) []Error {
 		}
 		e := Error{File: file, Msg: "invalid YAML: " + msg}
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-			e.Line, _ = strconv.Atoi(m[1])
+			// yaml.v3 leaves the line out when its (zero-based) mark is on
+			// the first line.
+			e.Line = 1
+			if m[1] != "" {
+				e.Line, _ = strconv.Atoi(m[1])
+			}
 			e.Msg = "invalid YAML: " + m[2]
 		} else if strings.HasPrefix(msg, "line ") {
 			if i := strings.Index(msg, ":"); i > 0 {

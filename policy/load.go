@@ -23,12 +23,15 @@ import (
 // *.yaml and *.yml files are read in name order (not recursively). A file holds
 // one policy per YAML document. Every problem is reported: the error is an
 // ErrorList of "file:line: message". No paths gives an empty set.
+//
+// Load does not check event names against the catalog and never adds the
+// built-in pack: commands use LoadSet.
 func Load(paths ...string) (*Set, error) {
 	l := newLoader(osFS{})
 	for _, p := range paths {
 		l.path(p, filepath.Join)
 	}
-	return l.finish()
+	return l.finish(Spec{Paths: paths})
 }
 
 // LoadFS is Load over fsys (e.g. an embed.FS); names are files or directories
@@ -38,7 +41,7 @@ func LoadFS(fsys fs.FS, names ...string) (*Set, error) {
 	for _, n := range names {
 		l.path(n, path.Join)
 	}
-	return l.finish()
+	return l.finish(Spec{})
 }
 
 // osFS reads the host file system with paths as the user gave them.
@@ -55,11 +58,14 @@ type loader struct {
 	ps      []*Policy
 	sources []string
 	ids     map[string]*Policy
+	// events, when not nil, are the known event names: an events entry
+	// that matches none of them is an error.
+	events []string
 }
 
 func newLoader(fsys fs.FS) *loader { return &loader{fsys: fsys, ids: map[string]*Policy{}} }
 
-func (l *loader) finish() (*Set, error) {
+func (l *loader) finish(spec Spec) (*Set, error) {
 	if len(l.errs) > 0 {
 		// Report each file's errors in line order, files in load order.
 		first := map[string]int{}
@@ -77,7 +83,9 @@ func (l *loader) finish() (*Set, error) {
 		})
 		return nil, l.errs
 	}
-	return newSet(l.ps, l.sources), nil
+	s := newSet(l.ps, l.sources)
+	s.spec = spec
+	return s, nil
 }
 
 func (l *loader) path(p string, join func(...string) string) {
@@ -102,6 +110,12 @@ func (l *loader) path(p string, join func(...string) string) {
 			names = append(names, e.Name())
 		}
 	}
+	if len(names) == 0 {
+		// Fail closed: a directory emptied by a careless `rm` (or not yet
+		// filled) must not silently drop every policy it held.
+		l.errs.add(p, 0, 0, "no policy files (*.yaml, *.yml) in this directory")
+		return
+	}
 	sort.Strings(names)
 	for _, n := range names {
 		l.file(join(p, n))
@@ -123,11 +137,21 @@ func (l *loader) file(name string) {
 		return
 	}
 	l.sources = append(l.sources, name)
+	if len(bytes.TrimSpace(data)) == 0 {
+		l.errs.add(name, 1, 1, "%s", errEmptyFile)
+		return
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
+	docs := 0 // non-empty documents
 	for {
 		var doc yaml.Node
 		err := dec.Decode(&doc)
 		if err == io.EOF {
+			if docs == 0 {
+				// Fail closed: `: > file` is the first step of a non-atomic
+				// save; loading it as "no policies" would drop them all.
+				l.errs.add(name, 1, 1, "%s", errEmptyFile)
+			}
 			return
 		}
 		if err != nil {
@@ -141,11 +165,15 @@ func (l *loader) file(name string) {
 		if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
 			continue // empty document
 		}
+		docs++
 		if p := l.document(name, root); p != nil {
 			l.ps = append(l.ps, p)
 		}
 	}
 }
+
+// errEmptyFile is the error of a file without a policy.
+const errEmptyFile = "no policy in this file (it is empty or holds only comments): a policy file must define at least one policy"
 
 // document compiles one policy; it returns nil after recording its errors.
 func (l *loader) document(file string, root *yaml.Node) *Policy {
@@ -175,7 +203,10 @@ func (l *loader) document(file string, root *yaml.Node) *Policy {
 			p.ID = strings.TrimSpace(v.Value)
 			if p.ID == "" || strings.ContainsAny(p.ID, " \t\n") {
 				l.errs.add(file, k.Line, k.Column, "id must be a non-empty word, not %q", v.Value)
-			} else if prev := l.ids[p.ID]; prev != nil {
+			} else if prev := l.ids[p.ID]; prev != nil && prev.pack {
+				l.errs.add(file, k.Line, k.Column, "policy id %q is already defined by the built-in pack (%s:%d): rename this policy, or leave the pack out with --builtin=false",
+					p.ID, prev.File, prev.Line)
+			} else if prev != nil {
 				l.errs.add(file, k.Line, k.Column, "duplicate policy id %q (first defined at %s:%d)", p.ID, prev.File, prev.Line)
 			} else {
 				l.ids[p.ID] = p
@@ -193,6 +224,13 @@ func (l *loader) document(file string, root *yaml.Node) *Policy {
 				l.errs.add(file, k.Line, k.Column, "events must be a non-empty list of event names or globs")
 			}
 			p.Events = evs
+			if ok && l.events != nil {
+				for _, n := range eventNodes(v) {
+					if err := CheckEvent(n.Value, l.events); err != nil {
+						l.errs.add(file, n.Line, n.Column, "events: %v", err)
+					}
+				}
+			}
 		case "when":
 			p.When, whenN = v.Value, k
 		case "decision":
@@ -262,7 +300,16 @@ func (l *loader) document(file string, root *yaml.Node) *Policy {
 	if p.Reason == "" && p.ReasonExpr == "" {
 		p.Reason = defaultReason(p)
 	}
+	p.canon = canonical(root)
 	return p
+}
+
+// eventNodes returns the scalar nodes of an events value (a name or a list).
+func eventNodes(v *yaml.Node) []*yaml.Node {
+	if v.Kind == yaml.SequenceNode {
+		return v.Content
+	}
+	return []*yaml.Node{v}
 }
 
 // fieldNames are the scalar fields and what they hold, for type errors.

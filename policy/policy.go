@@ -28,7 +28,9 @@ type Policy struct {
 	File string
 	Line int
 
-	rank       int // position in the Set, by (Priority, load order)
+	rank       int    // position in the Set, by (Priority, load order)
+	pack       bool   // from the built-in pack
+	canon      string // canonical source (JSON of the document), for Revision
 	when       *program
 	reasonExpr *program
 	ops        []op
@@ -39,6 +41,8 @@ type Policy struct {
 type Set struct {
 	policies []*Policy
 	sources  []string
+	spec     Spec   // what the set was built from; Engine.Reload rebuilds it
+	revision string // hex sha256 of the canonical sources, see Revision
 	byID     map[string]*Policy
 	exact    map[string][]*Policy
 	globs    []*Policy
@@ -73,6 +77,7 @@ func newSet(ps []*Policy, sources []string) *Set {
 			s.globs = append(s.globs, p)
 		}
 	}
+	s.revision = revision(ps)
 	return s
 }
 

@@ -3,8 +3,10 @@ package policy
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -15,54 +17,76 @@ import (
 // write, rename and chmod) to settle before reloading.
 const debounce = 100 * time.Millisecond
 
-// Reload loads and compiles the whole policy set from paths (the built-in
-// pack when paths is empty) and swaps it in atomically. On failure the current
-// set stays in place and the error (an ErrorList) is returned. The CLI calls
-// it on SIGHUP; Watch calls it on file changes.
-func (e *Engine) Reload(paths []string) error {
-	var s *Set
-	var err error
-	if len(paths) == 0 {
-		s, err = Builtin()
-	} else {
-		s, err = Load(paths...)
+// Reload rebuilds the policy set from what the current one was built from
+// (its Spec: the same pack and paths, the same event check) and swaps it in
+// atomically. On failure — an unparseable, empty or half-written file, an
+// unknown event — the current set stays in place, the reason is logged at
+// WARN and the error (an ErrorList) returned. On success it logs at INFO what
+// was added and changed and, at WARN, the ids of any policies removed. The
+// CLI calls it on SIGHUP; Watch calls it on file changes. log may be nil.
+func (e *Engine) Reload(log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
+	old := e.Set()
+	s, err := LoadSet(old.Spec())
 	if err != nil {
+		log.Warn("policy reload failed, keeping the previous policies",
+			"policies", old.Len(), "revision", short(old.Revision()), "from", old.Spec().String(), "err", err.Error())
 		return err
 	}
 	e.Swap(s)
+	added, changed, removed := diff(old, s)
+	if len(removed) > 0 {
+		log.Warn("policy reload removed policies", "removed", removed, "policies", s.Len(), "from", s.Spec().String())
+	}
+	log.Info("policies reloaded", "policies", s.Len(), "added", added, "changed", changed,
+		"removed", len(removed), "revision", short(s.Revision()), "from", s.Spec().String())
 	return nil
 }
 
-// reloadLog reloads and reports the result through logf.
-func (e *Engine) reloadLog(paths []string, logf func(string, ...any)) error {
-	old := e.Set().Len()
-	if err := e.Reload(paths); err != nil {
-		logf("policy reload failed, keeping %d previous policies: %v", old, err)
-		return err
+// diff lists, by id, the policies of b not in a, those in both whose
+// content differs, and those of a not in b.
+func diff(a, b *Set) (added, changed, removed []string) {
+	added, changed, removed = []string{}, []string{}, []string{}
+	for _, p := range b.policies {
+		switch q := a.byID[p.ID]; {
+		case q == nil:
+			added = append(added, p.ID)
+		case q.canon != p.canon:
+			changed = append(changed, p.ID)
+		}
 	}
-	logf("policies reloaded: %d policies from %s", e.Set().Len(), describe(paths))
-	return nil
+	for _, p := range a.policies {
+		if b.byID[p.ID] == nil {
+			removed = append(removed, p.ID)
+		}
+	}
+	sort.Strings(added)
+	sort.Strings(changed)
+	sort.Strings(removed)
+	return added, changed, removed
 }
 
-func describe(paths []string) string {
-	if len(paths) == 0 {
-		return "the built-in pack"
+func short(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
 	}
-	return strings.Join(paths, ", ")
+	return rev
 }
 
-// Watch reloads the policies from paths whenever one of their files, or a
-// *.yaml/*.yml file in one of their directories, changes, until ctx is done.
-// It watches directories rather than files, so editors that save by renaming
-// a new file over the old one are seen. Changes are debounced (100 ms); each
-// reload is logged through logf ("policies reloaded: ..." or "policy reload
-// failed, keeping N previous policies: ..."). It returns ctx's error, or an
-// error if the watch cannot be set up.
-func (e *Engine) Watch(ctx context.Context, paths []string, logf func(format string, args ...any)) error {
-	if logf == nil {
-		logf = func(string, ...any) {}
+// Watch reloads the policies (Reload) whenever one of the current set's
+// files, or a *.yaml/*.yml file in one of its directories, changes, until
+// ctx is done. It watches directories rather than files, so editors that
+// save by renaming a new file over the old one are seen. Changes are
+// debounced (100 ms); each reload is logged through log as Reload says (nil
+// discards). It returns ctx's error, or an error if the watch cannot be set
+// up. The paths watched are those of the set in force when Watch starts.
+func (e *Engine) Watch(ctx context.Context, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
+	paths := e.Set().Spec().Paths
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return fmt.Errorf("policy watch: %w", err)
@@ -110,9 +134,9 @@ func (e *Engine) Watch(ctx context.Context, paths []string, logf func(format str
 			if !ok {
 				return nil
 			}
-			logf("policy watch: %v", err)
+			log.Warn("policy watch", "err", err.Error())
 		case <-timer.C:
-			_ = e.reloadLog(paths, logf)
+			_ = e.Reload(log)
 		}
 	}
 }

@@ -16,6 +16,7 @@ func cmdCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
-	fmt.Fprintf(stdout, "ok: %d policies from %s, %d hooks\n", gd.Policies().Len(), source(gd, *gf.builtin), len(gd.Config().Hooks))
+	set := gd.Policies()
+	fmt.Fprintf(stdout, "ok: %d policies from %s, %d hooks, revision %.12s\n", set.Len(), set.Spec(), len(gd.Config().Hooks), set.Revision())
 	return exitOK
 }

@@ -14,7 +14,17 @@ import (
 	"github.com/wardenhq/warden/sqlite"
 )
 
-const examples = "../../../shared/aos/examples"
+// shared returns the path of rel inside the shared/ tree (the seeds, their
+// examples and the AOS schema) named by WARDEN_SHARED; without the variable
+// the test skips, and with it a missing file fails the test.
+func shared(t testing.TB, rel ...string) string {
+	t.Helper()
+	dir := os.Getenv("WARDEN_SHARED")
+	if dir == "" {
+		t.Skip("needs shared/ (the seeds and the AOS schema): set WARDEN_SHARED")
+	}
+	return filepath.Join(append([]string{dir}, rel...)...)
+}
 
 // cli runs the command in-process and returns its exit code and outputs.
 func cli(t *testing.T, stdin string, args ...string) (int, string, string) {
@@ -91,9 +101,9 @@ func TestEvalExitCodes(t *testing.T) {
 }
 
 func TestEvalSeedWithBuiltinPack(t *testing.T) {
-	in, err := os.ReadFile(filepath.Join(examples, "seed000_01_steps_toolCallRequest.json"))
+	in, err := os.ReadFile(shared(t, "aos", "examples", "seed000_01_steps_toolCallRequest.json"))
 	if err != nil {
-		t.Fatalf("the seed examples are needed (../shared beside the repo): %v", err)
+		t.Fatalf("the seed examples are needed (WARDEN_SHARED): %v", err)
 	}
 	code, out, errOut := cli(t, string(in), "eval", "--event", "aos")
 	if code != exitOK || !strings.Contains(out, `"id": "13fa8d6f-8f9f-4d01-ba6b-db99d84d77de"`) {
@@ -105,6 +115,11 @@ func TestCheck(t *testing.T) {
 	dir := t.TempDir()
 	good := writeFile(t, dir, "good.yaml", testPolicies)
 	bad := writeFile(t, dir, "bad.yaml", "id: x\nversion: \"1\"\nevents: [\"steps/*\"]\nwhen: 'tool.name =='\ndecision: deny\n")
+	other := writeFile(t, dir, "other.yaml", "id: other\nversion: \"1\"\nevents: [tool.pre_call]\ndecision: allow\n")
+	empty := writeFile(t, dir, "empty.yaml", "")
+	comments := writeFile(t, dir, "comments.yaml", "# nothing yet\n\n")
+	typo := writeFile(t, dir, "typo.yaml", "id: t\nversion: \"1\"\nevents: [tool.precall]\ndecision: deny\n")
+	clash := writeFile(t, dir, "clash.yaml", "id: deny-secrets-in-tool-calls\nversion: \"1\"\nevents: [tool.pre_call]\ndecision: deny\n")
 	cfgBad := writeFile(t, dir, "warden.yaml", "defaultDecision: maybe\n")
 	cfgGood := writeFile(t, dir, "ok.yaml", "defaultDecision: deny\npolicies: [good.yaml]\n")
 	tests := []struct {
@@ -113,9 +128,16 @@ func TestCheck(t *testing.T) {
 		code int
 		want string
 	}{
-		{"builtin pack", nil, exitOK, "policies from the built-in pack"},
-		{"good policy", []string{"--policy", good}, exitOK, "ok: 2 policies"},
-		{"config with policies", []string{"--config", cfgGood}, exitOK, "ok: 2 policies"},
+		{"builtin pack", nil, exitOK, "ok: 13 policies from the built-in pack, 0 hooks, revision "},
+		{"good policy", []string{"--policy", good}, exitOK, "ok: 15 policies from the built-in pack + " + good + ", 0 hooks"},
+		{"without the pack", []string{"--builtin=false", "--policy", good}, exitOK, "ok: 2 policies from " + good + ", 0 hooks"},
+		{"config with policies", []string{"--config", cfgGood}, exitOK, "ok: 15 policies from the built-in pack + " + good},
+		{"config and flag add up", []string{"--config", cfgGood, "--policy", other, "--builtin=false"}, exitOK, "ok: 3 policies from " + good + ", " + other},
+		{"empty file", []string{"--policy", empty}, exitError, empty + ":1: no policy in this file"},
+		{"comment-only file", []string{"--policy", comments}, exitError, comments + ":1: no policy in this file"},
+		{"unknown event", []string{"--policy", typo}, exitError, typo + `:3: events: "tool.precall" matches no event in the catalog (did you mean "tool.pre_call"?)`},
+		{"id in pack and file", []string{"--policy", clash}, exitError, clash + `:1: policy id "deny-secrets-in-tool-calls" is already defined by the built-in pack (pack/10-secrets.yaml:4): rename this policy, or leave the pack out with --builtin=false`},
+		{"id clash without the pack", []string{"--policy", clash, "--builtin=false"}, exitOK, "ok: 1 policies"},
 		{"cel error names file:line", []string{"--policy", bad}, exitError, bad + ":4:"},
 		{"config error names file:line", []string{"--config", cfgBad}, exitError, cfgBad + ":1: defaultDecision"},
 		{"missing file", []string{"--policy", filepath.Join(dir, "nope.yaml")}, exitError, "nope.yaml"},
@@ -133,7 +155,7 @@ func TestCheck(t *testing.T) {
 func TestCheckRejectsInvalidHookDeclarations(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct{ name, yaml, want string }{
-		{"unknown event", "hooks:\n  - name: a\n    events: [tool.pre_cal]\n    command: [true]\n", ":3: hook \"a\": unknown event"},
+		{"unknown event", "hooks:\n  - name: a\n    events: [tool.pre_cal]\n    command: [true]\n", ":3: events: \"tool.pre_cal\" matches no event in the catalog (did you mean \"tool.pre_call\"?)"},
 		{"sync on async-only", "hooks:\n  - name: a\n    events: [message.delta]\n    command: [true]\n", ":3: hook \"a\": mode sync on async-only event message.delta"},
 		{"unknown handler kind", "hooks:\n  - name: a\n    events: [tool.pre_call]\n    grpc: {url: x}\n", `:4: unknown key "grpc"`},
 		{"bad duration", "hooks:\n  - name: a\n    events: [tool.pre_call]\n    timeout: soon\n    command: [true]\n", ":4: timeout: expected a positive duration"},

@@ -116,11 +116,7 @@ loop:
 		select {
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
-				if err := gd.Reload(); err != nil {
-					log.Warn("SIGHUP: policy reload failed, keeping the previous policies", "err", err)
-				} else {
-					log.Info("SIGHUP: policies reloaded", "policies", gd.Policies().Len())
-				}
+				_ = gd.Reload(log.With("signal", "SIGHUP")) // logs what changed, or at WARN why not
 				continue
 			}
 			log.Info("shutting down", "signal", sig.String())
