@@ -3,7 +3,7 @@
 #
 # Builds cmd/warden, bench/floor and bench/loadgen, then RUNS times runs the same
 # closed-loop load (C connections, D measured after WARMUP) against the floor and
-# against `warden serve --policy bench/policies` (order alternates between runs), and
+# against `warden serve --builtin=false --policy bench/policies` (order alternates between runs), and
 # prints each run, the medians and the two acceptance ratios:
 #   warden_rps / floor_rps  >= 0.8     warden_p99 / floor_p99  <= 1.25
 #
@@ -120,7 +120,7 @@ run_warden() {
 	local extra=()
 	if [[ -n ${WARDEN_ARGS:-} ]]; then read -r -a extra <<<"$WARDEN_ARGS"; fi
 	if [[ $PROFILE == 1 && $1 == 1 ]]; then extra+=(--pprof); fi
-	start_server "$tag" "$tmp/bin/warden" serve --addr 127.0.0.1:0 --data "$tmp/data-$1" --policy "$POLICY" "${extra[@]}"
+	start_server "$tag" "$tmp/bin/warden" serve --addr 127.0.0.1:0 --data "$tmp/data-$1" --builtin=false --policy "$POLICY" "${extra[@]}"
 	if [[ $PROFILE == 1 && $1 == 1 ]]; then
 		local secs=${D%s}
 		[[ $secs =~ ^[0-9]+$ ]] || secs=10
