@@ -15,7 +15,7 @@ var (
 )
 
 // Builtin returns the built-in policy pack (policy/pack/*.yaml, embedded),
-// used when no policy path is given. It is compiled once; the Set is
+// which LoadSet puts first unless Spec.Builtin is false. It is compiled once; the Set is
 // immutable, so the same value is shared.
 func Builtin() (*Set, error) {
 	builtinOnce.Do(func() {

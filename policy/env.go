@@ -3,7 +3,7 @@
 // rule (any deny wins, modifies apply in order, allow is unanimous). It loads
 // and compiles policy files once, evaluates them per event without building a
 // variable map (see Activation), reloads them atomically, and ships a built-in
-// pack used when no policy path is given.
+// pack that user policies add to (LoadSet).
 package policy
 
 import (
