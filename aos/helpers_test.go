@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/wardenhq/warden/internal/sharedtest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,17 +19,8 @@ import (
 	"github.com/wardenhq/warden/storetest"
 )
 
-// shared returns the path of rel inside the shared/ tree (the seeds, their
-// examples and the AOS schema) named by WARDEN_SHARED; without the variable
-// the test skips, and with it a missing file fails the test.
-func shared(t testing.TB, rel ...string) string {
-	t.Helper()
-	dir := os.Getenv("WARDEN_SHARED")
-	if dir == "" {
-		t.Skip("needs shared/ (the seeds and the AOS schema): set WARDEN_SHARED")
-	}
-	return filepath.Join(append([]string{dir}, rel...)...)
-}
+// shared is sharedtest.Path: rel inside WARDEN_SHARED, or a skip.
+func shared(t testing.TB, rel ...string) string { t.Helper(); return sharedtest.Path(t, rel...) }
 
 // memStore is the shared in-memory trace (storetest.Mem).
 type memStore = storetest.Mem

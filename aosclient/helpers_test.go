@@ -3,11 +3,11 @@ package aosclient
 import (
 	"context"
 	"encoding/json"
+	"github.com/wardenhq/warden/internal/sharedtest"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -147,14 +147,5 @@ func decide(t *testing.T, url string, ev *warden.Event) (warden.Decision, error)
 	return c.Decide(context.Background(), ev)
 }
 
-// shared returns the path of rel inside the shared/ tree (the seeds, their
-// examples and the AOS schema) named by WARDEN_SHARED; without the variable
-// the test skips, and with it a missing file fails the test.
-func shared(t testing.TB, rel ...string) string {
-	t.Helper()
-	dir := os.Getenv("WARDEN_SHARED")
-	if dir == "" {
-		t.Skip("needs shared/ (the seeds and the AOS schema): set WARDEN_SHARED")
-	}
-	return filepath.Join(append([]string{dir}, rel...)...)
-}
+// shared is sharedtest.Path: rel inside WARDEN_SHARED, or a skip.
+func shared(t testing.TB, rel ...string) string { t.Helper(); return sharedtest.Path(t, rel...) }

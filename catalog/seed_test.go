@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bufio"
+	"github.com/wardenhq/warden/internal/sharedtest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,17 +12,8 @@ import (
 	"github.com/wardenhq/warden"
 )
 
-// shared returns the path of rel inside the shared/ tree (the seeds, their
-// examples and the AOS schema) named by WARDEN_SHARED; without the variable
-// the test skips, and with it a missing file fails the test.
-func shared(t testing.TB, rel ...string) string {
-	t.Helper()
-	dir := os.Getenv("WARDEN_SHARED")
-	if dir == "" {
-		t.Skip("needs shared/ (the seeds and the AOS schema): set WARDEN_SHARED")
-	}
-	return filepath.Join(append([]string{dir}, rel...)...)
-}
+// shared is sharedtest.Path: rel inside WARDEN_SHARED, or a skip.
+func shared(t testing.TB, rel ...string) string { t.Helper(); return sharedtest.Path(t, rel...) }
 
 // readSeed returns the lines of the seed file matching prefix ("003_").
 func readSeed(t *testing.T, prefix string) []string {

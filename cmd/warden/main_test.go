@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/wardenhq/warden/internal/sharedtest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,17 +15,8 @@ import (
 	"github.com/wardenhq/warden/sqlite"
 )
 
-// shared returns the path of rel inside the shared/ tree (the seeds, their
-// examples and the AOS schema) named by WARDEN_SHARED; without the variable
-// the test skips, and with it a missing file fails the test.
-func shared(t testing.TB, rel ...string) string {
-	t.Helper()
-	dir := os.Getenv("WARDEN_SHARED")
-	if dir == "" {
-		t.Skip("needs shared/ (the seeds and the AOS schema): set WARDEN_SHARED")
-	}
-	return filepath.Join(append([]string{dir}, rel...)...)
-}
+// shared is sharedtest.Path: rel inside WARDEN_SHARED, or a skip.
+func shared(t testing.TB, rel ...string) string { t.Helper(); return sharedtest.Path(t, rel...) }
 
 // cli runs the command in-process and returns its exit code and outputs.
 func cli(t *testing.T, stdin string, args ...string) (int, string, string) {
