@@ -440,7 +440,7 @@ func TestMCPStdioPeers(t *testing.T) {
 	data := t.TempDir()
 	marker := randomMarker()
 	runScript(t, nodeDir, 90*time.Second, "mcp_stdio_client.mjs", "--",
-		bin, "mcp", "stdio", "--policy", filepath.Join(nodeDir, "policies/mcp.yaml"), "--data", data, "--name", "everything", "--",
+		bin, "mcp", "stdio", "--builtin=false", "--policy", filepath.Join(nodeDir, "policies/mcp.yaml"), "--data", data, "--name", "everything", "--",
 		"node", filepath.Join(nodeDir, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "stdio", "--"+marker)
 	// server-everything must be gone once warden has exited.
 	deadline := time.Now().Add(5 * time.Second)
@@ -469,7 +469,7 @@ func TestMCPHTTPPeers(t *testing.T) {
 	bin := wardenBinary(t)
 	upstream := serverEverything(t, nodeDir)
 	cfg := writeConfig(t, map[string]string{"everything": upstream}, nil)
-	srv := startServer(t, bin, "--config", cfg, "--data", t.TempDir(), "--policy", filepath.Join(nodeDir, "policies/mcp.yaml"))
+	srv := startServer(t, bin, "--config", cfg, "--data", t.TempDir(), "--builtin=false", "--policy", filepath.Join(nodeDir, "policies/mcp.yaml"))
 	runScript(t, nodeDir, 90*time.Second, "mcp_http_client.mjs", "--url", srv.url+"/mcp/everything")
 	read := func() []traceRec { return traceFromHTTP(t, srv.url) }
 	eventuallyTrace(t, read, "mcp", "deny", "e2e-deny-get-env")
@@ -490,7 +490,7 @@ func TestA2APeers(t *testing.T) {
 	bin := wardenBinary(t)
 	agent := a2aAgent(t, nodeDir)
 	cfg := writeConfig(t, nil, map[string]string{"echo": agent + "/"})
-	srv := startServer(t, bin, "--config", cfg, "--data", t.TempDir(), "--policy", filepath.Join(nodeDir, "policies/a2a.yaml"))
+	srv := startServer(t, bin, "--config", cfg, "--data", t.TempDir(), "--builtin=false", "--policy", filepath.Join(nodeDir, "policies/a2a.yaml"))
 	read := func() []traceRec { return traceFromHTTP(t, srv.url) }
 	t.Run("1.0", func(t *testing.T) {
 		runScript(t, nodeDir, 90*time.Second, "a2a_client.mjs", "--url", srv.url+"/a2a/echo")
