@@ -2,6 +2,7 @@ package guardian_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,5 +129,39 @@ func TestLayering(t *testing.T) {
 		if strings.Contains(d, bad) {
 			t.Errorf("the gateways depend on %s", bad)
 		}
+	}
+}
+
+// Records are ready for replay (issue 7): each carries the revision of the
+// policy set that decided and the views the policies read.
+func TestRecordCarriesRevisionAndViews(t *testing.T) {
+	st := storetest.NewMem()
+	gd, err := guardian.Open(guardian.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gd.Close(context.Background())
+	out, err := gd.Decide(context.Background(), &warden.Event{Name: "tool.pre_call", Payload: map[string]any{
+		"session_id": "s9", "tool_name": "http_post", "tool_input": map[string]any{"body": "AKIAIOSFODNN7EXAMPLE"}}})
+	if err != nil || out.Verdict != warden.Deny {
+		t.Fatalf("%v %v", out.Verdict, err)
+	}
+	rs := st.Records()
+	if len(rs) != 1 {
+		t.Fatalf("%d records", len(rs))
+	}
+	r := rs[0]
+	if r.PolicyRevision == "" || r.PolicyRevision != gd.Policies().Revision() {
+		t.Errorf("policy_revision %q, the set's %q", r.PolicyRevision, gd.Policies().Revision())
+	}
+	var v struct {
+		Session struct{ ID string }
+		Tool    struct {
+			Name string
+			Args map[string]any
+		}
+	}
+	if err := json.Unmarshal(r.Views, &v); err != nil || v.Session.ID != "s9" || v.Tool.Name != "http_post" || v.Tool.Args["body"] == nil {
+		t.Errorf("views %s (%v)", r.Views, err)
 	}
 }
