@@ -696,6 +696,13 @@ func TestBadRequests(t *testing.T) {
 		{"unknown method", "/a2a/echo", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, 200, CodeMethodNotFound},
 		{"over the limit", "/a2a/echo", "POST", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"` + strings.Repeat("x", 2000) + `"}}`, 200, CodeInvalidRequest},
 		{"unknown agent", "/a2a/nope", "POST", `{"jsonrpc":"2.0","id":1,"method":"tasks/get"}`, 404, CodeInvalidRequest},
+		// Issue 7, measurements 2 and 6: ambiguous JSON is refused, never
+		// forwarded; JSON-RPC errors as the spec says.
+		{"duplicate key (a secret the policies would not see)", "/a2a/echo", "POST", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"AKIAIOSFODNN7EXAMPLE","text":"hi"}]}}}`, 200, CodeInvalidRequest},
+		{"keys differing only in case", "/a2a/echo", "POST", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","Method":"message/send","params":{"id":"x"}}`, 200, CodeInvalidRequest},
+		{"[[[ is a parse error", "/a2a/echo", "POST", `[[[`, 200, CodeParseError},
+		{"a method that is not a string", "/a2a/echo", "POST", `{"jsonrpc":"2.0","id":1,"method":5}`, 200, CodeInvalidRequest},
+		{"message/send without a message", "/a2a/echo", "POST", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`, 200, CodeInvalidParams},
 		{"GET", "/a2a/echo", "GET", "", 405, CodeInvalidRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -76,6 +76,10 @@ func TestHTTPAmbiguousJSONNeverForwarded(t *testing.T) {
 			t.Fatalf("%d %s", status, resp)
 		}
 	}
+	// An empty batch is one invalid request: one error object, not [].
+	if status, resp := rawPost(t, front.URL+"/mcp/up", `[]`, nil); !strings.HasPrefix(strings.TrimSpace(resp), "{") || !strings.Contains(resp, `"code":-32600`) {
+		t.Fatalf("empty batch: %d %s", status, resp)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != 0 {
