@@ -134,22 +134,31 @@ func (e *Engine) decide(ctx context.Context, ev *warden.Event, set *Set) (warden
 			allows = append(allows, m)
 		}
 	}
-	if len(denies) == 0 && len(asks) == 0 && len(modifies) > 0 {
-		var payload map[string]any
-		payload, modifies, allows, denies = e.modify(ev, act, results, modifies, allows)
-		if len(denies) == 0 && len(modifies) > 0 {
-			return outcome(warden.Modify, modifies, results, payload), nil
+	// The Joch rule (warden.Stronger) picks the verdict; modifies apply only
+	// when nothing stronger matched, and a modify that fails closed is a deny.
+	var by [warden.Deny + 1][]match // by verdict; stays on the stack
+	by[warden.Deny], by[warden.Ask], by[warden.Modify], by[warden.Allow] = denies, asks, modifies, allows
+	top := strongest(&by)
+	var payload map[string]any
+	if top == warden.Modify {
+		payload, by[warden.Modify], by[warden.Allow], by[warden.Deny] = e.modify(ev, act, results, modifies, allows)
+		top = strongest(&by)
+	}
+	if top == warden.Abstain {
+		return warden.Decision{Verdict: warden.Abstain, Results: results}, nil
+	}
+	return outcome(top, by[top], results, payload), nil
+}
+
+// strongest is the strongest verdict that has matches.
+func strongest(by *[warden.Deny + 1][]match) warden.Verdict {
+	top := warden.Abstain
+	for v, ms := range by {
+		if len(ms) > 0 {
+			top = warden.Stronger(top, warden.Verdict(v))
 		}
 	}
-	switch {
-	case len(denies) > 0:
-		return outcome(warden.Deny, denies, results, nil), nil
-	case len(asks) > 0:
-		return outcome(warden.Ask, asks, results, nil), nil
-	case len(allows) > 0:
-		return outcome(warden.Allow, allows, results, nil), nil
-	}
-	return warden.Decision{Verdict: warden.Abstain, Results: results}, nil
+	return top
 }
 
 // reason evaluates the policy's reason.
