@@ -1,17 +1,15 @@
 package a2agate
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/wardenhq/warden/jsonstrict"
 	"io"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/wardenhq/warden/jsonstrict"
+	"github.com/wardenhq/warden/sse"
 )
 
 // relayStream relays an SSE response (message/stream, tasks/resubscribe and
@@ -39,12 +37,9 @@ func (g *Gate) relayStream(w http.ResponseWriter, r *http.Request, x *exchange, 
 	end := func(code int, msg, reason string, meta map[string]string) {
 		writeEvent(w, rc, nil, rpcError(x.id, code, msg, x.method.dialect, reason, meta))
 	}
-	br := bufio.NewReaderSize(resp.Body, 32<<10)
-	var fields []string // the event's non-data lines (event:, id:, retry:)
-	var data bytes.Buffer
-	var dataLines int
+	rd := sse.NewReader(resp.Body, int(g.opts.MaxBody))
 	for {
-		line, err := readLine(br, g.opts.MaxBody)
+		ev, err := rd.Next()
 		if err != nil {
 			switch {
 			case r.Context().Err() != nil:
@@ -52,8 +47,6 @@ func (g *Gate) relayStream(w http.ResponseWriter, r *http.Request, x *exchange, 
 			case idled.Load():
 				g.opts.Logf("a2a %s: upstream stream idle for %s", x.ag.name, g.opts.StreamIdle)
 				end(CodeInternal, fmt.Sprintf("upstream agent %s: stream idle for %s", x.ag.name, g.opts.StreamIdle), "UPSTREAM_ERROR", nil)
-			case errors.Is(err, errLineTooLong):
-				end(CodeInternal, fmt.Sprintf("upstream agent %s: stream event over the limit (%d bytes)", x.ag.name, g.opts.MaxBody), "UPSTREAM_ERROR", nil)
 			case err != io.EOF:
 				g.opts.Logf("a2a %s: upstream stream broke: %v", x.ag.name, err)
 				end(CodeInternal, "upstream agent "+x.ag.name+": stream broke", "UPSTREAM_ERROR", nil)
@@ -62,53 +55,35 @@ func (g *Gate) relayStream(w http.ResponseWriter, r *http.Request, x *exchange, 
 		}
 		idle.Reset(g.opts.StreamIdle)
 		switch {
-		case line == "":
-			if dataLines == 0 { // ends a run of comments, or an event without data (dropped)
-				fields = fields[:0]
-				if _, err := io.WriteString(w, "\n"); err != nil {
-					return
-				}
-				_ = rc.Flush()
-				continue
+		case ev.Comment != "":
+			if _, err := io.WriteString(w, ev.Comment+"\n"); err != nil {
+				return
 			}
+			_ = rc.Flush()
+		case ev.TooLong:
+			end(CodeInternal, fmt.Sprintf("upstream agent %s: stream event over the limit (%d bytes)", x.ag.name, g.opts.MaxBody), "UPSTREAM_ERROR", nil)
+			return
+		case !ev.HasData: // ends a run of comments, or an event without data (dropped)
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return
+			}
+			_ = rc.Flush()
+		default:
 			var msg map[string]any
-			if err := json.Unmarshal(data.Bytes(), &msg); err != nil || msg == nil || (msg["result"] == nil && msg["error"] == nil) || jsonstrict.Check(data.Bytes()) != nil {
+			if err := json.Unmarshal(ev.Data, &msg); err != nil || msg == nil || (msg["result"] == nil && msg["error"] == nil) || jsonstrict.Check(ev.Data) != nil {
 				g.opts.Logf("a2a %s: upstream sent a stream event that is not a JSON-RPC response", x.ag.name)
 				end(CodeInternal, "upstream agent "+x.ag.name+" sent a stream event that is not a JSON-RPC response", "UPSTREAM_ERROR", nil)
 				return
 			}
 			out, ok := g.decideInbound(r.Context(), x, msg)
 			if !ok {
-				writeEvent(w, rc, fields, out)
+				writeEvent(w, rc, ev.Fields, out)
 				return
 			}
 			if out == nil {
-				out = data.Bytes()
+				out = ev.Data
 			}
-			if !writeEvent(w, rc, fields, out) {
-				return
-			}
-			fields, dataLines = fields[:0], 0
-			data.Reset()
-		case line[0] == ':':
-			if _, err := io.WriteString(w, line+"\n"); err != nil {
-				return
-			}
-			_ = rc.Flush()
-		default:
-			name, value, _ := strings.Cut(line, ":")
-			value = strings.TrimPrefix(value, " ")
-			if name != "data" {
-				fields = append(fields, line)
-				continue
-			}
-			if dataLines > 0 {
-				data.WriteByte('\n')
-			}
-			data.WriteString(value)
-			dataLines++
-			if int64(data.Len()) > g.opts.MaxBody {
-				end(CodeInternal, fmt.Sprintf("upstream agent %s: stream event over the limit (%d bytes)", x.ag.name, g.opts.MaxBody), "UPSTREAM_ERROR", nil)
+			if !writeEvent(w, rc, ev.Fields, out) {
 				return
 			}
 		}
@@ -118,44 +93,9 @@ func (g *Gate) relayStream(w http.ResponseWriter, r *http.Request, x *exchange, 
 // writeEvent writes one SSE event (its non-data fields, then data, one line
 // per line of it) and flushes it. It reports whether the client took it.
 func writeEvent(w io.Writer, rc *http.ResponseController, fields []string, data []byte) bool {
-	var b bytes.Buffer
-	for _, f := range fields {
-		b.WriteString(f)
-		b.WriteByte('\n')
-	}
-	for _, l := range bytes.Split(data, []byte("\n")) {
-		b.WriteString("data: ")
-		b.Write(bytes.TrimSuffix(l, []byte("\r")))
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-	if _, err := w.Write(b.Bytes()); err != nil {
+	if err := sse.Write(w, fields, data); err != nil {
 		return false
 	}
 	_ = rc.Flush() // a writer that cannot flush still got the event
 	return true
-}
-
-var errLineTooLong = errors.New("line too long")
-
-// readLine reads one SSE line (ended by \n or \r\n) without its terminator,
-// of at most max bytes.
-func readLine(br *bufio.Reader, max int64) (string, error) {
-	var buf []byte
-	for {
-		chunk, isPrefix, err := br.ReadLine()
-		if err != nil {
-			if len(buf) > 0 && err == io.EOF {
-				return string(buf), nil
-			}
-			return "", err
-		}
-		buf = append(buf, chunk...)
-		if int64(len(buf)) > max {
-			return "", errLineTooLong
-		}
-		if !isPrefix {
-			return string(buf), nil
-		}
-	}
 }

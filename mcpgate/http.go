@@ -1,7 +1,6 @@
 package mcpgate
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/sse"
 )
 
 // HTTPOptions configure the Streamable-HTTP gateway.
@@ -433,19 +433,15 @@ func (h *HTTP) relaySSE(w http.ResponseWriter, r *http.Request, resp *http.Respo
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
 	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush() // the client waits for the headers of a stream that may stay quiet
-	var buf bytes.Buffer
 	writeEvent := func(id, event string, data []byte) error {
-		buf.Reset()
+		var fields []string
 		if id != "" {
-			buf.WriteString("id: " + id + "\n")
+			fields = append(fields, "id: "+id)
 		}
 		if event != "" {
-			buf.WriteString("event: " + event + "\n")
+			fields = append(fields, "event: "+event)
 		}
-		buf.WriteString("data: ")
-		buf.Write(data)
-		buf.WriteString("\n\n")
-		if _, err := w.Write(buf.Bytes()); err != nil {
+		if err := sse.Write(w, fields, data); err != nil {
 			return err
 		}
 		return rc.Flush()
@@ -456,51 +452,24 @@ func (h *HTTP) relaySSE(w http.ResponseWriter, r *http.Request, resp *http.Respo
 		}
 	}
 	c.timer.Reset(h.opts.IdleTimeout)
-	br := bufio.NewReaderSize(resp.Body, 64<<10)
-	var id, event, retry string
-	var data []byte
-	hasData, tooLong := false, false
+	rd := sse.NewReader(resp.Body, h.opts.MaxMessage)
 	ctx := r.Context()
 	for {
-		line, long, err := readLine(br, h.opts.MaxMessage)
+		ev, err := rd.Next()
 		if err != nil {
 			if c.timedOut.Load() {
 				h.opts.Logf("mcp %s: SSE stream idle for %s; closed", up.server, h.opts.IdleTimeout)
 			}
 			return
 		}
-		if long {
-			tooLong = true
-			continue
-		}
-		line = bytes.TrimSuffix(line, []byte{'\r'})
-		if len(line) > 0 {
-			k, v, _ := bytes.Cut(line, []byte{':'})
-			v = bytes.TrimPrefix(v, []byte{' '})
-			switch string(k) {
-			case "id":
-				id = string(v)
-			case "event":
-				event = string(v)
-			case "retry":
-				retry = string(v)
-			case "data":
-				if hasData {
-					data = append(data, '\n')
-				}
-				data, hasData = append(data, v...), true
-				if len(data) > h.opts.MaxMessage {
-					tooLong, data = true, nil
-				}
-			}
-			continue
+		if ev.Comment != "" {
+			continue // keep-alives are not relayed
 		}
 		// A blank line dispatches the event.
 		c.timer.Reset(h.opts.IdleTimeout)
-		if err := h.dispatchSSE(ctx, w, writeEvent, up, r, sid, tools, id, event, retry, data, hasData, tooLong); err != nil {
+		if err := h.dispatchSSE(ctx, w, writeEvent, up, r, sid, tools, ev.ID, ev.Type, ev.Retry, ev.Data, ev.HasData, ev.TooLong); err != nil {
 			return
 		}
-		id, event, retry, data, hasData, tooLong = "", "", "", nil, false, false
 	}
 }
 
