@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/jsonrpc"
 	"github.com/wardenhq/warden/jsonstrict"
 )
 
@@ -34,12 +35,12 @@ const (
 
 // JSON-RPC error codes warden answers with.
 const (
-	CodeDenied         = -32001 // a deny (CONTRACT §6)
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternal       = -32603 // the upstream failed, timed out or sent garbage
+	CodeDenied         = jsonrpc.CodeDenied // a deny (CONTRACT §6)
+	CodeParseError     = jsonrpc.CodeParseError
+	CodeInvalidRequest = jsonrpc.CodeInvalidRequest
+	CodeMethodNotFound = jsonrpc.CodeMethodNotFound
+	CodeInvalidParams  = jsonrpc.CodeInvalidParams
+	CodeInternal       = jsonrpc.CodeInternal // the upstream failed, timed out or sent garbage
 )
 
 // Options tune the proxy. The zero value is usable.

@@ -1,9 +1,8 @@
 package a2agate
 
 import (
-	"sync"
-
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/jsonrpc"
 )
 
 // The gateway builds no views (the Decider does, with catalog.Views); it
@@ -39,47 +38,24 @@ func resultIDs(result map[string]any) (contextID, taskID string) {
 
 // sessions remembers which context each task belongs to, so tasks/get,
 // tasks/cancel and the push config calls (which name a task, not a context)
-// are recorded under the session (context id) of their task. It is bounded:
-// the oldest entries are forgotten first.
+// are recorded under the session (context id) of their task. It is a bounded
+// jsonrpc.Cache: the oldest entries are forgotten first.
 type sessions struct {
-	mu    sync.Mutex
-	byID  map[string]string
-	order []string
-	next  int
+	c *jsonrpc.Cache[string]
 }
 
 const maxSessions = 8192
 
-func newSessions() *sessions {
-	return &sessions{byID: map[string]string{}, order: make([]string, 0, 64)}
-}
+func newSessions() *sessions { return &sessions{c: jsonrpc.NewCache[string](maxSessions)} }
 
 func (s *sessions) put(taskID, contextID string) {
 	if taskID == "" || contextID == "" {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.byID[taskID]; ok {
-		s.byID[taskID] = contextID
-		return
-	}
-	if len(s.order) < maxSessions {
-		s.order = append(s.order, taskID)
-	} else {
-		delete(s.byID, s.order[s.next])
-		s.order[s.next] = taskID
-		s.next = (s.next + 1) % maxSessions
-	}
-	s.byID[taskID] = contextID
+	s.c.Put(taskID, contextID)
 }
 
-func (s *sessions) get(taskID string) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, ok := s.byID[taskID]
-	return c, ok
-}
+func (s *sessions) get(taskID string) (string, bool) { return s.c.Get(taskID) }
 
 // session returns the session id of a request: its context id, else the
 // context of the task it names, else the task id itself.

@@ -23,7 +23,12 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/jsonrpc"
 )
+
+// cacheSize bounds each correlation cache: a result whose request is more
+// than this many requests old gets an empty tool view.
+const cacheSize = 10000
 
 // DefaultMaxBody is the default limit of a request body: 4 MiB.
 const DefaultMaxBody int64 = 4 << 20
@@ -45,8 +50,8 @@ type Options struct {
 type Handler struct {
 	d     warden.Core
 	opts  Options
-	tools *toolCache
-	mcp   *toolCache
+	tools *jsonrpc.Cache[warden.Tool] // steps/toolCallRequest by executionId
+	mcp   *jsonrpc.Cache[warden.Tool] // MCP tools/call by id
 	now   func() time.Time
 }
 
@@ -61,7 +66,7 @@ func NewHandler(d warden.Core, opts Options) *Handler {
 	if opts.Logf == nil {
 		opts.Logf = log.Printf
 	}
-	h := &Handler{d: d, opts: opts, tools: newToolCache(cacheSize), mcp: newToolCache(cacheSize), now: time.Now}
+	h := &Handler{d: d, opts: opts, tools: jsonrpc.NewCache[warden.Tool](cacheSize), mcp: jsonrpc.NewCache[warden.Tool](cacheSize), now: time.Now}
 	return h
 }
 

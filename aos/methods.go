@@ -3,6 +3,7 @@ package aos
 import (
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/jsonrpc"
 )
 
 // StepMethods lists the steps/* methods, in the order of the AOS spec.
@@ -47,14 +48,7 @@ const (
 
 // isRPCMessage reports whether m looks like a JSON-RPC message rather than
 // AOS params wrapping one.
-func isRPCMessage(m map[string]any) bool {
-	for _, k := range [...]string{"jsonrpc", "method", "result", "error"} {
-		if _, ok := m[k]; ok {
-			return true
-		}
-	}
-	return false
-}
+func isRPCMessage(m map[string]any) bool { return jsonrpc.LooksLikeMessage(m) }
 
 // direction of a wrapped protocol message: a request or notification (it
 // has a method) goes out, a response (result or error) comes in. A bare A2A

@@ -2,18 +2,18 @@ package aos
 
 import (
 	"fmt"
-	"strconv"
+	"github.com/wardenhq/warden/jsonrpc"
 	"strings"
 	"unsafe"
 )
 
 // JSON-RPC 2.0 error codes the endpoint answers with.
 const (
-	CodeParseError     = -32700 // the body is not JSON
-	CodeInvalidRequest = -32600 // not a JSON-RPC request, or the body is over the limit
-	CodeMethodNotFound = -32601 // unknown method
-	CodeInvalidParams  = -32602 // params do not fit the method
-	CodeInternalError  = -32603 // the endpoint failed
+	CodeParseError     = jsonrpc.CodeParseError     // the body is not JSON
+	CodeInvalidRequest = jsonrpc.CodeInvalidRequest // not a JSON-RPC request, the body is over the limit, or ambiguous
+	CodeMethodNotFound = jsonrpc.CodeMethodNotFound // unknown method
+	CodeInvalidParams  = jsonrpc.CodeInvalidParams  // params do not fit the method
+	CodeInternalError  = jsonrpc.CodeInternal       // the endpoint failed
 )
 
 // Error is a JSON-RPC error object, as answered on the wire.
@@ -241,12 +241,4 @@ func (c *call) check() (method string, params map[string]any, rerr *Error) {
 }
 
 // idKey renders a decoded JSON-RPC id for a correlation cache key.
-func idKey(v any) (string, bool) {
-	switch t := v.(type) {
-	case string:
-		return "s" + t, true
-	case float64:
-		return "n" + strconv.FormatFloat(t, 'g', -1, 64), true
-	}
-	return "", false
-}
+func idKey(v any) (string, bool) { return jsonrpc.IDKey(v) }

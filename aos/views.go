@@ -43,10 +43,10 @@ func (h *Handler) answers(ev *warden.Event) {
 	var ok bool
 	switch {
 	case ev.Name == MethodToolCallResult:
-		t, ok = h.tools.get(getStr(toolResult(ev.Payload), "executionId"))
+		t, ok = h.tools.Get(getStr(toolResult(ev.Payload), "executionId"))
 	case ev.Name == MethodMCP && ev.Direction == warden.Inbound:
 		if k, kok := idKey(ev.Payload["id"]); kok {
-			t, ok = h.mcp.get(k)
+			t, ok = h.mcp.Get(k)
 		}
 	}
 	if ok {
@@ -59,10 +59,10 @@ func (h *Handler) answers(ev *warden.Event) {
 func (h *Handler) remember(ev *warden.Event) {
 	switch {
 	case ev.Name == MethodToolCallRequest:
-		h.tools.put(getStr(getObj(ev.Payload, "toolCallRequest"), "executionId"), ev.Tool)
+		h.tools.Put(getStr(getObj(ev.Payload, "toolCallRequest"), "executionId"), ev.Tool)
 	case ev.Name == MethodMCP && getStr(ev.Payload, "method") == "tools/call":
 		if k, ok := idKey(ev.Payload["id"]); ok {
-			h.mcp.put(k, ev.Tool)
+			h.mcp.Put(k, ev.Tool)
 		}
 	}
 }

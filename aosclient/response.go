@@ -1,6 +1,7 @@
 package aosclient
 
 import (
+	"github.com/wardenhq/warden/jsonrpc"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -181,11 +182,4 @@ func (r *route) fromFragment(ev *warden.Event, frag map[string]any) (map[string]
 
 // isRPCMessage reports whether m looks like a JSON-RPC message rather than
 // AOS params wrapping one.
-func isRPCMessage(m map[string]any) bool {
-	for _, k := range [...]string{"jsonrpc", "method", "result", "error"} {
-		if _, ok := m[k]; ok {
-			return true
-		}
-	}
-	return false
-}
+func isRPCMessage(m map[string]any) bool { return jsonrpc.LooksLikeMessage(m) }

@@ -13,11 +13,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strconv"
-	"sync"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/jsonrpc"
 	"github.com/wardenhq/warden/jsonstrict"
 )
 
@@ -26,11 +25,11 @@ const EventName = "protocols/MCP"
 
 // JSON-RPC error codes the gateways answer with.
 const (
-	CodeParseError     = -32700 // a line or body that is not JSON
-	CodeInvalidRequest = -32600 // JSON but not a JSON-RPC message, or over the size limit
-	CodeInternal       = -32603
-	CodeDenied         = -32001 // a policy or hook denied the message
-	CodeUpstream       = -32002 // the server is unreachable, timed out, crashed or answered garbage
+	CodeParseError     = jsonrpc.CodeParseError     // a line or body that is not JSON
+	CodeInvalidRequest = jsonrpc.CodeInvalidRequest // JSON but not a JSON-RPC message, ambiguous, or over the size limit
+	CodeInternal       = jsonrpc.CodeInternal
+	CodeDenied         = jsonrpc.CodeDenied   // a policy or hook denied the message
+	CodeUpstream       = jsonrpc.CodeUpstream // the server is unreachable, timed out, crashed or answered garbage
 )
 
 // DefaultMaxMessage bounds one message: a stdio line, an HTTP body, an SSE event.
@@ -55,38 +54,15 @@ func (msg *message) hasID() bool {
 func (msg *message) isRequest() bool      { _, ok := msg.m["method"]; return ok && msg.hasID() }
 func (msg *message) isNotification() bool { _, ok := msg.m["method"]; return ok && !msg.hasID() }
 
-// isRPC reports whether m looks like a JSON-RPC message: a method, or a
-// result or error with an id.
-func isRPC(m map[string]any) bool {
-	if s, ok := m["method"].(string); ok && s != "" {
-		return true
-	}
-	_, r := m["result"]
-	_, e := m["error"]
-	return r || e
-}
+// isRPC reports whether m is a JSON-RPC message (request, notification or
+// response).
+func isRPC(m map[string]any) bool { return jsonrpc.Classify(m) != jsonrpc.Invalid }
 
 // idKey is the correlation key of a JSON-RPC id ("" for none).
-func idKey(v any) string {
-	switch t := v.(type) {
-	case string:
-		return "s" + t
-	case float64:
-		return "n" + strconv.FormatFloat(t, 'g', -1, 64)
-	}
-	return ""
-}
+func idKey(v any) string { k, _ := jsonrpc.IDKey(v); return k }
 
 // idText is an id as text, for the trace.
-func idText(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case float64:
-		return strconv.FormatFloat(t, 'g', -1, 64)
-	}
-	return ""
-}
+func idText(v any) string { return jsonrpc.IDText(v) }
 
 // bad is a member of a line or body that is not forwarded: not a JSON-RPC
 // message, or ambiguous JSON (jsonstrict). id is its id when one can be read.
@@ -222,12 +198,11 @@ func (g *gate) toolOf(msg *message) *warden.Tool {
 	return &t
 }
 
-// pending remembers requests in flight in one direction: their raw id (to
-// answer them if the peer goes away) and, for tools/call, the tool view.
+// pending remembers requests in flight in one direction (a bounded
+// jsonrpc.Cache by id): their raw id, to answer them if the peer goes away,
+// and, for tools/call, the tool view.
 type pending struct {
-	mu    sync.Mutex
-	m     map[string]pendingReq
-	order []string // insertion order, for eviction past maxPending
+	c *jsonrpc.Cache[pendingReq]
 }
 
 type pendingReq struct {
@@ -235,59 +210,15 @@ type pendingReq struct {
 	tool *warden.Tool
 }
 
-func newPending() *pending { return &pending{m: make(map[string]pendingReq)} }
+func newPending() *pending { return &pending{c: jsonrpc.NewCache[pendingReq](maxPending)} }
 
-func (p *pending) put(id any, tool *warden.Tool) {
-	k := idKey(id)
-	if k == "" {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, ok := p.m[k]; !ok {
-		p.order = append(p.order, k)
-	}
-	p.m[k] = pendingReq{id: id, tool: tool}
-	for len(p.m) > maxPending && len(p.order) > 0 {
-		delete(p.m, p.order[0])
-		p.order = p.order[1:]
-	}
-	if len(p.order) > 4*maxPending { // compact keys already answered
-		keep := p.order[:0]
-		for _, k := range p.order {
-			if _, ok := p.m[k]; ok {
-				keep = append(keep, k)
-			}
-		}
-		p.order = keep
-	}
-}
+func (p *pending) put(id any, tool *warden.Tool) { p.c.Put(idKey(id), pendingReq{id: id, tool: tool}) }
 
 // take removes and returns the request answered by id.
-func (p *pending) take(id any) (pendingReq, bool) {
-	k := idKey(id)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	r, ok := p.m[k]
-	if ok {
-		delete(p.m, k)
-	}
-	return r, ok
-}
+func (p *pending) take(id any) (pendingReq, bool) { return p.c.Take(idKey(id)) }
 
-// drain removes and returns every request still in flight.
-func (p *pending) drain() []pendingReq {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var rs []pendingReq
-	for _, k := range p.order {
-		if r, ok := p.m[k]; ok {
-			rs = append(rs, r)
-		}
-	}
-	p.m, p.order = make(map[string]pendingReq), nil
-	return rs
-}
+// drain removes and returns every request still in flight, oldest first.
+func (p *pending) drain() []pendingReq { return p.c.Drain() }
 
 // headIDPattern finds a top-level-looking "id" member in the head of a
 // message too large to decode.
