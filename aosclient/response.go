@@ -1,11 +1,11 @@
 package aosclient
 
 import (
-	"github.com/wardenhq/warden/jsonrpc"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/wardenhq/warden/jsonrpc"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/webhook"
