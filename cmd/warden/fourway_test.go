@@ -284,3 +284,25 @@ func TestSameDecisionOnEveryPath(t *testing.T) {
 	}
 	t.Logf("%d events, %d denies, the same on all four paths", events, denies)
 }
+
+// Issue 7, measurement 1: `warden eval` on a hook event answered allow where
+// `warden hooks dispatch` denied the same payload (eval built no views).
+func TestEvalDecidesHookEventsLikeDispatch(t *testing.T) {
+	dir := t.TempDir()
+	pol := writeFile(t, dir, "email.yaml", `id: no-external-email
+version: "1"
+events: ["tool.pre_call"]
+when: 'tool.name == "send_email" && !string(tool.args.to).endsWith("@company.io")'
+decision: deny
+reason: external email is not allowed
+`)
+	payload := `{"session_id":"s1","tool_name":"send_email","tool_input":{"to":"bob@evil.example"}}`
+	code, out, errOut := cli(t, payload, "eval", "--event", "tool.pre_call", "--policy", pol)
+	if code != exitDeny || !strings.Contains(out, `"policyId": "no-external-email"`) {
+		t.Fatalf("eval: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, payload, "hooks", "dispatch", "tool.pre_call", "--policy", pol, "--data", "")
+	if code != exitDeny || !strings.Contains(out, "external email is not allowed") {
+		t.Fatalf("dispatch: exit %d\n%s%s", code, out, errOut)
+	}
+}
