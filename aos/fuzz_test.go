@@ -30,7 +30,11 @@ func fuzzSeeds(t testing.TB) [][]byte {
 		[]byte(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"payload":{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"}},"context":{"from":{"agent":{"name":"n"}}}}}`),
 		[]byte(`[{"jsonrpc":"2.0","method":"steps/memoryStore","params":{` + ctxJSON + `,"memory":["x"]}},{"jsonrpc":"2.0","id":2,"method":"ping"}]`),
 		[]byte(`{"jsonrpc":"2.0","id":1,"method":"steps/toolCallResult","params":{` + ctxJSON + `,"executionId":"e","result":{"outputs":[],"isError":false}}}`),
+		[]byte(`{"a":1,"a":2}`), []byte(`{"p":{"Name":1,"name":2}}`), []byte(`{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`),
 		[]byte("{\"a\":\"\xff\"}"), []byte(`[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]`), []byte(`{"a":1e999}`),
+	}
+	if os.Getenv("WARDEN_SHARED") == "" {
+		return seeds // fuzz from the hand-picked seeds alone; never skip
 	}
 	for _, ex := range loadExamples(t) {
 		seeds = append(seeds, ex.body)
