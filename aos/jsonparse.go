@@ -25,6 +25,16 @@ type parser struct {
 	i     int
 	depth int
 	path  []pathElem // where the value being parsed is, for errors
+	// amb is the first ambiguity found; parsing goes on, so that text that
+	// is not JSON at all is a parse error wherever the ambiguity was.
+	amb *ambiguityError
+}
+
+// ambiguous records the first ambiguity.
+func (p *parser) ambiguous(e *ambiguityError) {
+	if p.amb == nil {
+		p.amb = e
+	}
 }
 
 // pathElem is one step of a JSON path: an object key, or an array index
@@ -100,11 +110,15 @@ func (p *parser) ws() {
 	}
 }
 
-// end checks that only whitespace follows the value just parsed.
+// end checks that only whitespace follows the value just parsed; the text
+// being JSON, it then reports the first ambiguity found, if any.
 func (p *parser) end() error {
 	p.ws()
 	if p.i < len(p.s) {
 		return p.fail("invalid character %q after top-level value", p.s[p.i])
+	}
+	if p.amb != nil {
+		return p.amb
 	}
 	return nil
 }
@@ -223,9 +237,7 @@ func (p *parser) object(spans *[]span) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := p.checkKey(m, &folded, k); err != nil {
-			return nil, err
-		}
+		p.checkKey(m, &folded, k)
 		start := p.i
 		p.path = append(p.path, pathElem{key: k, idx: -1})
 		v, err := p.value()
@@ -244,19 +256,24 @@ func (p *parser) object(spans *[]span) (map[string]any, error) {
 	return m, nil
 }
 
-// checkKey refuses key k of object m when m has it already, or has a key
-// that differs from it only in case.
-func (p *parser) checkKey(m map[string]any, folded *map[string]string, k string) error {
+// checkKey records an ambiguity when object m has key k already, or has a
+// key that differs from it only in case.
+func (p *parser) checkKey(m map[string]any, folded *map[string]string, k string) {
+	if p.amb != nil {
+		return // the body is refused already
+	}
 	if _, dup := m[k]; dup {
-		return &ambiguityError{p.where(), fmt.Sprintf("duplicate key %q", k)}
+		p.ambiguous(&ambiguityError{p.where(), fmt.Sprintf("duplicate key %q", k)})
+		return
 	}
 	if len(m) < smallObject {
 		for o := range m {
 			if strings.EqualFold(o, k) {
-				return &ambiguityError{p.where(), fmt.Sprintf("keys %q and %q differ only in case", o, k)}
+				p.ambiguous(&ambiguityError{p.where(), fmt.Sprintf("keys %q and %q differ only in case", o, k)})
+				return
 			}
 		}
-		return nil
+		return
 	}
 	if *folded == nil {
 		*folded = make(map[string]string, 2*len(m))
@@ -266,10 +283,10 @@ func (p *parser) checkKey(m map[string]any, folded *map[string]string, k string)
 	}
 	fk := jsonstrict.FoldKey(k)
 	if o, ok := (*folded)[fk]; ok {
-		return &ambiguityError{p.where(), fmt.Sprintf("keys %q and %q differ only in case", o, k)}
+		p.ambiguous(&ambiguityError{p.where(), fmt.Sprintf("keys %q and %q differ only in case", o, k)})
+		return
 	}
 	(*folded)[fk] = k
-	return nil
 }
 
 // array parses an array at p.i (which holds '['). With spans non-nil, it

@@ -152,9 +152,10 @@ func (p *parser) call(body []byte) (*call, error) {
 		for _, o := range seen {
 			if strings.EqualFold(o, k) {
 				if o == k {
-					return nil, &ambiguityError{"", fmt.Sprintf("duplicate key %q", k)}
+					p.ambiguous(&ambiguityError{"", fmt.Sprintf("duplicate key %q", k)})
+				} else {
+					p.ambiguous(&ambiguityError{"", fmt.Sprintf("keys %q and %q differ only in case", o, k)})
 				}
-				return nil, &ambiguityError{"", fmt.Sprintf("keys %q and %q differ only in case", o, k)}
 			}
 		}
 		if len(seen) < smallObject {

@@ -42,22 +42,23 @@ func (e *Error) Error() string {
 // ambiguity).
 var ErrSyntax = errors.New("not valid JSON")
 
-// Check reports the first ambiguity of data as an *Error, or an error
+// Check reports the first ambiguity of data (a key problem first, then
+// invalid UTF-8, then a lone surrogate) as an *Error, or an error
 // wrapping ErrSyntax when data is not one JSON value; nil when every reader
 // reads data alike.
 func Check(data []byte) error {
 	if !json.Valid(data) {
 		return fmt.Errorf("%w", ErrSyntax)
 	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := walk(d, nil); err != nil {
+		return err
+	}
 	if !utf8.Valid(data) {
 		return &Error{Msg: "invalid UTF-8"}
 	}
-	if err := checkSurrogates(data); err != nil {
-		return err
-	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	return walk(d, nil)
+	return checkSurrogates(data)
 }
 
 // walk reads one value from d, checking its objects' keys.
