@@ -10,11 +10,8 @@ import (
 	"sync"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/aosclient"
 	"github.com/wardenhq/warden/catalog"
-	"github.com/wardenhq/warden/command"
 	"github.com/wardenhq/warden/policy"
-	"github.com/wardenhq/warden/webhook"
 )
 
 // Router builds and caches one chain per event: the policy engine (first,
@@ -46,29 +43,17 @@ func New(decls []Decl, engine *policy.Engine, def warden.Verdict) (*Router, erro
 		d := decls[i]
 		h := &hook{Decl: d}
 		var handler warden.Handler
-		switch d.Kind {
-		case KindPolicy:
+		if d.Kind == KindPolicy {
 			handler, placed = engine, true
-		case KindCommand:
-			c, err := command.New(command.Config{Argv: d.Command, Timeout: d.Timeout})
-			if err != nil {
+		} else {
+			build, ok := builders[d.Kind]
+			if !ok {
+				return nil, fmt.Errorf("%s:%d: hook %q: unknown kind %q", d.File, d.Line, d.Name, d.Kind)
+			}
+			var err error
+			if handler, err = build(d); err != nil {
 				return nil, fmt.Errorf("%s:%d: hook %q: %w", d.File, d.Line, d.Name, err)
 			}
-			handler = &patchHandler{name: d.Name, kind: d.Kind, run: c}
-		case KindWebhook:
-			w, err := webhook.New(webhook.Config{URL: d.URL, Headers: d.Headers, Timeout: d.Timeout}, nil)
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: hook %q: %w", d.File, d.Line, d.Name, err)
-			}
-			handler = &patchHandler{name: d.Name, kind: d.Kind, run: w}
-		case KindAOS:
-			c, err := aosclient.New(aosclient.Config{URL: d.URL, Headers: d.Headers, Timeout: d.Timeout}, nil)
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: hook %q: %w", d.File, d.Line, d.Name, err)
-			}
-			handler = c
-		default:
-			return nil, fmt.Errorf("hook %q: unknown kind %q", d.Name, d.Kind)
 		}
 		h.step = warden.Step{Name: d.Name, Kind: d.Kind, Handler: handler, Failure: d.Failure, Timeout: d.Timeout}
 		if d.When != nil {
