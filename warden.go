@@ -65,6 +65,18 @@ func ParseVerdict(s string) (Verdict, error) {
 	return Abstain, fmt.Errorf("unknown decision %q (want allow, deny, modify or ask)", s)
 }
 
+// ParseRecorded parses a decision as the trace records it: allow, deny,
+// modify, ask or defer (a held step is recorded as held, whatever its
+// surface answered).
+func ParseRecorded(s string) (Verdict, error) {
+	for i, n := range verdictNames {
+		if i > 0 && n == s {
+			return Verdict(i), nil
+		}
+	}
+	return Abstain, fmt.Errorf("unknown decision %q (want allow, deny, modify, ask or defer)", s)
+}
+
 // Mode says whether a policy or guardian's verdict is applied (Enforce) or only
 // recorded (Audit).
 type Mode uint8

@@ -126,8 +126,8 @@ func runsHandler(store warden.Store) http.HandlerFunc {
 			last = n
 		}
 		if f.Decision != "" {
-			if _, err := warden.ParseVerdict(f.Decision); err != nil || f.Decision == "ask" {
-				httpError(w, http.StatusBadRequest, "decision: expected allow, deny or modify")
+			if _, err := warden.ParseRecorded(f.Decision); err != nil {
+				httpError(w, http.StatusBadRequest, "decision: expected allow, deny, modify, ask or defer")
 				return
 			}
 		}

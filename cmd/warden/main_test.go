@@ -232,7 +232,7 @@ func TestRuns(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"runs", "--data", dir, "-o", "yaml"},
-		{"runs", "--data", dir, "--decision", "ask"},
+		{"runs", "--data", dir, "--decision", "maybe"},
 		{"runs", "--data", dir, "--last", "0"},
 		{"runs", "--data", dir, "--last", "10001"},
 		{"runs", "--data", filepath.Join(dir, "missing")},

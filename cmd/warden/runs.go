@@ -35,8 +35,8 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "--last: expected a number in 1..%d, got %d", maxLast, *last)
 	}
 	if f.Decision != "" {
-		if v, err := warden.ParseVerdict(f.Decision); err != nil || v == warden.Ask {
-			return fail(stderr, "--decision: expected allow, deny or modify, got %q", f.Decision)
+		if _, err := warden.ParseRecorded(f.Decision); err != nil {
+			return fail(stderr, "--decision: expected allow, deny, modify, ask or defer, got %q", f.Decision)
 		}
 	}
 	store, err := sqlite.OpenReadOnly(*data)
