@@ -127,6 +127,16 @@ func TestDispatchAndCatalogOverHTTP(t *testing.T) {
 			t.Errorf("%s: %d %s", bad, code, body)
 		}
 	}
+	// Ambiguous JSON is refused naming where (issue 7, measurement 2): the
+	// hook runtime would act on a value the policies did not see.
+	for bad, want := range map[string]string{
+		`{"event":"tool.pre_call","payload":{"tool_name":"edit_file","tool_input":{"path":"/etc/shadow","path":"/a"}}}`: `duplicate key \"path\" in payload.tool_input`,
+		`{"event":"tool.pre_call","Event":"session.start","payload":{}}`:                                                `keys \"event\" and \"Event\" differ only in case`,
+	} {
+		if code, body := post(bad); code != 400 || !strings.Contains(body, want) {
+			t.Errorf("%s: %d %s, want 400 naming %s", bad, code, body, want)
+		}
+	}
 	resp, err := http.Get(srv.URL + "/api/hooks/catalog?event=tool.pre_call")
 	if err != nil {
 		t.Fatal(err)
