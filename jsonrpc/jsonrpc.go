@@ -27,8 +27,8 @@ type Kind uint8
 // Kinds of messages.
 const (
 	Invalid      Kind = iota // not a JSON-RPC message
-	Request                  // a method and an id
-	Notification             // a method and no id
+	Request                  // a method and an id (null included)
+	Notification             // a method and no id member
 	Response                 // a result or an error, for an id
 )
 
@@ -43,7 +43,7 @@ func Classify(m map[string]any) Kind {
 		if _, isStr := method.(string); !isStr {
 			return Invalid
 		}
-		if id, ok := m["id"]; ok && id != nil {
+		if _, ok := m["id"]; ok { // a null id is still a request (JSON-RPC 2.0 §4)
 			return Request
 		}
 		return Notification

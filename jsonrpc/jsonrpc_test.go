@@ -16,7 +16,7 @@ func TestClassify(t *testing.T) {
 		{"request", map[string]any{"jsonrpc": "2.0", "id": 1.0, "method": "m"}, Request},
 		{"request with a string id", map[string]any{"id": "a", "method": "m"}, Request},
 		{"notification", map[string]any{"method": "m"}, Notification},
-		{"null id is a notification", map[string]any{"method": "m", "id": nil}, Notification},
+		{"null id is still a request", map[string]any{"method": "m", "id": nil}, Request},
 		{"result", map[string]any{"id": 1.0, "result": map[string]any{}}, Response},
 		{"error", map[string]any{"id": nil, "error": map[string]any{}}, Response},
 		{"method not a string", map[string]any{"id": 1.0, "method": 5.0}, Invalid},
