@@ -1,7 +1,6 @@
 package mcpgate
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/jsontest"
 )
 
 // The duplicate-key bypass (issue 7, measurement 2): policies saw the last
@@ -87,32 +87,6 @@ func TestHTTPAmbiguousJSONNeverForwarded(t *testing.T) {
 	}
 }
 
-// firstWinsDecode decodes keeping the first of duplicate keys.
-func firstWinsDecode(d *json.Decoder) any {
-	t, _ := d.Token()
-	switch t {
-	case json.Delim('{'):
-		m := map[string]any{}
-		for d.More() {
-			k, _ := d.Token()
-			v := firstWinsDecode(d)
-			if _, ok := m[k.(string)]; !ok {
-				m[k.(string)] = v
-			}
-		}
-		d.Token()
-		return m
-	case json.Delim('['):
-		a := []any{}
-		for d.More() {
-			a = append(a, firstWinsDecode(d))
-		}
-		d.Token()
-		return a
-	}
-	return t
-}
-
 // FuzzForwardedIsDecided: for any line or body, every message the gateway
 // would forward unchanged (its raw bytes) reads, first-wins and last-wins
 // alike, as exactly the payload the policies decided on.
@@ -135,7 +109,7 @@ func FuzzForwardedIsDecided(f *testing.F) {
 			if err := json.Unmarshal(msg.raw, &last); err != nil {
 				t.Fatalf("forwarded bytes do not decode: %v", err)
 			}
-			first := firstWinsDecode(json.NewDecoder(bytes.NewReader(msg.raw)))
+			first := jsontest.FirstWins(msg.raw)
 			// Numbers: Token gives float64 too, as Unmarshal does.
 			if !reflect.DeepEqual(last, any(msg.m)) || !reflect.DeepEqual(first, last) {
 				t.Fatalf("forwarded %s reads as %v / %v, decided on %v", msg.raw, first, last, msg.m)
