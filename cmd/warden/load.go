@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"log/slog"
 
 	"github.com/wardenhq/warden"
@@ -26,25 +25,15 @@ func addGuardianFlags(fs *flag.FlagSet) *guardianFlags {
 	return g
 }
 
+// options are the Guardian options the flags describe.
+func (g *guardianFlags) options() guardian.Options {
+	return guardian.Options{ConfigFile: *g.config, Policies: g.policies, NoBuiltin: !*g.builtin}
+}
+
 // open opens the Guardian the flags describe, recording in store (nil: no
 // trace).
 func (g *guardianFlags) open(store warden.Store, obs warden.Observer, log *slog.Logger) (*guardian.Guardian, error) {
-	return guardian.Open(guardian.Options{
-		ConfigFile: *g.config, Policies: g.policies, NoBuiltin: !*g.builtin,
-		Store: store, Observer: obs, Logger: log,
-	})
-}
-
-// source describes where the policies come from, for messages.
-func source(gd *guardian.Guardian, builtin bool) string {
-	paths := gd.PolicyPaths()
-	switch {
-	case len(paths) == 0 && builtin:
-		return "the built-in pack"
-	case len(paths) == 0:
-		return "no policy files (--builtin=false)"
-	case builtin:
-		return fmt.Sprintf("the built-in pack and %v", paths)
-	}
-	return fmt.Sprint(paths)
+	o := g.options()
+	o.Store, o.Observer, o.Logger = store, obs, log
+	return guardian.Open(o)
 }

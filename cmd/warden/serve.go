@@ -51,11 +51,10 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "opening the trace in %s: %v", *data, err)
 	}
-	gd, err := guardian.Open(guardian.Options{
-		ConfigFile: *gf.config, Policies: gf.policies, NoBuiltin: !*gf.builtin,
-		Store: store, Observer: metrics, Logger: log,
-		OnAsyncRun: metrics.AsyncRun, OnAsyncDrop: metrics.AsyncDrop,
-	})
+	opts := gf.options()
+	opts.Store, opts.Observer, opts.Logger = store, metrics, log
+	opts.OnAsyncRun, opts.OnAsyncDrop = metrics.AsyncRun, metrics.AsyncDrop
+	gd, err := guardian.Open(opts)
 	if err != nil {
 		store.Close()
 		fmt.Fprintln(stderr, err)
@@ -105,7 +104,8 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "warden listening on http://%s\n", ln.Addr())
-	log.Info("serving", "policies", gd.Policies().Len(), "from", source(gd, *gf.builtin), "data", *data)
+	set := gd.Policies()
+	log.Info("serving", "policies", set.Len(), "from", set.Spec().String(), "revision", fmt.Sprintf("%.12s", set.Revision()), "data", *data)
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
