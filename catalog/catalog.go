@@ -206,3 +206,24 @@ func Families() []string {
 
 // Glob is warden.Glob: * matches any run of characters, ? exactly one.
 func Glob(pattern, s string) bool { return warden.Glob(pattern, s) }
+
+// Names returns every event name a policy or hook may be declared on: the
+// catalog's (once each), then the other A2A methods the A2A proxy governs
+// (A2AMethods). Declarations are checked against it.
+func Names() []string {
+	seen := make(map[string]bool, len(all)+len(A2AMethods))
+	var names []string
+	for _, e := range all {
+		if !seen[e.Name] {
+			seen[e.Name] = true
+			names = append(names, e.Name)
+		}
+	}
+	for _, m := range A2AMethods {
+		if !seen[m] {
+			seen[m] = true
+			names = append(names, m)
+		}
+	}
+	return names
+}

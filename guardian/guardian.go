@@ -86,7 +86,7 @@ func Open(opts Options) (*Guardian, error) {
 		g.log = slog.New(slog.DiscardHandler)
 	}
 	g.paths = append(append([]string(nil), cfg.Policies...), opts.Policies...)
-	set, err := policy.LoadSet(policy.Spec{Builtin: g.builtin, Paths: g.paths, Events: eventNames()})
+	set, err := policy.LoadSet(policy.Spec{Builtin: g.builtin, Paths: g.paths, Events: catalog.Names()})
 	if err != nil {
 		return nil, err
 	}
@@ -109,26 +109,6 @@ func Open(opts Options) (*Guardian, error) {
 	g.pool.OnRun, g.pool.OnDrop = opts.OnAsyncRun, opts.OnAsyncDrop
 	g.dec.SetAsync(hooks.Async{Router: g.router, Pool: g.pool})
 	return g, nil
-}
-
-// eventNames are the names a policy's events may match: the catalog's and
-// the other A2A methods the A2A proxy governs.
-func eventNames() []string {
-	seen := map[string]bool{}
-	var names []string
-	for _, e := range catalog.All() {
-		if !seen[e.Name] {
-			seen[e.Name] = true
-			names = append(names, e.Name)
-		}
-	}
-	for _, m := range catalog.A2AMethods {
-		if !seen[m] {
-			seen[m] = true
-			names = append(names, m)
-		}
-	}
-	return names
 }
 
 // Decide decides one step: it builds the event's views, runs the chain

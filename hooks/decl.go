@@ -202,15 +202,15 @@ func parseOne(file string, item *yaml.Node, i int, add func(*yaml.Node, string, 
 		bad(item, "hook %q: missing events", d.Name)
 	}
 	for i, p := range d.Events {
-		evs := catalog.Match(p)
-		if len(evs) == 0 {
+		if err := policy.CheckEvent(p, catalog.Names()); err != nil {
 			n := eventsNode
 			if n.Kind == yaml.SequenceNode && i < len(n.Content) {
 				n = n.Content[i] // the entry's own line
 			}
-			bad(n, "events: %v", policy.CheckEvent(p, catalogNames()))
+			bad(n, "events: %v", err)
 			continue
 		}
+		evs := catalog.Match(p)
 		if d.Async {
 			continue
 		}
@@ -226,16 +226,6 @@ func parseOne(file string, item *yaml.Node, i int, add func(*yaml.Node, string, 
 		}
 	}
 	return d, ok
-}
-
-// catalogNames returns the catalog's event names, for "did you mean".
-func catalogNames() []string {
-	all := catalog.All()
-	names := make([]string, len(all))
-	for i, e := range all {
-		names[i] = e.Name
-	}
-	return names
 }
 
 // ExpandEnv replaces ${VAR} with the environment's value; an unset variable

@@ -88,3 +88,15 @@ func TestParseValid(t *testing.T) {
 		t.Errorf("secteam: %+v", d)
 	}
 }
+
+// A hook may be declared on the A2A methods the proxy governs beyond the
+// catalog's seven (tasks/list, ...), as a policy may.
+func TestDeclOnProxyOnlyA2AMethods(t *testing.T) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte("- name: x\n  events: [tasks/list, \"tasks/pushNotificationConfig/*\"]\n  command: [/bin/true]\n"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs := Parse("w.yaml", doc.Content[0]); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+}
