@@ -24,7 +24,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			calls, _, err := parseBody(body)
+			calls, _, err := parseBody(body, 0)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -42,7 +42,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			if _, _, err := parseBody(body); err != nil {
+			if _, _, err := parseBody(body, 0); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -33,10 +33,24 @@ const cacheSize = 10000
 // DefaultMaxBody is the default limit of a request body: 4 MiB.
 const DefaultMaxBody int64 = 4 << 20
 
+// DefaultMaxBatch is the default limit of the entries of a batch.
+const DefaultMaxBatch = 1000
+
+// DefaultMaxResponse is the default limit of a response body: 8 MiB.
+const DefaultMaxResponse int64 = 8 << 20
+
 // Options configure a Handler. The zero value is usable.
 type Options struct {
 	// MaxBody limits the request body in bytes; 0 means DefaultMaxBody.
 	MaxBody int64
+	// MaxBatch limits the entries of a batch (limits.batch); 0 means
+	// DefaultMaxBatch. A larger batch is refused whole (-32600) while it
+	// is parsed, before any entry is decided.
+	MaxBatch int
+	// MaxResponse limits the response body in bytes (limits.response_bytes);
+	// 0 means DefaultMaxResponse. A batch whose answers grow past it stops
+	// deciding and is answered with one -32600 error instead.
+	MaxResponse int64
 	// Version is the guardian version ping answers; "" means "dev".
 	Version string
 	// Logf logs failures that the answer does not show in full (a decision
@@ -59,6 +73,12 @@ type Handler struct {
 func NewHandler(d warden.Core, opts Options) *Handler {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = DefaultMaxBatch
+	}
+	if opts.MaxResponse <= 0 {
+		opts.MaxResponse = DefaultMaxResponse
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
@@ -149,10 +169,16 @@ func (h *Handler) Handle(ctx context.Context, body []byte) (resp []byte) {
 			resp = appendError(nil, nil, &Error{Code: CodeInternalError, Message: "internal error"})
 		}
 	}()
-	calls, batch, err := parseBody(body)
+	calls, batch, err := parseBody(body, h.opts.MaxBatch)
 	var amb *ambiguityError
 	if errors.As(err, &amb) {
 		return appendError(nil, nil, invalidRequest("%s", amb.Error()))
+	}
+	var over *batchLimitError
+	if errors.As(err, &over) {
+		e := invalidRequest("%s", over.Error())
+		e.Data = map[string]any{"limit": over.limit, "name": "limits.batch"}
+		return appendError(nil, nil, e)
 	}
 	if err != nil {
 		return appendError(nil, nil, &Error{Code: CodeParseError, Message: "parse error: " + err.Error()})
@@ -165,11 +191,17 @@ func (h *Handler) Handle(ctx context.Context, body []byte) (resp []byte) {
 		if !ok {
 			return nil
 		}
+		if int64(len(b)) > h.opts.MaxResponse {
+			return h.tooLarge(calls[0].idRaw, 1, 1)
+		}
 		return b
 	}
 	b := append(make([]byte, 0, 512*len(calls)), '[')
 	n := 0
-	for _, c := range calls {
+	for i, c := range calls {
+		if int64(len(b)) > h.opts.MaxResponse {
+			return h.tooLarge(nil, i, len(calls))
+		}
 		mark := len(b)
 		if n > 0 {
 			b = append(b, ',')
@@ -184,7 +216,20 @@ func (h *Handler) Handle(ctx context.Context, body []byte) (resp []byte) {
 	if n == 0 {
 		return nil
 	}
+	if int64(len(b))+1 > h.opts.MaxResponse {
+		return h.tooLarge(nil, len(calls), len(calls))
+	}
 	return append(b, ']')
+}
+
+// tooLarge is the answer to a body whose response grew past MaxResponse:
+// one error, the response built so far dropped. The first decided entries
+// were decided and recorded; the rest were not decided.
+func (h *Handler) tooLarge(id []byte, decided, total int) []byte {
+	e := invalidRequest("the response exceeds the limit of %d bytes%s (limits.response_bytes); the first %d of %d requests were processed (decided and recorded), the rest were not: send fewer or smaller requests",
+		h.opts.MaxResponse, mib(h.opts.MaxResponse), decided, total)
+	e.Data = map[string]any{"limit": h.opts.MaxResponse, "name": "limits.response_bytes", "decided": decided}
+	return appendError(nil, id, e)
 }
 
 // serve answers one request, appending its response to b; ok is false when

@@ -81,10 +81,21 @@ func (c *call) idText() string {
 	return ""
 }
 
+// batchLimitError is a batch with more entries than the limit: an invalid
+// request, found while parsing the entry past the limit, before any entry
+// is decided (and without building the rest).
+type batchLimitError struct{ limit int }
+
+func (e *batchLimitError) Error() string {
+	return fmt.Sprintf("batch exceeds the limit of %d entries (limits.batch)", e.limit)
+}
+
 // parseBody parses an HTTP body: one request object, or a batch (an array)
 // of them. batch reports the array form. Any syntax error anywhere is a
-// parse error for the whole body, as JSON-RPC 2.0 requires.
-func parseBody(body []byte) (calls []*call, batch bool, err error) {
+// parse error for the whole body, as JSON-RPC 2.0 requires. A batch of more
+// than maxBatch entries (maxBatch > 0) fails with *batchLimitError as soon
+// as the entry past the limit begins: the text after it is not read.
+func parseBody(body []byte, maxBatch int) (calls []*call, batch bool, err error) {
 	if len(body) == 0 {
 		return nil, false, &syntaxError{msg: "empty body"}
 	}
@@ -101,6 +112,9 @@ func parseBody(body []byte) (calls []*call, batch bool, err error) {
 			return nil, true, p.end()
 		}
 		for {
+			if maxBatch > 0 && len(calls) == maxBatch {
+				return nil, true, &batchLimitError{maxBatch}
+			}
 			c, err := p.call(body)
 			if err != nil {
 				return nil, true, err

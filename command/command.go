@@ -31,6 +31,8 @@ const (
 	DefaultMaxStdout int64 = 1 << 20
 	// DefaultMaxStderr is the stderr excerpt size used when Config.MaxStderr is 0.
 	DefaultMaxStderr int64 = 8 << 10
+	// DefaultMaxProcs is the process limit used when Config.MaxProcs is 0.
+	DefaultMaxProcs = 8
 
 	// waitDelay bounds how long Run waits for the child's pipes to close
 	// after the child exited or was killed (e.g. a process that escaped the
@@ -74,7 +76,17 @@ type Config struct {
 	// carry the actual error; the rest is read and discarded so a chatty
 	// child never blocks on a full pipe.
 	MaxStderr int64
+	// MaxProcs bounds the processes of this hook running at once (default
+	// DefaultMaxProcs). A Run past it waits for a slot within its timeout
+	// and context; if none frees in time it fails (ErrBusy) without
+	// starting a process.
+	MaxProcs int
 }
+
+// ErrBusy is matched (errors.Is) by the error Run returns when no process
+// slot freed within the timeout; it also matches context.DeadlineExceeded
+// or context.Canceled, whichever ended the wait.
+var ErrBusy = errors.New("all process slots busy")
 
 // Handler runs one configured command hook. It is safe for concurrent use;
 // every Run starts a fresh process.
@@ -86,6 +98,7 @@ type Handler struct {
 	timeout   time.Duration
 	maxStdout int64
 	maxStderr int64
+	slots     chan struct{} // one token per running process
 }
 
 // New validates c and resolves the command. It fails on an empty Argv, a
@@ -126,6 +139,12 @@ func New(c Config) (*Handler, error) {
 	if c.MaxStdout < 0 || c.MaxStderr < 0 {
 		return nil, fmt.Errorf("command %q: negative output limit", name)
 	}
+	if c.MaxProcs < 0 {
+		return nil, fmt.Errorf("command %q: negative process limit", name)
+	}
+	if c.MaxProcs == 0 {
+		c.MaxProcs = DefaultMaxProcs
+	}
 	h := &Handler{
 		path:      path,
 		args:      append([]string(nil), c.Argv[1:]...),
@@ -134,6 +153,7 @@ func New(c Config) (*Handler, error) {
 		timeout:   c.Timeout,
 		maxStdout: c.MaxStdout,
 		maxStderr: c.MaxStderr,
+		slots:     make(chan struct{}, c.MaxProcs),
 	}
 	if h.maxStdout == 0 {
 		h.maxStdout = DefaultMaxStdout
@@ -169,6 +189,18 @@ type timeoutError struct{ d time.Duration }
 
 func (e *timeoutError) Error() string { return fmt.Sprintf("command timed out after %s", e.d) }
 func (e *timeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// busyError is returned when no process slot freed before the deadline.
+type busyError struct {
+	n     int
+	cause error
+}
+
+func (e *busyError) Error() string {
+	return fmt.Sprintf("%d processes of this hook already running (limits.hook_procs); none finished in time: %v", e.n, e.cause)
+}
+func (e *busyError) Is(target error) bool { return target == ErrBusy }
+func (e *busyError) Unwrap() error        { return e.cause }
 
 // ExitError is returned by Run when the command exited unsuccessfully.
 type ExitError struct {
@@ -215,6 +247,19 @@ func (h *Handler) Run(ctx context.Context, payload []byte) ([]byte, error) {
 		var stop context.CancelFunc
 		base, stop = context.WithTimeoutCause(ctx, h.timeout, &timeoutError{h.timeout})
 		defer stop()
+	}
+	// At most cap(slots) processes at once: wait for a slot within the
+	// same deadline as the run itself.
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	default:
+		select {
+		case h.slots <- struct{}{}:
+			defer func() { <-h.slots }()
+		case <-base.Done():
+			return nil, &busyError{n: cap(h.slots), cause: context.Cause(base)}
+		}
 	}
 	runCtx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)

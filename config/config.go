@@ -30,13 +30,15 @@ type Config struct {
 	MCP map[string]Upstream
 	// A2A are the upstream agents of /a2a/{agent} (a2a.agents).
 	A2A map[string]Upstream
+	// Limits are the resource bounds (limits:), defaults filled in.
+	Limits Limits
 }
 
 // Upstream is a server a gateway forwards to (warden.Upstream).
 type Upstream = warden.Upstream
 
 // Default returns the configuration used without --config.
-func Default() *Config { return &Config{DefaultDecision: warden.Allow} }
+func Default() *Config { return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits()} }
 
 // Error and ErrorList are the policy loader's located errors: a config and
 // its policies report problems the same way ("file:line: message").
@@ -122,16 +124,23 @@ func Parse(file string, data []byte) (*Config, error) {
 			decls, herrs := hooks.Parse(file, v)
 			errs = append(errs, herrs...)
 			c.Hooks = decls
+		case "limits":
+			l, lerrs := parseLimits(file, v)
+			errs = append(errs, lerrs...)
+			c.Limits = l
 		default:
 			if why, ok := notYet[k.Value]; ok {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a)", k.Value)
+			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, limits)", k.Value)
 		}
 	}
 	if len(errs) > 0 {
 		return nil, errs
+	}
+	for i := range c.Hooks {
+		c.Hooks[i].MaxProcs = c.Limits.HookProcs
 	}
 	return c, nil
 }

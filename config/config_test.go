@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wardenhq/warden"
 )
@@ -49,6 +50,26 @@ func TestParse(t *testing.T) {
 		{name: "policies not a list", yaml: "policies: {a: b}\n", wantErr: "warden.yaml:1: policies: expected a list"},
 		{name: "syntax error", yaml: "a: b\n  c: d\n", wantErr: "warden.yaml:2:"},
 		{name: "not a mapping", yaml: "- a\n", wantErr: "warden.yaml:1: expected a mapping"},
+		{name: "default limits", yaml: "", check: func(t *testing.T, c *Config) {
+			if c.Limits != DefaultLimits() || c.Limits.Batch != 1000 || c.Limits.HookProcs != 8 || c.Limits.Connections != 4096 {
+				t.Fatalf("limits %+v", c.Limits)
+			}
+		}},
+		{name: "limits", yaml: "hooks:\n  - {name: h, events: [tool.pre_call], command: [true]}\nlimits: {batch: 10, response_bytes: 1MiB, connections: 64, header_timeout: 2s, body_timeout: 5s, hook_procs: 2, runs_bytes: 64KiB}\n",
+			check: func(t *testing.T, c *Config) {
+				want := Limits{Batch: 10, ResponseBytes: 1 << 20, Connections: 64, HeaderTimeout: 2 * time.Second, BodyTimeout: 5 * time.Second, HookProcs: 2, RunsBytes: 64 << 10}
+				if c.Limits != want {
+					t.Fatalf("limits %+v, want %+v", c.Limits, want)
+				}
+				if c.Hooks[0].MaxProcs != 2 {
+					t.Fatalf("hook MaxProcs %d, want limits.hook_procs", c.Hooks[0].MaxProcs)
+				}
+			}},
+		{name: "limits bad batch", yaml: "limits:\n  batch: 0\n", wantErr: `warden.yaml:2: limits.batch: expected an integer in 1..1000000, got "0"`},
+		{name: "limits bad size", yaml: "limits:\n  connections: 10\n  runs_bytes: lots\n", wantErr: `warden.yaml:3: limits.runs_bytes: expected a size`},
+		{name: "limits bad duration", yaml: "limits:\n  body_timeout: forever\n", wantErr: `warden.yaml:2: limits.body_timeout: expected a duration`},
+		{name: "limits unknown key", yaml: "limits:\n  batches: 3\n", wantErr: `warden.yaml:2: limits: unknown key "batches"`},
+		{name: "limits not a mapping", yaml: "limits: 3\n", wantErr: `warden.yaml:1: limits: expected a mapping`},
 	}
 	t.Setenv("UP_TOKEN", "t0k")
 	for _, tt := range tests {

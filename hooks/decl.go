@@ -43,6 +43,7 @@ type Decl struct {
 	Command  []string
 	URL      string
 	Headers  map[string]string // ${VAR}-expanded; secrets: never log
+	MaxProcs int               // command: processes at once (limits.hook_procs); 0: command.DefaultMaxProcs
 	File     string
 	Line     int
 	order    int

@@ -37,6 +37,13 @@ func dispatcher(t testing.TB, src string) (*Dispatcher, *memStore, *Pool) {
 // dispatcherPool is dispatcher with an async pool of the given size.
 func dispatcherPool(t testing.TB, src string, workers, queue int) (*Dispatcher, *memStore, *Pool, *Router) {
 	t.Helper()
+	return dispatcherWith(t, src, workers, queue, nil)
+}
+
+// dispatcherWith is dispatcherPool with a change to every declaration (as
+// the config makes, e.g. MaxProcs from limits.hook_procs) before building.
+func dispatcherWith(t testing.TB, src string, workers, queue int, change func(*Decl)) (*Dispatcher, *memStore, *Pool, *Router) {
+	t.Helper()
 	src = strings.ReplaceAll(src, "$S", scripts)
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
@@ -45,6 +52,11 @@ func dispatcherPool(t testing.TB, src string, workers, queue int) (*Dispatcher, 
 	decls, errs := Parse("test.yaml", doc.Content[0])
 	if len(errs) > 0 {
 		t.Fatal(errs)
+	}
+	for i := range decls {
+		if change != nil {
+			change(&decls[i])
+		}
 	}
 	set, err := policy.LoadFS(os.DirFS(t.TempDir()))
 	if err != nil {

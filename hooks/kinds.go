@@ -15,7 +15,7 @@ type builder func(d Decl) (warden.Handler, error)
 // approval, gRPC or ACS guardian) adds its constructor here and nowhere else.
 var builders = map[string]builder{
 	KindCommand: func(d Decl) (warden.Handler, error) {
-		c, err := command.New(command.Config{Argv: d.Command, Timeout: d.Timeout})
+		c, err := command.New(command.Config{Argv: d.Command, Timeout: d.Timeout, MaxProcs: d.MaxProcs})
 		if err != nil {
 			return nil, err
 		}

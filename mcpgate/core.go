@@ -79,9 +79,15 @@ const notRPC = "invalid request: not a JSON-RPC 2.0 message"
 // case, invalid UTF-8: jsonstrict), is returned in bads, with its id when it
 // has one; it is never forwarded, so what is forwarded is what the policies
 // saw.
-func parse(data []byte) (msgs []*message, bads []bad, isBatch bool, err error) {
+//
+// A batch of more than maxBatch entries fails whole with
+// *jsonrpc.BatchLimitError before any entry is decoded.
+func parse(data []byte, maxBatch int) (msgs []*message, bads []bad, isBatch bool, err error) {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '[' {
+		if jsonrpc.OverBatch(data, maxBatch) {
+			return nil, nil, true, &jsonrpc.BatchLimitError{Limit: maxBatch}
+		}
 		var items []json.RawMessage
 		if err := json.Unmarshal(data, &items); err != nil {
 			return nil, nil, true, err
@@ -156,11 +162,20 @@ type verdict struct {
 	out    []byte // the message to forward (raw when unchanged)
 }
 
-// gate holds what both gateways share: the decision core and the tool
-// server name.
+// gate holds what both gateways share: the decision core, the tool server
+// name and the batch limit.
 type gate struct {
-	dec    warden.Core
-	server string
+	dec      warden.Core
+	server   string
+	maxBatch int
+}
+
+// batchLimit is max, or jsonrpc.DefaultMaxBatch when max <= 0.
+func batchLimit(max int) int {
+	if max <= 0 {
+		return jsonrpc.DefaultMaxBatch
+	}
+	return max
 }
 
 // decide runs one message through the chain. tool is the tool view of the

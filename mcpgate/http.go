@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/jsonrpc"
 	"github.com/wardenhq/warden/sse"
 )
 
@@ -27,6 +28,11 @@ type HTTPOptions struct {
 	// MaxMessage bounds a request body, a JSON response body and one SSE
 	// event (default DefaultMaxMessage).
 	MaxMessage int
+	// MaxBatch bounds the entries of a batch in either direction
+	// (limits.batch; default jsonrpc.DefaultMaxBatch). A client batch over
+	// it is refused whole (-32600) before any entry is decided; a server
+	// answer over it is refused as garbage.
+	MaxBatch int
 	// Client calls the upstreams (default: a client with a 10s dial timeout
 	// and no total timeout, which would cut streams).
 	Client *http.Client
@@ -76,7 +82,7 @@ func NewHTTP(dec warden.Core, upstreams map[string]warden.Upstream, opts HTTPOpt
 	}
 	h := &HTTP{ups: make(map[string]*upstream, len(upstreams)), opts: opts}
 	for name, u := range upstreams {
-		h.ups[name] = &upstream{gate: gate{dec: dec, server: name}, cfg: u}
+		h.ups[name] = &upstream{gate: gate{dec: dec, server: name, maxBatch: batchLimit(opts.MaxBatch)}, cfg: u}
 	}
 	return h
 }
@@ -198,7 +204,12 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 		writeRPCError(w, http.StatusRequestEntityTooLarge, CodeInvalidRequest, err.Error())
 		return
 	}
-	msgs, bad, isBatch, err := parse(body)
+	msgs, bad, isBatch, err := parse(body, up.maxBatch)
+	var over *jsonrpc.BatchLimitError
+	if errors.As(err, &over) {
+		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, over.Error())
+		return
+	}
 	if err != nil {
 		writeRPCError(w, http.StatusBadRequest, CodeParseError, "parse error: "+err.Error())
 		return
@@ -372,7 +383,7 @@ func (h *HTTP) relayJSON(w http.ResponseWriter, r *http.Request, resp *http.Resp
 		return
 	}
 	c.timer.Stop()
-	msgs, _, respBatch, err := parse(body)
+	msgs, _, respBatch, err := parse(body, up.maxBatch)
 	if err != nil || len(msgs) == 0 {
 		h.opts.Logf("mcp %s: the server answered something that is not JSON-RPC; dropped", up.server)
 		h.failRequests(w, up, ids, local, batch, fmt.Sprintf("MCP server %q answered something that is not JSON-RPC", up.server))
@@ -494,7 +505,7 @@ func (h *HTTP) dispatchSSE(ctx context.Context, w http.ResponseWriter, writeEven
 		h.opts.Logf("mcp %s: SSE event of type %q dropped", up.server, event)
 		return nil
 	}
-	msgs, _, _, err := parse(data)
+	msgs, _, _, err := parse(data, up.maxBatch)
 	if err != nil || len(msgs) == 0 {
 		h.opts.Logf("mcp %s: an SSE event that is not JSON-RPC; dropped", up.server)
 		return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/jsonrpc"
 )
 
 // ErrServerExited is returned by Stdio.Run when the server's output ends.
@@ -26,6 +27,10 @@ type StdioOptions struct {
 	SessionID string
 	// MaxLine bounds one line in either direction (default DefaultMaxMessage).
 	MaxLine int
+	// MaxBatch bounds the entries of a batch line in either direction
+	// (limits.batch; default jsonrpc.DefaultMaxBatch): a client batch over
+	// it is refused whole (-32600), a server one dropped.
+	MaxBatch int
 	// Logf reports what the gateway drops (malformed server output); it goes
 	// to stderr, never to stdout, which is the MCP channel. Nil: silent.
 	Logf func(format string, args ...any)
@@ -46,7 +51,7 @@ type Stdio struct {
 
 // NewStdio returns a stdio gateway deciding with dec.
 func NewStdio(dec warden.Core, opts StdioOptions) *Stdio {
-	s := &Stdio{gate: gate{dec: dec, server: opts.Server}, sid: opts.SessionID, max: opts.MaxLine,
+	s := &Stdio{gate: gate{dec: dec, server: opts.Server, maxBatch: batchLimit(opts.MaxBatch)}, sid: opts.SessionID, max: opts.MaxLine,
 		logf: opts.Logf, fromCli: newPending(), fromSrv: newPending()}
 	if s.sid == "" {
 		id, err := uuid.NewV7()
@@ -201,7 +206,11 @@ func (s *Stdio) fromClientLine(ctx context.Context, line []byte, tooLong bool) e
 		id, _ := headID(line)
 		return s.client.write(errorMessage(id, CodeInvalidRequest, fmt.Sprintf("message exceeds %d bytes", s.max)))
 	}
-	msgs, bad, _, err := parse(line)
+	msgs, bad, _, err := parse(line, s.maxBatch)
+	var over *jsonrpc.BatchLimitError
+	if errors.As(err, &over) {
+		return s.client.write(errorMessage(nil, CodeInvalidRequest, over.Error()))
+	}
 	if err != nil {
 		return s.client.write(errorMessage(nil, CodeParseError, "parse error: "+err.Error()))
 	}
@@ -230,9 +239,9 @@ func (s *Stdio) fromServerLine(ctx context.Context, line []byte, tooLong bool) e
 		}
 		return nil
 	}
-	msgs, bad, _, err := parse(line)
+	msgs, bad, _, err := parse(line, s.maxBatch)
 	if err != nil {
-		s.logf("MCP server sent a line that is not JSON (%d bytes); dropped", len(line))
+		s.logf("MCP server sent a line that is not JSON or is a batch over the limit (%d bytes); dropped", len(line))
 		return nil
 	}
 	if len(bad) > 0 {

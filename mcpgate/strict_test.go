@@ -100,7 +100,7 @@ func FuzzForwardedIsDecided(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		msgs, _, _, err := parse(data)
+		msgs, _, _, err := parse(data, 0)
 		if err != nil {
 			return
 		}

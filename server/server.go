@@ -3,14 +3,12 @@
 package server
 
 import (
-	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +27,12 @@ type Options struct {
 	Store       warden.Store // GET /api/hooks/runs
 	Metrics     *Metrics     // GET /metrics
 	Pprof       bool         // expose /debug/pprof/ (off by default)
+	// RunsBytes bounds one /api/hooks/runs response (limits.runs_bytes);
+	// 0 means DefaultRunsBytes.
+	RunsBytes int64
+	// BodyTimeout bounds reading a request body (limits.body_timeout); 0:
+	// no bound of its own.
+	BodyTimeout time.Duration
 }
 
 // defaultLast is the number of records the runs API gives without ?last=,
@@ -49,7 +53,7 @@ func New(o Options) http.Handler {
 	if o.Metrics != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Metrics.Registry, promhttp.HandlerOpts{}))
 	}
-	mux.HandleFunc("GET /api/hooks/runs", runsHandler(o.Store))
+	mux.HandleFunc("GET /api/hooks/runs", runsHandler(o.Store, o.RunsBytes))
 	mux.HandleFunc("GET /api/hooks/events", eventsHandler)
 	if o.Dispatch != nil {
 		mux.Handle("/api/hooks/dispatch", o.Dispatch)
@@ -74,7 +78,11 @@ func New(o Options) http.Handler {
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	}
-	return rebindingGuard(mux)
+	var h http.Handler = mux
+	if o.BodyTimeout > 0 {
+		h = bodyDeadline(h, o.BodyTimeout)
+	}
+	return rebindingGuard(h)
 }
 
 // rebindingGuard refuses requests that arrived on a loopback address with a
@@ -111,41 +119,6 @@ func isLoopback(hostport string) bool {
 
 //go:embed index.html
 var indexHTML []byte
-
-func runsHandler(store warden.Store) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		f := warden.Query{Session: q.Get("session"), Event: q.Get("event"), Decision: q.Get("decision")}
-		last := defaultLast
-		if s := q.Get("last"); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 1 || n > maxLast {
-				httpError(w, http.StatusBadRequest, fmt.Sprintf("last: expected an integer in 1..%d, got %q", maxLast, s))
-				return
-			}
-			last = n
-		}
-		if f.Decision != "" {
-			if _, err := warden.ParseRecorded(f.Decision); err != nil {
-				httpError(w, http.StatusBadRequest, "decision: expected allow, deny, modify, ask or defer")
-				return
-			}
-		}
-		if store == nil {
-			httpError(w, http.StatusServiceUnavailable, "no trace store")
-			return
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-		defer cancel()
-		recs, err := warden.Collect(ctx, store, f, last)
-		if err != nil {
-			httpError(w, http.StatusInternalServerError, "reading the trace: "+err.Error())
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(recs)
-	}
-}
 
 func httpError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")

@@ -227,6 +227,14 @@ func TestRuns(t *testing.T) {
 	if code != exitOK || strings.Count(out, "\n") != 4 || !strings.HasPrefix(strings.Split(out, "\n")[1], "1970-01-01T00:16:42") {
 		t.Fatalf("table newest first, got:\n%s", out)
 	}
+	// Paging: --last 1, then --after the id it gave.
+	code, out, _ = cli(t, "", "runs", "--data", dir, "-o", "json", "--last", "1", "--after", "rmodify")
+	if err := json.Unmarshal([]byte(out), &recs); code != exitOK || err != nil || len(recs) != 1 || recs[0].ID != "rdeny" {
+		t.Fatalf("--after rmodify: exit %d, %v %+v", code, err, recs)
+	}
+	if code, out, _ = cli(t, "", "runs", "--data", dir, "-o", "json", "--decision", "ask"); code != exitOK || out != "[]\n" {
+		t.Fatalf("no records: exit %d, %q", code, out)
+	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -236,6 +244,7 @@ func TestRuns(t *testing.T) {
 		{"runs", "--data", dir, "--last", "0"},
 		{"runs", "--data", dir, "--last", "10001"},
 		{"runs", "--data", filepath.Join(dir, "missing")},
+		{"runs", "--data", dir, "--after", "no-such-record"},
 	} {
 		if code, _, errOut := cli(t, "", args...); code != exitError || errOut == "" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)

@@ -103,7 +103,7 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	gw := mcpgate.NewStdio(gd, mcpgate.StdioOptions{Server: *name, Logf: func(format string, a ...any) {
+	gw := mcpgate.NewStdio(gd, mcpgate.StdioOptions{Server: *name, MaxBatch: gd.Config().Limits.Batch, Logf: func(format string, a ...any) {
 		fmt.Fprintf(stderr, "warden mcp: "+format+"\n", a...)
 	}})
 	runErr := gw.Run(ctx, stdin, stdout, fromServer, toServer)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,6 +24,7 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.Session, "session", "", "only this session id")
 	fs.StringVar(&f.Event, "event", "", "only this event")
 	fs.StringVar(&f.Decision, "decision", "", "only this decision (allow, deny, modify)")
+	fs.StringVar(&f.After, "after", "", "continue after this record id (the next page)")
 	last := fs.Int("last", 20, "newest N records")
 	out := fs.String("o", "table", "output: table or json")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -46,23 +48,50 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer store.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	recs, err := warden.Collect(ctx, store, f, *last)
-	if err != nil {
-		return fail(stderr, "reading the trace: %v", err)
-	}
+	// Records are written as the trace streams them: --last big records
+	// are never all held at once.
 	if *out == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(recs); err != nil {
-			return fail(stderr, "%v", err)
+		bw := bufio.NewWriter(stdout)
+		n := 0
+		var werr error
+		bw.WriteString("[")
+		err = store.Scan(ctx, f, func(r *warden.Record) bool {
+			b, err := json.MarshalIndent(r, "  ", "  ")
+			if err != nil {
+				werr = err
+				return false
+			}
+			if n > 0 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n  ")
+			bw.Write(b)
+			n++
+			return n < *last
+		})
+		if n > 0 {
+			bw.WriteString("\n")
 		}
-		return exitOK
+		bw.WriteString("]\n")
+		if err == nil {
+			err = werr
+		}
+		if err != nil {
+			return fail(stderr, "reading the trace: %v", err)
+		}
+		return flushErr(bw.Flush(), stderr)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tEVENT\tDECISION\tPOLICY\tREASON\tSESSION\tLATENCY")
-	for _, r := range recs {
+	n := 0
+	err = store.Scan(ctx, f, func(r *warden.Record) bool {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%dµs\n", r.Time.Format("2006-01-02T15:04:05.000Z"),
 			r.Event, r.Decision, dash(r.PolicyID), dash(clip(r.Reason, 60)), dash(clip(r.SessionID, 36)), r.LatencyUS)
+		n++
+		return n < *last
+	})
+	if err != nil {
+		return fail(stderr, "reading the trace: %v", err)
 	}
 	return flushErr(tw.Flush(), stderr)
 }

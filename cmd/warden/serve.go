@@ -28,6 +28,20 @@ const serveGCPercent = 400
 // shutdownGrace bounds how long in-flight requests may take on SIGINT/SIGTERM.
 const shutdownGrace = 30 * time.Second
 
+// fdReserve is the file descriptors kept for what is not a client
+// connection: the trace, upstream and hook connections, hook pipes.
+const fdReserve = 256
+
+// fdLimit returns the soft limit of open files (Go raises it to the hard
+// limit at start-up).
+func fdLimit() (uint64, bool) {
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
+		return 0, false
+	}
+	return r.Cur, true
+}
+
 func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("serve", stderr)
 	gf := addGuardianFlags(fs)
@@ -61,16 +75,17 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	cfg := gd.Config()
+	lim := cfg.Limits
 	var mcpGateway http.Handler // /mcp/{server}, only with configured servers
 	if len(cfg.MCP) > 0 {
-		mcpGateway = mcpgate.NewHTTP(gd, cfg.MCP, mcpgate.HTTPOptions{Logf: logf})
+		mcpGateway = mcpgate.NewHTTP(gd, cfg.MCP, mcpgate.HTTPOptions{MaxBatch: lim.Batch, Logf: logf})
 	}
 	var a2aProxy http.Handler // /a2a/{agent}, only with configured agents
 	if len(cfg.A2A) > 0 {
 		a2aProxy = a2agate.New(gd, cfg.A2A, a2agate.Options{Logf: logf})
 	}
 	handler := server.New(server.Options{
-		AOS:         aos.NewHandler(gd, aos.Options{Version: version, Logf: logf}),
+		AOS:         aos.NewHandler(gd, aos.Options{Version: version, MaxBatch: lim.Batch, MaxResponse: lim.ResponseBytes, Logf: logf}),
 		Dispatch:    gd.Dispatcher(),
 		HookCatalog: gd.Hooks().CatalogHandler(),
 		A2A:         a2aProxy,
@@ -78,21 +93,33 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		Store:       store,
 		Metrics:     metrics,
 		Pprof:       *pprof,
+		RunsBytes:   lim.RunsBytes,
+		BodyTimeout: lim.BodyTimeout,
 	})
 
-	ln, err := net.Listen("tcp", *addr)
+	inner, err := net.Listen("tcp", *addr)
 	if err != nil {
 		store.Close()
 		return fail(stderr, "listen on %s: %v", *addr, err)
 	}
+	// At most limits.connections open: past it the oldest connection that
+	// is not serving a request is closed, so a flood of slow connections
+	// neither exhausts file descriptors nor keeps /healthz out.
+	ln := server.LimitConns(inner, lim.Connections)
+	if soft, ok := fdLimit(); ok && uint64(lim.Connections)+fdReserve > soft {
+		log.Warn("limits.connections is close to or above the open-file limit; raise `ulimit -n` or lower limits.connections",
+			"connections", lim.Connections, "nofile", soft)
+	}
 	srv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    1 << 20,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnState:         ln.ConnState,
+		ReadHeaderTimeout: lim.HeaderTimeout,
+		// No ReadTimeout: the body has limits.body_timeout (server.Options),
+		// lifted once the body is read, so streams are not cut by it.
+		WriteTimeout:   60 * time.Second,
+		IdleTimeout:    120 * time.Second,
+		MaxHeaderBytes: 1 << 20,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

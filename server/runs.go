@@ -1,0 +1,108 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/wardenhq/warden"
+)
+
+// DefaultRunsBytes bounds one /api/hooks/runs response unless
+// Options.RunsBytes says otherwise: 8 MiB.
+const DefaultRunsBytes int64 = 8 << 20
+
+// Headers of a /api/hooks/runs response that holds fewer records than asked
+// for while more match: RunsTruncated says why ("bytes": the response
+// reached limits.runs_bytes; "last": ?last records were given), RunsNext is
+// the cursor to pass as ?after= for the next page.
+const (
+	RunsTruncated = "Warden-Runs-Truncated"
+	RunsNext      = "Warden-Runs-Next"
+)
+
+// runsHandler serves GET /api/hooks/runs: the newest ?last= records
+// matching ?session=, ?event=, ?decision=, after the cursor ?after= (a
+// record id), as a JSON array. Records are encoded as the store streams
+// them and the response stops before it would exceed maxBytes (a record
+// larger than maxBytes on its own is sent alone), so memory holds at most
+// one page of maxBytes, whatever the records weigh.
+func runsHandler(store warden.Store, maxBytes int64) http.HandlerFunc {
+	if maxBytes <= 0 {
+		maxBytes = DefaultRunsBytes
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		f := warden.Query{Session: q.Get("session"), Event: q.Get("event"), Decision: q.Get("decision"), After: q.Get("after")}
+		last := defaultLast
+		if s := q.Get("last"); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 || n > maxLast {
+				httpError(w, http.StatusBadRequest, fmt.Sprintf("last: expected an integer in 1..%d, got %q", maxLast, s))
+				return
+			}
+			last = n
+		}
+		if f.Decision != "" {
+			if _, err := warden.ParseRecorded(f.Decision); err != nil {
+				httpError(w, http.StatusBadRequest, "decision: expected allow, deny, modify, ask or defer")
+				return
+			}
+		}
+		if store == nil {
+			httpError(w, http.StatusServiceUnavailable, "no trace store")
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		var (
+			page      bytes.Buffer
+			enc       = json.NewEncoder(&page)
+			n         int
+			lastID    string
+			truncated string
+			encErr    error
+		)
+		page.WriteByte('[')
+		err := store.Scan(ctx, f, func(rec *warden.Record) bool {
+			if n == last {
+				truncated = "last"
+				return false
+			}
+			mark := page.Len()
+			if n > 0 {
+				page.WriteByte(',')
+			}
+			if encErr = enc.Encode(rec); encErr != nil {
+				return false
+			}
+			page.Truncate(page.Len() - 1) // Encode's newline
+			if n > 0 && int64(page.Len()+1) > maxBytes {
+				page.Truncate(mark)
+				truncated = "bytes"
+				return false
+			}
+			n++
+			lastID = rec.ID
+			return true
+		})
+		if err == nil {
+			err = encErr
+		}
+		if err != nil {
+			httpError(w, http.StatusInternalServerError, "reading the trace: "+err.Error())
+			return
+		}
+		page.WriteString("]\n")
+		w.Header().Set("Content-Type", "application/json")
+		if truncated != "" {
+			w.Header().Set(RunsTruncated, truncated)
+			w.Header().Set(RunsNext, lastID)
+		}
+		_, _ = w.Write(page.Bytes())
+	}
+}
