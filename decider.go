@@ -93,6 +93,8 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 	var err error
 	if d.store != nil {
 		rec := NewRecord(ev, &out, time.Now())
+		p := PrincipalFrom(ctx)
+		rec.Caller, rec.Tenant = p.Name, p.Tenant
 		out.RecordID = rec.ID
 		// A step that was decided is recorded even if its caller went away
 		// meanwhile (an audit trail of attempts), within a bounded wait.

@@ -96,3 +96,24 @@ func TestNewRecordEncodesPayloadWithoutRaw(t *testing.T) {
 		t.Fatalf("record %+v", r)
 	}
 }
+
+func TestDeciderRecordsThePrincipal(t *testing.T) {
+	st := &memStore{}
+	d := NewDecider(NewChain(Allow), nil, st, nil)
+	ctx := WithPrincipal(context.Background(), Principal{Name: "agents", Tenant: "acme"})
+	if _, err := d.Decide(ctx, &Event{Name: "steps/message", Payload: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Decide(context.Background(), &Event{Name: "steps/message", Payload: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := st.recs[0]; r.Caller != "agents" || r.Tenant != "acme" {
+		t.Errorf("with a principal: caller %q tenant %q", r.Caller, r.Tenant)
+	}
+	if r := st.recs[1]; r.Caller != "" || r.Tenant != "" {
+		t.Errorf("without: caller %q tenant %q", r.Caller, r.Tenant)
+	}
+	if p := PrincipalFrom(context.Background()); p != (Principal{}) {
+		t.Errorf("PrincipalFrom(empty ctx) = %+v", p)
+	}
+}
