@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/policy"
 )
@@ -30,6 +31,12 @@ type Config struct {
 	MCP map[string]Upstream
 	// A2A are the upstream agents of /a2a/{agent} (a2a.agents).
 	A2A map[string]Upstream
+	// Auth are the credentials every surface but /healthz asks for (auth:);
+	// its zero value leaves the surfaces open.
+	Auth auth.Config
+	// Origins are the browser origins allowed besides the same origin
+	// (origins:), canonical scheme://host:port.
+	Origins []string
 }
 
 // Upstream is a server a gateway forwards to (warden.Upstream).
@@ -118,6 +125,14 @@ func Parse(file string, data []byte) (*Config, error) {
 			} else {
 				c.A2A = ups
 			}
+		case "auth":
+			a, aerrs := parseAuth(file, v)
+			errs = append(errs, aerrs...)
+			c.Auth = a
+		case "origins":
+			o, oerrs := parseOrigins(file, v)
+			errs = append(errs, oerrs...)
+			c.Origins = o
 		case "hooks":
 			decls, herrs := hooks.Parse(file, v)
 			errs = append(errs, herrs...)
@@ -127,7 +142,7 @@ func Parse(file string, data []byte) (*Config, error) {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a)", k.Value)
+			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, auth, origins)", k.Value)
 		}
 	}
 	if len(errs) > 0 {
