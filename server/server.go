@@ -29,6 +29,8 @@ type Options struct {
 	Store       warden.Store // GET /api/hooks/runs
 	Metrics     *Metrics     // GET /metrics
 	Pprof       bool         // expose /debug/pprof/ (off by default)
+	// Security is checked before any surface sees a request (guard.go).
+	Security Security
 }
 
 // defaultLast is the number of records the runs API gives without ?last=,
@@ -74,7 +76,7 @@ func New(o Options) http.Handler {
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	}
-	return rebindingGuard(mux)
+	return rebindingGuard(guard(o.Security, mux))
 }
 
 // rebindingGuard refuses requests that arrived on a loopback address with a
