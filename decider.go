@@ -88,6 +88,9 @@ func (d *Decider) ChainFor(event string) *Chain {
 // Decide builds ev's views (whatever the surface put in them is replaced),
 // so every surface shows policies the same variables for the same step.
 func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
+	if p := PrincipalFrom(ctx); p != (Principal{}) {
+		ev.Principal = p
+	}
 	ev.BuildViews(d.views)
 	out := d.ChainFor(ev.Name).Decide(ctx, ev)
 	var err error
@@ -135,6 +138,7 @@ func NewRecord(ev *Event, out *Outcome, now time.Time) *Record {
 		PolicyID: out.PolicyID, PolicyVersion: out.PolicyVersion, Results: out.Results,
 		LatencyUS: out.Latency.Microseconds(), Input: ev.Raw,
 		PolicyRevision: out.PolicyRevision, Views: ev.ViewsJSON(),
+		Caller: ev.Principal.Name, Tenant: ev.Principal.Tenant,
 	}
 	if r.Results == nil {
 		r.Results = []Result{}

@@ -96,3 +96,35 @@ func TestNewRecordEncodesPayloadWithoutRaw(t *testing.T) {
 		t.Fatalf("record %+v", r)
 	}
 }
+
+type asyncSeen struct{ evs []*Event }
+
+func (a *asyncSeen) RunAsync(ev *Event) { a.evs = append(a.evs, ev) }
+
+func TestDeciderRecordsThePrincipal(t *testing.T) {
+	st := &memStore{}
+	d := NewDecider(NewChain(Allow, Step{Name: "g", Handler: fixed(Decision{Verdict: Modify, PolicyID: "m"})}), nil, st, nil)
+	as := &asyncSeen{}
+	d.SetAsync(as)
+	ctx := WithPrincipal(context.Background(), Principal{Name: "agents", Tenant: "acme"})
+	if _, err := d.Decide(ctx, &Event{Name: "steps/message", Payload: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Decide(context.Background(), &Event{Name: "steps/message", Payload: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := st.recs[0]; r.Caller != "agents" || r.Tenant != "acme" {
+		t.Errorf("with a principal: caller %q tenant %q", r.Caller, r.Tenant)
+	}
+	if r := st.recs[1]; r.Caller != "" || r.Tenant != "" {
+		t.Errorf("without: caller %q tenant %q", r.Caller, r.Tenant)
+	}
+	// The async hooks get the principal with the (modified) event, so their
+	// records name the caller too.
+	if len(as.evs) != 2 || as.evs[0].Principal != (Principal{Name: "agents", Tenant: "acme"}) || as.evs[1].Principal != (Principal{}) {
+		t.Errorf("async events %+v", as.evs)
+	}
+	if p := PrincipalFrom(context.Background()); p != (Principal{}) {
+		t.Errorf("PrincipalFrom(empty ctx) = %+v", p)
+	}
+}

@@ -29,6 +29,10 @@ type Event struct {
 	Raw []byte
 	// Envelope is what the surface knows about the step beside the payload.
 	Envelope Envelope
+	// Principal is who asked, as authentication established it. The
+	// Decider sets it from the request context (WithPrincipal) when that
+	// carries one; records of the event, async hooks' included, keep it.
+	Principal Principal
 
 	// The views, built by the Decider's ViewBuilder from Payload and
 	// Envelope (CONTRACT §7). Whatever a surface puts here is replaced.
@@ -151,7 +155,7 @@ func appendStrings(b *strings.Builder, v any) {
 func (e *Event) WithPayload(p map[string]any) *Event {
 	n := &Event{
 		Name: e.Name, Surface: e.Surface, Direction: e.Direction, RequestID: e.RequestID,
-		Payload: p, Envelope: e.Envelope, Agent: e.Agent, User: e.User, SessionID: e.SessionID,
+		Payload: p, Envelope: e.Envelope, Principal: e.Principal, Agent: e.Agent, User: e.User, SessionID: e.SessionID,
 		TurnID: e.TurnID, StepID: e.StepID, Tool: e.Tool, Message: e.Message, Reasoning: e.Reasoning,
 	}
 	n.BuildViews(e.views)

@@ -34,6 +34,11 @@ type Record struct {
 	// Views are the CEL views the decision was made on, a JSON object,
 	// stored verbatim.
 	Views json.RawMessage `json:"views,omitempty"`
+	// Caller is the authenticated principal that asked (a token's name);
+	// "" when the server has no auth.
+	Caller string `json:"caller"`
+	// Tenant is the caller's tenant; "" for none.
+	Tenant string `json:"tenant"`
 }
 
 // Query selects and orders the records a Scan visits. Zero fields match

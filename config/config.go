@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/policy"
 )
@@ -32,6 +33,12 @@ type Config struct {
 	A2A map[string]Upstream
 	// Limits are the resource bounds (limits:), defaults filled in.
 	Limits Limits
+	// Auth are the credentials every surface but /healthz asks for (auth:);
+	// its zero value leaves the surfaces open.
+	Auth auth.Config
+	// Origins are the browser origins allowed besides the same origin
+	// (origins:), canonical scheme://host:port.
+	Origins []string
 }
 
 // Upstream is a server a gateway forwards to (warden.Upstream).
@@ -120,6 +127,14 @@ func Parse(file string, data []byte) (*Config, error) {
 			} else {
 				c.A2A = ups
 			}
+		case "auth":
+			a, aerrs := parseAuth(file, v)
+			errs = append(errs, aerrs...)
+			c.Auth = a
+		case "origins":
+			o, oerrs := parseOrigins(file, v)
+			errs = append(errs, oerrs...)
+			c.Origins = o
 		case "hooks":
 			decls, herrs := hooks.Parse(file, v)
 			errs = append(errs, herrs...)
@@ -133,7 +148,7 @@ func Parse(file string, data []byte) (*Config, error) {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, limits)", k.Value)
+			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, limits, auth, origins)", k.Value)
 		}
 	}
 	if len(errs) > 0 {

@@ -33,6 +33,8 @@ type Options struct {
 	// BodyTimeout bounds reading a request body (limits.body_timeout); 0:
 	// no bound of its own.
 	BodyTimeout time.Duration
+	// Security is checked before any surface sees a request (guard.go).
+	Security Security
 }
 
 // defaultLast is the number of records the runs API gives without ?last=,
@@ -82,7 +84,7 @@ func New(o Options) http.Handler {
 	if o.BodyTimeout > 0 {
 		h = bodyDeadline(h, o.BodyTimeout)
 	}
-	return rebindingGuard(h)
+	return rebindingGuard(guard(o.Security, h))
 }
 
 // rebindingGuard refuses requests that arrived on a loopback address with a

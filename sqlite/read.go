@@ -29,7 +29,7 @@ const (
 const scanSQL = `SELECT rowid, id, time, event, surface, direction, request_id,
 	agent_id, session_id, turn_id, step_id, decision, reason, reason_codes,
 	policy_id, policy_version, latency_us, blob_off, results_len, input_len,
-	output_len, policy_revision, views_len FROM runs`
+	output_len, policy_revision, views_len, caller, tenant FROM runs`
 
 // row is one scanned row, its blob not yet read.
 type row struct {
@@ -156,7 +156,8 @@ func (s *Store) readChunk(ctx context.Context, query string, args []any, buf []r
 		if err := rows.Scan(&w.rowid, &r.ID, &w.us, &r.Event, &r.Surface, &r.Direction,
 			&r.RequestID, &r.AgentID, &r.SessionID, &r.TurnID, &r.StepID,
 			&r.Decision, &r.Reason, &w.codes, &r.PolicyID, &r.PolicyVersion,
-			&r.LatencyUS, &w.off, &w.nRes, &w.nIn, &w.nOut, &r.PolicyRevision, &w.nVws); err != nil {
+			&r.LatencyUS, &w.off, &w.nRes, &w.nIn, &w.nOut, &r.PolicyRevision, &w.nVws,
+			&r.Caller, &r.Tenant); err != nil {
 			return nil, s.readErr(ctx, "read run", err)
 		}
 	}

@@ -20,7 +20,7 @@ const (
 	abandoned              // its Record gave up (context done): skip it
 )
 
-const nCols = 22
+const nCols = 24
 
 // request is one Record call in flight. Its args are built on the caller's
 // goroutine so that the writer only binds and steps.
@@ -106,14 +106,16 @@ func (r *request) fill(rec *warden.Record) error {
 	a[19].Value = int64(len(rec.Output))
 	a[20].Value = rec.PolicyRevision
 	a[21].Value = int64(len(rec.Views))
+	a[22].Value = rec.Caller
+	a[23].Value = rec.Tenant
 	return nil
 }
 
 const insertSQL = `INSERT INTO runs (id, time, event, surface, direction,
 	request_id, agent_id, session_id, turn_id, step_id, decision, reason,
 	reason_codes, policy_id, policy_version, latency_us, blob_off, results_len,
-	input_len, output_len, policy_revision, views_len)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	input_len, output_len, policy_revision, views_len, caller, tenant)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // Record stores rec and returns once the transaction holding it has
 // committed (see the package documentation for what that guarantees). An

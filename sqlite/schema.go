@@ -50,6 +50,10 @@ var migrations = []migration{
 	CREATE INDEX runs_session_time ON runs (session_id, time);`),
 	// 1 → 2: what replay needs, and the indexes of a cursor scan.
 	migrateCursor,
+	// 2 → 3: who asked (the authenticated principal) and its tenant; ''
+	// in older rows and on a server without auth.
+	sqlStep(`ALTER TABLE runs ADD COLUMN caller TEXT NOT NULL DEFAULT '';
+		ALTER TABLE runs ADD COLUMN tenant TEXT NOT NULL DEFAULT '';`),
 }
 
 // migrateCursor adds the policy revision and the views (stored after the

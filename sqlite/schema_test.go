@@ -300,3 +300,55 @@ func TestScanStreams(t *testing.T) {
 		t.Errorf("Scan canceled at 2000: %v after %d records", err, n)
 	}
 }
+
+// TestMigrateFromSchema2 upgrades a schema-2 trace in place: old records
+// read back with no caller and tenant, new ones keep theirs.
+func TestMigrateFromSchema2(t *testing.T) {
+	dir := t.TempDir()
+	makeV1(t, dir, "a", "b")
+	db, err := sql.Open("sqlite", dsn(filepath.Join(dir, FileName)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrations[1](ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = 2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := OpenReadOnly(dir); err == nil || !strings.Contains(err.Error(), "older") {
+		t.Errorf("OpenReadOnly of schema 2: %v, want an 'older' error", err)
+	}
+	s := open(t, dir, Options{})
+	var v int
+	if err := s.rdb.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 3 || schemaVersion != 3 {
+		t.Fatalf("user_version = %d, %v; want 3", v, err)
+	}
+	nr := testRecord("new", base)
+	nr.Caller, nr.Tenant = "agents", "acme"
+	if err := s.Record(ctx, nr); err != nil {
+		t.Fatal(err)
+	}
+	got := scanAll(t, s, warden.Query{Oldest: true})
+	if g := idsOf(got); !slices.Equal(g, []string{"a", "b", "new"}) {
+		t.Fatalf("records %q", g)
+	}
+	for _, r := range got[:2] {
+		if r.Caller != "" || r.Tenant != "" || string(r.Input) == "" {
+			t.Errorf("old record %s: caller %q tenant %q input %s", r.ID, r.Caller, r.Tenant, r.Input)
+		}
+	}
+	if r := got[2]; r.Caller != "agents" || r.Tenant != "acme" {
+		t.Errorf("new record: caller %q tenant %q", r.Caller, r.Tenant)
+	}
+	s.Close()
+}

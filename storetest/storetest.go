@@ -228,6 +228,8 @@ func checkEqual(t *testing.T, got, want *warden.Record) {
 		{"PolicyVersion", got.PolicyVersion, want.PolicyVersion},
 		{"PolicyRevision", got.PolicyRevision, want.PolicyRevision},
 		{"LatencyUS", got.LatencyUS, want.LatencyUS},
+		{"Caller", got.Caller, want.Caller},
+		{"Tenant", got.Tenant, want.Tenant},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s = %#v, want %#v", f.name, f.got, f.want)
@@ -310,6 +312,8 @@ func testRoundTrip(t *testing.T, open func(*testing.T) warden.Store) {
 		PolicyRevision: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 		Views: json.RawMessage(`{"tool": {"name": "bash", "args": {"cmd": "rm -rf /"}},
 			"text": "rm -rf / ünïcødé", "n": [1, 2.5, null]}`),
+		Caller: "payments-agent ünï",
+		Tenant: "acme",
 	}
 	record(t, s, want)
 	got := scan(t, s, warden.Query{})

@@ -24,12 +24,13 @@ var commands = []struct {
 	name, usage string
 	run         func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 }{
-	{"serve", "serve [--config F] [--addr H:P] [--data DIR] [--policy PATH]... [--builtin=false]", cmdServe},
+	{"serve", "serve [--config F] [--addr H:P] [--insecure] [--data DIR] [--policy PATH]... [--builtin=false]", cmdServe},
 	{"check", "check [--config F] [--policy PATH]... [--builtin=false]", cmdCheck},
 	{"eval", "eval --event NAME [--config F] [--policy PATH]... [--builtin=false] < payload.json", cmdEval},
 	{"hooks", "hooks events [--family F] [--sync-only] [-o table|json] | hooks dispatch EVENT [--config F] [--policy PATH]... [--builtin=false] [--data DIR] < payload.json", cmdHooks},
 	{"mcp", "mcp stdio [--config F] [--policy PATH]... [--builtin=false] [--data DIR] [--name N] -- CMD ARGS...", cmdMCP},
 	{"runs", "runs [--data DIR] [--session S] [--event E] [--decision D] [--last N] [-o table|json]", cmdRuns},
+	{"token", "token new --name N --scopes S[,S...] [--tenant T]", cmdToken},
 	{"version", "version", cmdVersion},
 }
 

@@ -11,11 +11,13 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/wardenhq/warden/a2agate"
 	"github.com/wardenhq/warden/aos"
+	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/mcpgate"
 	"github.com/wardenhq/warden/server"
@@ -48,8 +50,24 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", "127.0.0.1:8787", "listen address (port 0 picks a free port)")
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace)")
 	pprof := fs.Bool("pprof", false, "expose /debug/pprof/ (profiling; keep off in production)")
+	insecure := fs.Bool("insecure", false, "serve a non-loopback address without auth.tokens (anyone who reaches it can decide, dispatch and read the trace)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	opts := gf.options()
+	cfg := config.Default()
+	if opts.ConfigFile != "" {
+		c, err := config.Load(opts.ConfigFile)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitError
+		}
+		cfg = c
+	}
+	opts.Config, opts.ConfigFile = cfg, ""
+	loopback := loopbackAddr(*addr)
+	if !cfg.Auth.Enabled() && !loopback && !*insecure {
+		return fail(stderr, "refusing to serve %s without authentication: configure auth.tokens in --config (see 'warden token new'), or pass --insecure", *addr)
 	}
 	if os.Getenv("GOGC") == "" {
 		// The live heap is small (compiled policies, in-flight requests), so
@@ -65,7 +83,6 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "opening the trace in %s: %v", *data, err)
 	}
-	opts := gf.options()
 	opts.Store, opts.Observer, opts.Logger = store, metrics, log
 	opts.OnAsyncRun, opts.OnAsyncDrop = metrics.AsyncRun, metrics.AsyncDrop
 	gd, err := guardian.Open(opts)
@@ -74,8 +91,14 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
-	cfg := gd.Config()
 	lim := cfg.Limits
+	if *insecure {
+		if cfg.Auth.Enabled() || loopback {
+			log.Warn("--insecure has no effect here: the surfaces are protected by auth.tokens or served on loopback only", "addr", *addr)
+		} else {
+			log.Warn("serving WITHOUT authentication on a non-loopback address (--insecure): anyone who can reach it can decide, dispatch and read the trace; configure auth.tokens", "addr", *addr)
+		}
+	}
 	var mcpGateway http.Handler // /mcp/{server}, only with configured servers
 	if len(cfg.MCP) > 0 {
 		mcpGateway = mcpgate.NewHTTP(gd, cfg.MCP, mcpgate.HTTPOptions{MaxBatch: lim.Batch, Logf: logf})
@@ -95,6 +118,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		Pprof:       *pprof,
 		RunsBytes:   lim.RunsBytes,
 		BodyTimeout: lim.BodyTimeout,
+		Security:    server.Security{Auth: &cfg.Auth, Origins: cfg.Origins},
 	})
 
 	inner, err := net.Listen("tcp", *addr)
@@ -132,7 +156,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	go func() { serveErr <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "warden listening on http://%s\n", ln.Addr())
 	set := gd.Policies()
-	log.Info("serving", "policies", set.Len(), "from", set.Spec().String(), "revision", fmt.Sprintf("%.12s", set.Revision()), "data", *data)
+	log.Info("serving", "auth_tokens", len(cfg.Auth.Tokens), "policies", set.Len(), "from", set.Spec().String(), "revision", fmt.Sprintf("%.12s", set.Revision()), "data", *data)
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -169,4 +193,28 @@ loop:
 		code = exitError
 	}
 	return code
+}
+
+// loopbackAddr reports whether a listen address serves the loopback
+// interface only: localhost, 127.0.0.0/8, ::1, or a name every address of
+// which is loopback. An empty host (":8787"), 0.0.0.0, :: and a LAN
+// address are not.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
+		return ip.IsLoopback()
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil || len(ips) == 0 {
+		return false
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,153 @@
+// Package auth holds who may talk to warden (CONTRACT §10): bearer tokens
+// stored as their SHA-256, the scopes they grant and the tenant they belong
+// to. The config package parses them; the server checks every request
+// against them.
+package auth
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// Scope is a set of permissions, a bit each.
+type Scope uint8
+
+// The scopes a token may hold.
+const (
+	// Decide: the deciding and forwarding surfaces (/aos, /mcp/*, /a2a/*,
+	// POST /api/hooks/dispatch).
+	Decide Scope = 1 << iota
+	// Read: GET /api/*, the UI, /metrics.
+	Read
+	// Approve: acting on approvals (a later issue).
+	Approve
+	// Admin: everything.
+	Admin
+)
+
+var scopeNames = []struct {
+	s    Scope
+	name string
+}{{Decide, "decide"}, {Read, "read"}, {Approve, "approve"}, {Admin, "admin"}}
+
+// ScopeNames are the scope names, in order.
+func ScopeNames() []string {
+	out := make([]string, len(scopeNames))
+	for i, n := range scopeNames {
+		out[i] = n.name
+	}
+	return out
+}
+
+// ParseScope returns the scope named name.
+func ParseScope(name string) (Scope, error) {
+	for _, n := range scopeNames {
+		if n.name == name {
+			return n.s, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown scope %q (want %s)", name, strings.Join(ScopeNames(), ", "))
+}
+
+// ParseScopes returns the union of the comma-separated scope names in s.
+func ParseScopes(s string) (Scope, error) {
+	var out Scope
+	for _, name := range strings.Split(s, ",") {
+		sc, err := ParseScope(strings.TrimSpace(name))
+		if err != nil {
+			return 0, err
+		}
+		out |= sc
+	}
+	return out, nil
+}
+
+// Allows reports whether s grants need: admin grants everything.
+func (s Scope) Allows(need Scope) bool { return s&Admin != 0 || s&need == need }
+
+// String is the scope names joined with ",".
+func (s Scope) String() string {
+	var names []string
+	for _, n := range scopeNames {
+		if s&n.s != 0 {
+			names = append(names, n.name)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// Token is one configured bearer token: warden keeps only its SHA-256.
+type Token struct {
+	Name   string
+	SHA256 [sha256.Size]byte
+	Scopes Scope
+	Tenant string
+}
+
+// Config is the auth section of the config file. Its zero value is no auth:
+// every surface is open.
+type Config struct {
+	Tokens []Token
+}
+
+// Enabled reports whether any credential is configured.
+func (c *Config) Enabled() bool { return c != nil && len(c.Tokens) > 0 }
+
+// Lookup returns the token whose SHA-256 is that of bearer. It hashes
+// bearer once and compares the hash with every configured token in
+// constant time, without stopping at a match, so neither the time taken
+// nor an early exit tells which entry (or how much of one) matched.
+func (c *Config) Lookup(bearer string) (Token, bool) {
+	if c == nil || bearer == "" {
+		return Token{}, false
+	}
+	sum := sha256.Sum256([]byte(bearer))
+	found := -1
+	for i := range c.Tokens {
+		eq := subtle.ConstantTimeCompare(sum[:], c.Tokens[i].SHA256[:])
+		found = subtle.ConstantTimeSelect(eq, i, found)
+	}
+	if found < 0 {
+		return Token{}, false
+	}
+	return c.Tokens[found], true
+}
+
+// TokenPrefix starts every token NewToken makes, so a leaked one is easy to
+// recognize (and to scan for).
+const TokenPrefix = "wdn_"
+
+// NewToken returns a fresh random token (32 bytes from crypto/rand,
+// base64url after TokenPrefix) and its SHA-256 in hex, as auth.tokens holds
+// it.
+func NewToken() (token, sum string, err error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", "", fmt.Errorf("reading random bytes: %w", err)
+	}
+	token = TokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	return token, Hash(token), nil
+}
+
+// Hash is the hex SHA-256 of token, as auth.tokens holds it.
+func Hash(token string) string {
+	s := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(s[:])
+}
+
+// ParseHash reads a hex SHA-256 (64 hex digits, either case).
+func ParseHash(s string) ([sha256.Size]byte, error) {
+	var out [sha256.Size]byte
+	if len(s) != 2*sha256.Size {
+		return out, fmt.Errorf("expected the token's sha256 as 64 hex digits, got %d characters", len(s))
+	}
+	if _, err := hex.Decode(out[:], []byte(s)); err != nil {
+		return out, fmt.Errorf("expected the token's sha256 as 64 hex digits: %v", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,144 @@
+package server
+
+import (
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/auth"
+)
+
+// Security is what every surface asks of a request before it is routed
+// (CONTRACT §10). The zero value leaves authentication off; the browser
+// checks (Origin, Content-Type) are always on.
+type Security struct {
+	// Auth are the accepted bearer tokens; nil or empty: no authentication.
+	Auth *auth.Config
+	// Origins are browser origins allowed besides the same origin, in
+	// auth.CanonicalOrigin form.
+	Origins []string
+}
+
+// guard applies sec in front of next, in this order, so that nothing is
+// decided, dispatched or forwarded for a refused request:
+//
+//  1. a request with an Origin header that is neither the request's own
+//     origin nor one of sec.Origins: 403 (a web page driving warden);
+//  2. with auth on, a request without a valid bearer token: 401 with
+//     WWW-Authenticate: Bearer; a token without the scope the surface
+//     needs: 403 (see needScope). The token is then removed from the
+//     request, so no gateway forwards it upstream, and its principal goes
+//     in the context (warden.WithPrincipal) for the trace;
+//  3. a POST whose Content-Type is not application/json: 415 (a browser's
+//     "simple request" cannot send application/json without a preflight).
+func guard(sec Security, next http.Handler) http.Handler {
+	authOn := sec.Auth.Enabled()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origins, ok := r.Header["Origin"]; ok && !originAllowed(r, origins, sec.Origins) {
+			httpError(w, http.StatusForbidden, "forbidden: Origin "+quoteFirst(origins)+" is not allowed (same origin, or the config's origins:)")
+			return
+		}
+		if authOn {
+			need, open := needScope(r)
+			if !open {
+				tok, ok := sec.Auth.Lookup(bearer(r))
+				if !ok {
+					challenge := `Bearer realm="warden"`
+					if r.Header.Get("Authorization") != "" {
+						challenge += `, error="invalid_token"`
+					}
+					w.Header().Set("WWW-Authenticate", challenge)
+					httpError(w, http.StatusUnauthorized, "unauthorized: a valid bearer token is required (Authorization: Bearer <token>)")
+					return
+				}
+				if !tok.Scopes.Allows(need) {
+					httpError(w, http.StatusForbidden, "forbidden: token "+tok.Name+" lacks the "+need.String()+" scope")
+					return
+				}
+				r.Header.Del("Authorization")
+				r = r.WithContext(warden.WithPrincipal(r.Context(), warden.Principal{Name: tok.Name, Tenant: tok.Tenant}))
+			}
+		}
+		if r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")) {
+			httpError(w, http.StatusUnsupportedMediaType, "unsupported media type: a POST must be Content-Type: application/json")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// needScope is the scope a request needs, or open for /healthz.
+//
+//	decide: /aos, /mcp/*, /a2a/* (every method), POST /api/hooks/dispatch
+//	read:   GET /api/*, GET / (the UI), GET /metrics
+//	admin:  everything else (/debug/pprof, ...); admin also grants all of the above
+//
+// Paths are taken as sent: one that is not clean is only ever redirected by
+// the mux, never served, and the redirect is checked again.
+func needScope(r *http.Request) (need auth.Scope, open bool) {
+	p := r.URL.Path
+	read := r.Method == http.MethodGet || r.Method == http.MethodHead
+	switch {
+	case p == "/healthz":
+		return 0, true
+	case p == "/aos" || strings.HasPrefix(p, "/mcp/") || strings.HasPrefix(p, "/a2a/"):
+		return auth.Decide, false
+	case p == "/api/hooks/dispatch" && r.Method == http.MethodPost:
+		return auth.Decide, false
+	case read && (strings.HasPrefix(p, "/api/") || p == "/" || p == "/metrics"):
+		return auth.Read, false
+	}
+	return auth.Admin, false
+}
+
+// bearer is the token of an "Authorization: Bearer <token>" header, or "".
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	const scheme = "bearer "
+	if len(h) <= len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
+		return ""
+	}
+	return strings.TrimSpace(h[len(scheme):])
+}
+
+// originAllowed reports whether the request's Origin (one header value) is
+// its own origin — the scheme it arrived on and its Host — or an allowed
+// one. "null", a malformed or a repeated Origin is not.
+func originAllowed(r *http.Request, origins, allowed []string) bool {
+	if len(origins) != 1 {
+		return false
+	}
+	o, ok := auth.CanonicalOrigin(origins[0])
+	if !ok {
+		return false
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return o == scheme+"://"+auth.HostPort(r.Host, scheme) || slices.Contains(allowed, o)
+}
+
+// isJSON reports whether a Content-Type is application/json (parameters
+// such as charset allowed).
+func isJSON(ct string) bool {
+	if ct == "application/json" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+func quoteFirst(v []string) string {
+	if len(v) == 0 {
+		return `""`
+	}
+	s := v[0]
+	if len(s) > 100 {
+		s = s[:100]
+	}
+	return strconv.Quote(s)
+}
