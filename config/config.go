@@ -30,6 +30,8 @@ type Config struct {
 	MCP map[string]Upstream
 	// A2A are the upstream agents of /a2a/{agent} (a2a.agents).
 	A2A map[string]Upstream
+	// Trace is what the trace keeps and for how long (trace:).
+	Trace Trace
 }
 
 // Upstream is a server a gateway forwards to (warden.Upstream).
@@ -118,6 +120,10 @@ func Parse(file string, data []byte) (*Config, error) {
 			} else {
 				c.A2A = ups
 			}
+		case "trace":
+			t, terrs := parseTrace(file, v)
+			errs = append(errs, terrs...)
+			c.Trace = t
 		case "hooks":
 			decls, herrs := hooks.Parse(file, v)
 			errs = append(errs, herrs...)
@@ -127,7 +133,7 @@ func Parse(file string, data []byte) (*Config, error) {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a)", k.Value)
+			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, trace)", k.Value)
 		}
 	}
 	if len(errs) > 0 {

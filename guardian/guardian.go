@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/redact"
 	"github.com/wardenhq/warden/sqlite"
 )
 
@@ -36,8 +37,14 @@ type Options struct {
 	// Store records every decision; nil with Data "" means no trace.
 	Store warden.Store
 	// Data opens the SQLite trace in this directory when Store is nil; the
-	// Guardian then owns it and closes it.
+	// Guardian then owns it and closes it. Unless the config's
+	// trace.raw_input is set, records in it are redacted (package redact)
+	// with the key in Data/trace.key, created on first use.
 	Data string
+	// RecordFilter, when set, changes every record before it is stored,
+	// instead of the redaction Data sets up (a Store of one's own is not
+	// redacted unless this is set, e.g. to redact.New(key).Filter).
+	RecordFilter warden.RecordFilter
 	// Observer is told of every decision (metrics); nil means none.
 	Observer warden.Observer
 	// AsyncWorkers and AsyncQueue size the async hook pool (0: the hooks
@@ -102,11 +109,22 @@ func Open(opts Options) (*Guardian, error) {
 		}
 		g.store, g.ownsStore = st, true
 	}
+	filter := opts.RecordFilter
+	if filter == nil && g.ownsStore && !cfg.Trace.RawInput {
+		key, err := redact.LoadKey(opts.Data)
+		if err != nil {
+			g.store.Close()
+			return nil, err
+		}
+		filter = redact.New(key).Filter
+	}
 	def := warden.NewChain(cfg.DefaultDecision, warden.Step{Name: "policy", Kind: hooks.KindPolicy, Handler: g.engine})
 	g.dec = warden.NewDecider(def, catalog.Views, g.store, opts.Observer)
 	g.dec.SetRouter(g.router.Chain)
+	g.dec.SetRecordFilter(filter)
 	g.pool = hooks.NewPool(opts.AsyncWorkers, opts.AsyncQueue, g.store)
 	g.pool.OnRun, g.pool.OnDrop = opts.OnAsyncRun, opts.OnAsyncDrop
+	g.pool.Filter = filter
 	g.dec.SetAsync(hooks.Async{Router: g.router, Pool: g.pool})
 	return g, nil
 }
