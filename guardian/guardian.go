@@ -37,13 +37,18 @@ type Options struct {
 	// Store records every decision; nil with Data "" means no trace.
 	Store warden.Store
 	// Data opens the SQLite trace in this directory when Store is nil; the
-	// Guardian then owns it and closes it. Unless the config's
-	// trace.raw_input is set, records in it are redacted (package redact)
-	// with the key in Data/trace.key, created on first use.
+	// Guardian then owns it and closes it.
+	//
+	// A trace in a data directory (Data, or a Store that is a
+	// *sqlite.Store) follows the config's trace section: unless
+	// trace.raw_input is set, every record is redacted (package redact)
+	// with the key in the directory's trace.key, created on first use;
+	// with trace.retention or trace.max_size, the store prunes itself in
+	// the background until it is closed.
 	Data string
 	// RecordFilter, when set, changes every record before it is stored,
-	// instead of the redaction Data sets up (a Store of one's own is not
-	// redacted unless this is set, e.g. to redact.New(key).Filter).
+	// instead of that redaction (any other Store is not redacted unless
+	// this is set, e.g. to redact.New(key).Filter).
 	RecordFilter warden.RecordFilter
 	// Observer is told of every decision (metrics); nil means none.
 	Observer warden.Observer
@@ -109,14 +114,12 @@ func Open(opts Options) (*Guardian, error) {
 		}
 		g.store, g.ownsStore = st, true
 	}
-	filter := opts.RecordFilter
-	if filter == nil && g.ownsStore && !cfg.Trace.RawInput {
-		key, err := redact.LoadKey(opts.Data)
-		if err != nil {
+	filter, err := g.traceSetup(opts)
+	if err != nil {
+		if g.ownsStore {
 			g.store.Close()
-			return nil, err
 		}
-		filter = redact.New(key).Filter
+		return nil, err
 	}
 	def := warden.NewChain(cfg.DefaultDecision, warden.Step{Name: "policy", Kind: hooks.KindPolicy, Handler: g.engine})
 	g.dec = warden.NewDecider(def, catalog.Views, g.store, opts.Observer)
@@ -127,6 +130,29 @@ func Open(opts Options) (*Guardian, error) {
 	g.pool.Filter = filter
 	g.dec.SetAsync(hooks.Async{Router: g.router, Pool: g.pool})
 	return g, nil
+}
+
+// traceSetup returns the record filter for the trace and starts its
+// pruning (see Options.Data).
+func (g *Guardian) traceSetup(opts Options) (warden.RecordFilter, error) {
+	st, _ := g.store.(*sqlite.Store)
+	if st == nil || st.Dir() == "" {
+		return opts.RecordFilter, nil
+	}
+	tc := g.cfg.Trace
+	if err := st.StartPruning(sqlite.Retention{MaxAge: tc.Retention, MaxSize: tc.MaxSize}, func(err error) {
+		g.log.Warn("pruning the trace", "err", err)
+	}); err != nil {
+		return nil, err
+	}
+	if opts.RecordFilter != nil || tc.RawInput {
+		return opts.RecordFilter, nil
+	}
+	key, err := redact.LoadKey(st.Dir())
+	if err != nil {
+		return nil, err
+	}
+	return redact.New(key).Filter, nil
 }
 
 // Decide decides one step: it builds the event's views, runs the chain
