@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"hash"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -50,6 +51,9 @@ func New(key []byte) *Redactor {
 // (JSON, kept valid), Reason, and each result's Reason, Error, Refused and
 // Patch. It is a warden.RecordFilter.
 func (r *Redactor) Filter(rec *warden.Record) {
+	if !mayMatch(rec) {
+		return
+	}
 	rec.Input = r.JSON(rec.Input)
 	rec.Output = r.JSON(rec.Output)
 	rec.Views = r.JSON(rec.Views)
@@ -73,6 +77,43 @@ func (r *Redactor) Filter(rec *warden.Record) {
 	}
 }
 
+// sep joins a record's texts for mayMatch: a byte no detector reads as
+// part of a match or as a separator inside one (TestSeparator).
+const sep = "\x00"
+
+var bufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// mayMatch reports whether any text of rec holds a detector match: it runs
+// the detectors once over all of them, joined by sep, rather than once per
+// string (most records hold none, and most strings are short). A match in
+// one text is a match in the joined texts, so false means Filter has
+// nothing to do.
+func mayMatch(rec *warden.Record) bool {
+	bp := bufs.Get().(*[]byte)
+	buf := (*bp)[:0]
+	add := func(_, _ int, s string) {
+		buf = append(buf, s...)
+		buf = append(buf, sep...)
+	}
+	walk(rec.Input, add)
+	walk(rec.Output, add)
+	walk(rec.Views, add)
+	add(0, 0, rec.Reason)
+	for i := range rec.Results {
+		res := &rec.Results[i]
+		add(0, 0, res.Reason)
+		add(0, 0, res.Error)
+		add(0, 0, res.Refused)
+		walk(res.Patch, add)
+	}
+	found := len(buf) > 0 && len(detect.Find(unsafe.String(&buf[0], len(buf)), kinds)) > 0
+	if cap(buf) <= 1<<20 {
+		*bp = buf
+		bufs.Put(bp)
+	}
+	return found
+}
+
 var _ warden.RecordFilter = (*Redactor)(nil).Filter
 
 func sameBytes(a, b []byte) bool {
@@ -91,32 +132,75 @@ func (r *Redactor) String(s string) string {
 	return r.replace(s, ms)
 }
 
-// replace writes s with the sorted, non-overlapping matches ms replaced.
+// maxRounds bounds the re-scans of a redacted text (as detect.Redact does).
+const maxRounds = 4
+
+// span is a replacement's place in a text.
+type span struct{ start, end int }
+
+// replace returns s with the sorted, non-overlapping matches ms replaced,
+// then re-scans the result: a removal can expose a new candidate (digits
+// whose neighbour was a match), which is replaced too; what the earlier
+// rounds wrote is masked from the scan, but nothing else is, so a text
+// that only looks like a replacement is scanned like any other.
 func (r *Redactor) replace(s string, ms []detect.Match) string {
+	out, tags := r.apply(s, ms, nil)
+	for round := 1; round < maxRounds; round++ {
+		masked := []byte(out)
+		for _, t := range tags {
+			clear(masked[t.start:t.end])
+		}
+		ms = detect.Find(string(masked), kinds)
+		ms = slices.DeleteFunc(ms, func(m detect.Match) bool {
+			i, _ := slices.BinarySearchFunc(tags, m.Start, func(t span, x int) int { return t.end - 1 - x })
+			return i < len(tags) && tags[i].start < m.End
+		})
+		if len(ms) == 0 {
+			break
+		}
+		out, tags = r.apply(out, ms, tags)
+	}
+	return out
+}
+
+// apply writes s with ms replaced; tags are the replacements already in s
+// (disjoint from ms); it returns the text and all its replacements, sorted.
+func (r *Redactor) apply(s string, ms []detect.Match, tags []span) (string, []span) {
 	var b strings.Builder
 	b.Grow(len(s) + len(ms)*(len(detect.RedactedPrefix)+len("credit_card")+TagLen+2))
 	mac := r.macs.Get().(hash.Hash)
 	defer r.macs.Put(mac)
 	var sum [sha256.Size]byte
 	var tag [TagLen]byte
-	last := 0
+	out := make([]span, 0, len(tags)+len(ms))
+	last, ti := 0, 0
 	for _, m := range ms {
 		if m.Start < last || m.End > len(s) || m.Start >= m.End {
 			continue // never produced by detect.Find
+		}
+		for ; ti < len(tags) && tags[ti].start < m.Start; ti++ {
+			d := b.Len() + tags[ti].start - last // its place in the output
+			out = append(out, span{d, d + tags[ti].end - tags[ti].start})
 		}
 		mac.Reset()
 		mac.Write([]byte(s[m.Start:m.End]))
 		hex.Encode(tag[:], mac.Sum(sum[:0])[:TagLen/2])
 		b.WriteString(s[last:m.Start])
+		start := b.Len()
 		b.WriteString(detect.RedactedPrefix)
 		b.WriteString(m.Kind)
 		b.WriteByte(':')
 		b.Write(tag[:])
 		b.WriteByte(']')
+		out = append(out, span{start, b.Len()})
 		last = m.End
 	}
+	for ; ti < len(tags); ti++ {
+		d := b.Len() + tags[ti].start - last
+		out = append(out, span{d, d + tags[ti].end - tags[ti].start})
+	}
 	b.WriteString(s[last:])
-	return b.String()
+	return b.String(), out
 }
 
 // JSON returns the JSON value b with every detector match in its strings
@@ -125,33 +209,43 @@ func (r *Redactor) replace(s string, ms []detect.Match) string {
 // everything else is kept byte for byte, so the result is valid JSON when b
 // is. b itself is never modified; when nothing matches, b is returned.
 func (r *Redactor) JSON(b json.RawMessage) json.RawMessage {
-	if len(b) == 0 {
-		return b
-	}
-	src := unsafe.String(&b[0], len(b)) // read only; b is never written
 	var out []byte
 	last := 0
+	walk(b, func(start, end int, s string) {
+		if ms := detect.Find(s, kinds); len(ms) > 0 {
+			out = append(out, b[last:start]...)
+			out = appendString(out, r.replace(s, ms))
+			last = end
+		}
+	})
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// walk calls fn with each string (decoded; object keys included) and each
+// number of the JSON text b, and the bounds of its token in b. A string
+// shares b's memory when it holds no escape: fn must not keep it.
+func walk(b []byte, fn func(start, end int, s string)) {
+	if len(b) == 0 {
+		return
+	}
+	src := unsafe.String(&b[0], len(b)) // read only; b is never written
 	for i := 0; i < len(b); {
 		c := b[i]
 		switch {
 		case c == '"':
 			end, escaped := stringEnd(b, i)
 			if end < i+2 || b[end-1] != '"' { // unterminated: not JSON
-				i = len(b)
-				continue
+				return
 			}
 			s, ok := src[i+1:end-1], true
 			if escaped {
 				s, ok = unquote(b[i:end])
 			}
-			if !ok {
-				i = end
-				continue
-			}
-			if ms := detect.Find(s, kinds); len(ms) > 0 {
-				out = append(out, b[last:i]...)
-				out = appendString(out, r.replace(s, ms))
-				last = end
+			if ok {
+				fn(i, end, s)
 			}
 			i = end
 		case c == '-' || c >= '0' && c <= '9':
@@ -159,20 +253,12 @@ func (r *Redactor) JSON(b json.RawMessage) json.RawMessage {
 			for end < len(b) && isNumberByte(b[end]) {
 				end++
 			}
-			if ms := detect.Find(src[i:end], kinds); len(ms) > 0 {
-				out = append(out, b[last:i]...)
-				out = appendString(out, r.replace(src[i:end], ms))
-				last = end
-			}
+			fn(i, end, src[i:end])
 			i = end
 		default:
 			i++
 		}
 	}
-	if out == nil {
-		return b
-	}
-	return append(out, b[last:]...)
 }
 
 // unquote decodes the JSON string q.

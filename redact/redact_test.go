@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/detect"
 )
 
 var tagRE = regexp.MustCompile(`\[REDACTED:([a-z_]+):([0-9a-f]{8})\]`)
@@ -27,6 +28,8 @@ func TestJSON(t *testing.T) {
 		{"number", `{"card":4111111111111111,"x":12.5e3,"y":-3}`, []string{"credit_card"}, []string{`"x":12.5e3`, `"y":-3`}},
 		{"none", `{"text":"What is on my calendar today?","n":[1,2,3],"b":null}`, nil, nil},
 		{"nested", `[["a@b.example","AKIAIOSFODNN7EXAMPLE"],{"x":{"y":"ghp_0123456789abcdefghijklmnopqrstuvwxyz"}}]`, []string{"email", "aws_access_key", "github_token"}, nil},
+		{"fake tag", `{"t":"[REDACTED:x:AKIAIOSFODNN7EXAMPLE]"}`, []string{"aws_access_key"}, []string{"[REDACTED:x:"}},
+		{"exposed", `{"t":"A00::0000 00000!0000"}`, []string{"ip_address", "phone"}, nil},
 		{"utf8", `{"t":"héllo ☃ AKIAIOSFODNN7EXAMPLE \u2028"}`, []string{"aws_access_key"}, []string{"héllo ☃"}},
 	}
 	for _, c := range cases {
@@ -165,4 +168,64 @@ func TestLoadKey(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("left behind: %v", ents)
 	}
+}
+
+// positives hold a match of every kind, alone and at a string's edges.
+var positives = []string{
+	"AKIAIOSFODNN7EXAMPLE", "4111 1111 1111 1111", "4111111111111111", "alice@example.com", "a@b.co",
+	"+1 (555) 123-4567", "123-45-6789", "10.0.0.1", "::1", "fe80::1", "2001:db8::ff00:42:8329",
+	"GB82WEST12345698765432", "DE89 3704 0044 0532 0130 00", "ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+	"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+	"sk_live_0123456789abcdefghijklmn", "api_key=0123456789abcdef0123", "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n-----END RSA PRIVATE KEY-----",
+}
+
+// neighbours are texts put next to a match, across sep.
+var neighbours = []string{"", "1", "12", "1234", " 1", "1 ", "-", ".", ":", "@", "a", "ab1", "=", "x=", "(", ")", "+", "f", "ff:", "\n", " ", "4111", "-----END", "_"}
+
+// TestSeparator: a match in one text stays a match when other texts are
+// joined to it with sep (what mayMatch relies on).
+func TestSeparator(t *testing.T) {
+	for _, p := range positives {
+		if len(detect.Find(p, kinds)) == 0 {
+			t.Errorf("%q is not a match (fix the sample)", p)
+			continue
+		}
+		for _, a := range neighbours {
+			for _, b := range neighbours {
+				if j := a + sep + p + sep + b; len(detect.Find(j, kinds)) == 0 {
+					t.Errorf("no match in %q", j)
+				}
+			}
+		}
+	}
+}
+
+func FuzzSeparator(f *testing.F) {
+	for _, p := range positives {
+		f.Add(p, "1 ", "-2")
+	}
+	f.Fuzz(func(t *testing.T, p, a, b string) {
+		if len(detect.Find(p, kinds)) == 0 {
+			return
+		}
+		if j := a + sep + p + sep + b; len(detect.Find(j, kinds)) == 0 {
+			t.Errorf("match %q lost in %q", p, j)
+		}
+	})
+}
+
+// FuzzNoMatchLeft: what String leaves holds no detector match outside its
+// replacements.
+func FuzzNoMatchLeft(f *testing.F) {
+	for _, p := range positives {
+		f.Add("x " + p + " y")
+	}
+	r := New(make([]byte, KeySize))
+	f.Fuzz(func(t *testing.T, s string) {
+		out := r.String(s)
+		rest := tagRE.ReplaceAllString(out, "\x00")
+		if ms := detect.Find(rest, kinds); len(ms) > 0 {
+			t.Errorf("%q -> %q still matches %v", s, out, ms)
+		}
+	})
 }
