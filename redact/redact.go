@@ -209,19 +209,71 @@ func (r *Redactor) apply(s string, ms []detect.Match, tags []span) (string, []sp
 // everything else is kept byte for byte, so the result is valid JSON when b
 // is. b itself is never modified; when nothing matches, b is returned.
 func (r *Redactor) JSON(b json.RawMessage) json.RawMessage {
-	var out []byte
-	last := 0
+	if len(b) == 0 {
+		return b
+	}
+	// One detector pass over the value's texts joined by sep finds where
+	// the matches are (a match in one text is a match in the joined texts,
+	// overlapping that text: TestSeparator); only the texts a match
+	// overlaps are then redacted one by one.
+	j := joins.Get().(*joined)
+	defer j.put()
 	walk(b, func(start, end int, s string) {
-		if ms := detect.Find(s, kinds); len(ms) > 0 {
-			out = append(out, b[last:start]...)
-			out = appendString(out, r.replace(s, ms))
-			last = end
-		}
+		j.pieces = append(j.pieces, piece{start, end, len(j.buf), len(j.buf) + len(s)})
+		j.buf = append(j.buf, s...)
+		j.buf = append(j.buf, sep...)
 	})
+	if len(j.buf) == 0 {
+		return b
+	}
+	text := unsafe.String(&j.buf[0], len(j.buf))
+	ms := detect.Find(text, kinds)
+	if len(ms) == 0 {
+		return b
+	}
+	var out []byte
+	last, mi := 0, 0
+	for _, p := range j.pieces {
+		for mi < len(ms) && ms[mi].End <= p.bs {
+			mi++
+		}
+		if mi == len(ms) {
+			break
+		}
+		if ms[mi].Start >= p.be {
+			continue
+		}
+		s := text[p.bs:p.be]
+		if pms := detect.Find(s, kinds); len(pms) > 0 {
+			out = append(out, b[last:p.start]...)
+			out = appendString(out, r.replace(s, pms))
+			last = p.end
+		}
+	}
 	if out == nil {
 		return b
 	}
 	return append(out, b[last:]...)
+}
+
+// piece is one text of a JSON value: its token's bounds in the value and
+// its bounds in the joined texts.
+type piece struct{ start, end, bs, be int }
+
+// joined holds the joined texts of one JSON value (pooled).
+type joined struct {
+	buf    []byte
+	pieces []piece
+}
+
+var joins = sync.Pool{New: func() any { return new(joined) }}
+
+func (j *joined) put() {
+	if cap(j.buf) > 1<<20 || cap(j.pieces) > 1<<14 {
+		return
+	}
+	j.buf, j.pieces = j.buf[:0], j.pieces[:0]
+	joins.Put(j)
 }
 
 // walk calls fn with each string (decoded; object keys included) and each
