@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/redact"
+	"github.com/wardenhq/warden/sqlite"
 )
 
 // With a data directory, records are redacted with the key in it unless
@@ -62,5 +64,44 @@ func TestDataTraceRedacted(t *testing.T) {
 				t.Errorf("secret in the data directory: %v, want %v", found, raw)
 			}
 		})
+	}
+}
+
+// trace.retention starts the store's pruning: an old record in a
+// *sqlite.Store given to the Guardian is pruned by the first pass.
+func TestRetentionFromConfig(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	st, err := sqlite.Open(dir, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	old := &warden.Record{ID: "old", Time: time.Now().Add(-48 * time.Hour), Event: "tool.pre_call", Decision: "allow",
+		Results: []warden.Result{}, Input: json.RawMessage(`{}`)}
+	if err := st.Record(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse("w.yaml", []byte("trace: {retention: 1d}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := guardian.Open(guardian.Options{Config: cfg, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(context.Background())
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rs, err := warden.Collect(context.Background(), st, warden.Query{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the old record was not pruned: %v", rs[0].ID)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
