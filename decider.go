@@ -37,6 +37,7 @@ type Decider struct {
 	store    Store
 	observer Observer
 	async    Async
+	filter   RecordFilter
 }
 
 // Router picks the chain for an event (hooks declared per event); nil means
@@ -55,6 +56,10 @@ func NewDecider(c *Chain, views ViewBuilder, store Store, observer Observer) *De
 // SetAsync sets what runs the async hooks of decided events (nil: none run).
 // Call it before the Decider is used.
 func (d *Decider) SetAsync(a Async) { d.async = a }
+
+// SetRecordFilter sets the filter every record passes through before it is
+// stored (nil: none). Call it before the Decider is used.
+func (d *Decider) SetRecordFilter(f RecordFilter) { d.filter = f }
 
 // SetChain swaps the chain atomically; in-flight decisions finish on the old one.
 func (d *Decider) SetChain(c *Chain) { d.chain.Store(c) }
@@ -97,6 +102,9 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 	if d.store != nil {
 		rec := NewRecord(ev, &out, time.Now())
 		out.RecordID = rec.ID
+		if d.filter != nil {
+			d.filter(rec)
+		}
 		// A step that was decided is recorded even if its caller went away
 		// meanwhile (an audit trail of attempts), within a bounded wait.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordTimeout)

@@ -102,3 +102,9 @@ func Collect(ctx context.Context, s Store, q Query, n int) ([]Record, error) {
 	}
 	return out, nil
 }
+
+// RecordFilter changes a record before it is stored (redact.Redactor.Filter
+// replaces secrets). It may replace the record's fields but must not write
+// into the bytes or slices they hold: those are shared with the outcome the
+// caller gets.
+type RecordFilter func(*Record)

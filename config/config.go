@@ -39,6 +39,8 @@ type Config struct {
 	// Origins are the browser origins allowed besides the same origin
 	// (origins:), canonical scheme://host:port.
 	Origins []string
+	// Trace is what the trace keeps and for how long (trace:).
+	Trace Trace
 }
 
 // Upstream is a server a gateway forwards to (warden.Upstream).
@@ -135,6 +137,10 @@ func Parse(file string, data []byte) (*Config, error) {
 			o, oerrs := parseOrigins(file, v)
 			errs = append(errs, oerrs...)
 			c.Origins = o
+		case "trace":
+			t, terrs := parseTrace(file, v)
+			errs = append(errs, terrs...)
+			c.Trace = t
 		case "hooks":
 			decls, herrs := hooks.Parse(file, v)
 			errs = append(errs, herrs...)
@@ -148,7 +154,7 @@ func Parse(file string, data []byte) (*Config, error) {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, limits, auth, origins)", k.Value)
+			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, limits, auth, origins, trace)", k.Value)
 		}
 	}
 	if len(errs) > 0 {

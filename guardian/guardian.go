@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/redact"
 	"github.com/wardenhq/warden/sqlite"
 )
 
@@ -37,7 +38,18 @@ type Options struct {
 	Store warden.Store
 	// Data opens the SQLite trace in this directory when Store is nil; the
 	// Guardian then owns it and closes it.
+	//
+	// A trace in a data directory (Data, or a Store that is a
+	// *sqlite.Store) follows the config's trace section: unless
+	// trace.raw_input is set, every record is redacted (package redact)
+	// with the key in the directory's trace.key, created on first use;
+	// with trace.retention or trace.max_size, the store prunes itself in
+	// the background until it is closed.
 	Data string
+	// RecordFilter, when set, changes every record before it is stored,
+	// instead of that redaction (any other Store is not redacted unless
+	// this is set, e.g. to redact.New(key).Filter).
+	RecordFilter warden.RecordFilter
 	// Observer is told of every decision (metrics); nil means none.
 	Observer warden.Observer
 	// AsyncWorkers and AsyncQueue size the async hook pool (0: the hooks
@@ -102,13 +114,45 @@ func Open(opts Options) (*Guardian, error) {
 		}
 		g.store, g.ownsStore = st, true
 	}
+	filter, err := g.traceSetup(opts)
+	if err != nil {
+		if g.ownsStore {
+			g.store.Close()
+		}
+		return nil, err
+	}
 	def := warden.NewChain(cfg.DefaultDecision, warden.Step{Name: "policy", Kind: hooks.KindPolicy, Handler: g.engine})
 	g.dec = warden.NewDecider(def, catalog.Views, g.store, opts.Observer)
 	g.dec.SetRouter(g.router.Chain)
+	g.dec.SetRecordFilter(filter)
 	g.pool = hooks.NewPool(opts.AsyncWorkers, opts.AsyncQueue, g.store)
 	g.pool.OnRun, g.pool.OnDrop = opts.OnAsyncRun, opts.OnAsyncDrop
+	g.pool.Filter = filter
 	g.dec.SetAsync(hooks.Async{Router: g.router, Pool: g.pool})
 	return g, nil
+}
+
+// traceSetup returns the record filter for the trace and starts its
+// pruning (see Options.Data).
+func (g *Guardian) traceSetup(opts Options) (warden.RecordFilter, error) {
+	st, _ := g.store.(*sqlite.Store)
+	if st == nil || st.Dir() == "" {
+		return opts.RecordFilter, nil
+	}
+	tc := g.cfg.Trace
+	if err := st.StartPruning(sqlite.Retention{MaxAge: tc.Retention, MaxSize: tc.MaxSize}, func(err error) {
+		g.log.Warn("pruning the trace", "err", err)
+	}); err != nil {
+		return nil, err
+	}
+	if opts.RecordFilter != nil || tc.RawInput {
+		return opts.RecordFilter, nil
+	}
+	key, err := redact.LoadKey(st.Dir())
+	if err != nil {
+		return nil, err
+	}
+	return redact.New(key).Filter, nil
 }
 
 // Decide decides one step: it builds the event's views, runs the chain

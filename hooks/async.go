@@ -27,6 +27,9 @@ type Pool struct {
 	// (metrics); they must not block.
 	OnRun  func(hook string, err error)
 	OnDrop func(hook string)
+	// Filter, if set, changes each record before it is stored (the
+	// Decider's record filter: secrets redacted). Set it before use.
+	Filter warden.RecordFilter
 }
 
 // Async runs the async hooks the router declares for each decided event on
@@ -148,6 +151,9 @@ func (p *Pool) record(ev *warden.Event, r warden.Result, reason string, lat time
 	out := &warden.Outcome{Reason: reason, Results: []warden.Result{r}, Latency: lat}
 	rec := warden.NewRecord(ev, out, time.Now())
 	rec.Decision = r.Decision
+	if p.Filter != nil {
+		p.Filter(rec)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), warden.RecordTimeout)
 	defer cancel()
 	_ = p.store.Record(ctx, rec) // a failed audit of an async run cannot fail anything: counted by the store

@@ -23,6 +23,9 @@ func TestBlobFileDiskFull(t *testing.T) {
 		t.Skipf("cannot mount a small tmpfs to fill (needs root): %v %s", err, strings.TrimSpace(string(out)))
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+	if err := os.Chmod(dir, 0o700); err != nil { // a tmpfs root is 0777
+		t.Fatal(err)
+	}
 	// Ballast to delete later, so the test can give the store room again.
 	if err := os.WriteFile(dir+"/ballast", make([]byte, 256<<10), 0o600); err != nil {
 		t.Fatal(err)

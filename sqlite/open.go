@@ -27,8 +27,10 @@ func busyParam(d time.Duration) string {
 	return fmt.Sprintf("_pragma=busy_timeout(%d)", d.Milliseconds())
 }
 
-// Open opens (creating them if needed: the directory with mode 0700) the store
-// in dir, migrates its schema and starts the writer.
+// Open opens (creating them if needed: the directory with mode 0700, the
+// files 0600) the store in dir, migrates its schema and starts the writer.
+// A directory or trace file that group or others may access is refused
+// (ErrOpenPermissions), except an empty directory, which is made 0700.
 func Open(dir string, opts Options) (*Store, error) {
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = DefaultMaxBatch
@@ -51,6 +53,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("sqlite: create trace directory: %w", err)
+	}
+	if err := checkPrivate(abs, true); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(abs, FileName)
 	// Records hold secrets: create the file 0600 before SQLite does (with the
@@ -159,6 +164,9 @@ func OpenReadOnly(dir string) (*Store, error) {
 	path := filepath.Join(abs, FileName)
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("sqlite: no trace in %s: %w", abs, err)
+	}
+	if err := checkPrivate(abs, false); err != nil {
+		return nil, err
 	}
 	rdb, err := openReader(path, 0)
 	if err != nil {

@@ -84,6 +84,9 @@ func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record
 			}
 			r, err := s.record(&buf[i])
 			if err != nil {
+				if s.pruned(ctx, buf[i].rowid) {
+					continue // pruned since its row was read (prune.go)
+				}
 				return err
 			}
 			if !fn(r) {
@@ -173,6 +176,13 @@ func (s *Store) readErr(ctx context.Context, what string, err error) error {
 		return ctx.Err()
 	}
 	return fmt.Errorf("sqlite: %s: %w", what, err)
+}
+
+// pruned reports whether the row rowid is gone (pruned after it was read).
+func (s *Store) pruned(ctx context.Context, rowid int64) bool {
+	var one int
+	err := s.rdb.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE rowid = ?`, rowid).Scan(&one)
+	return errors.Is(err, sql.ErrNoRows)
 }
 
 // record completes w's record with its blob.

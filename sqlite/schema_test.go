@@ -23,6 +23,9 @@ import (
 func makeV1(t *testing.T, dir string, ids ...string) {
 	t.Helper()
 	path := filepath.Join(dir, FileName)
+	if err := os.WriteFile(path, nil, 0o600); err != nil { // as an older warden made it
+		t.Fatal(err)
+	}
 	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +98,7 @@ func TestMigrateFromSchema1(t *testing.T) {
 		{"empty", nil, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
+			dir := privateDir(t)
 			makeV1(t, dir, tt.ids...)
 			ctx := context.Background()
 			// A reader cannot use schema 1; the server migrates it.
@@ -304,7 +307,7 @@ func TestScanStreams(t *testing.T) {
 // TestMigrateFromSchema2 upgrades a schema-2 trace in place: old records
 // read back with no caller and tenant, new ones keep theirs.
 func TestMigrateFromSchema2(t *testing.T) {
-	dir := t.TempDir()
+	dir := privateDir(t)
 	makeV1(t, dir, "a", "b")
 	db, err := sql.Open("sqlite", dsn(filepath.Join(dir, FileName)))
 	if err != nil {

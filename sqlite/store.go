@@ -100,6 +100,10 @@ type Store struct {
 	blobBuf  []byte    // one batch's blobs
 	syncMode string
 
+	pmu     sync.Mutex
+	pruner  *pruner // nil until StartPruning or Prune
+	pclosed bool
+
 	nBatches, nRecords, nErrors, nFailed atomic.Uint64
 	nTaken                               atomic.Uint64 // records the writer has started writing (tests)
 	lastBatch                            atomic.Int64
@@ -137,6 +141,7 @@ func (s *Store) Close() error {
 		// The writer's connection closes last: as the last connection, it
 		// checkpoints the WAL and removes it.
 		var errs []error
+		errs = append(errs, s.closePruner())
 		if s.ckpt != nil {
 			errs = append(errs, s.ckpt.close())
 		}
