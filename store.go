@@ -63,6 +63,9 @@ type Query struct {
 	After string
 	// Oldest visits the oldest records first.
 	Oldest bool
+	// Tenant keeps only the records of this tenant ("" for any): a tenant's
+	// read token is held to its own tenant's records.
+	Tenant string
 }
 
 // ErrUnknownCursor is returned by Scan for a Query.After the store does not

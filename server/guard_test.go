@@ -1,11 +1,15 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/auth"
@@ -262,5 +266,51 @@ func TestGuardPassesPrincipalNotToken(t *testing.T) {
 	}
 	if s.seen[0].Header.Get("Authorization") != "Bearer upstream-secret" || warden.PrincipalFrom(s.seen[0].Context()) != (warden.Principal{}) {
 		t.Errorf("no auth: header %q principal %+v", s.seen[0].Header.Get("Authorization"), warden.PrincipalFrom(s.seen[0].Context()))
+	}
+}
+
+// A tenant's read token sees only its tenant's records; a token without a
+// tenant sees every record (issue 8, acceptance: tenant-scoped reads).
+func TestTenantReadsOnlyItsRecords(t *testing.T) {
+	const acmeRead, betaRead = "wdn_acme-read-0123456789", "wdn_beta-read-0123456789"
+	c := testAuth(t)
+	for _, e := range []struct{ name, tok, tenant string }{{"acme-viewer", acmeRead, "acme"}, {"beta-viewer", betaRead, "beta"}} {
+		h, err := auth.ParseHash(auth.Hash(e.tok))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Tokens = append(c.Tokens, auth.Token{Name: e.name, SHA256: h, Scopes: auth.Read, Tenant: e.tenant})
+	}
+	st := storetest.NewMem()
+	for i, tenant := range []string{"acme", "beta", "acme", ""} {
+		r := &warden.Record{ID: fmt.Sprint("r", i), Time: time.Now(), Event: "steps/message", Decision: "allow",
+			Tenant: tenant, Results: []warden.Result{}, Input: []byte(`{}`)}
+		if err := st.Record(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stub := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+	h := New(Options{AOS: stub, Dispatch: stub, HookCatalog: stub, Store: st, Metrics: NewMetrics(), Security: Security{Auth: c}})
+	for _, tt := range []struct {
+		tok, query string
+		want       []string
+	}{
+		{acmeRead, "", []string{"r2", "r0"}},
+		{acmeRead, "?session=", []string{"r2", "r0"}},
+		{betaRead, "", []string{"r1"}},
+		{tokRead, "", []string{"r3", "r2", "r1", "r0"}},
+	} {
+		w := do(h, http.MethodGet, "/api/hooks/runs"+tt.query, "", "", tt.tok)
+		var recs []warden.Record
+		if err := json.Unmarshal(w.Body.Bytes(), &recs); err != nil || w.Code != 200 {
+			t.Fatalf("%d %s (%v)", w.Code, w.Body, err)
+		}
+		var ids []string
+		for _, r := range recs {
+			ids = append(ids, r.ID)
+		}
+		if fmt.Sprint(ids) != fmt.Sprint(tt.want) {
+			t.Errorf("token %.12s…: records %v, want %v", tt.tok, ids, tt.want)
+		}
 	}
 }

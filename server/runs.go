@@ -38,6 +38,9 @@ func runsHandler(store warden.Store, maxBytes int64) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		f := warden.Query{Session: q.Get("session"), Event: q.Get("event"), Decision: q.Get("decision"), After: q.Get("after")}
+		// A caller with a tenant reads its tenant's records only, whatever
+		// it asks for (issue 8: tenants).
+		f.Tenant = warden.PrincipalFrom(r.Context()).Tenant
 		last := defaultLast
 		if s := q.Get("last"); s != "" {
 			n, err := strconv.Atoi(s)

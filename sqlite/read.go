@@ -113,6 +113,7 @@ func filters(q warden.Query) (string, []any) {
 	for _, f := range []struct{ col, v string }{
 		{"session_id", q.Session}, {"event", q.Event}, {"decision", q.Decision},
 		{"surface", q.Surface}, {"policy_id", q.Policy}, {"agent_id", q.Agent},
+		{"tenant", q.Tenant},
 	} {
 		if f.v != "" {
 			add(f.col+" = ?", f.v)

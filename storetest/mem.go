@@ -110,7 +110,7 @@ func (m *Mem) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) 
 func matches(r *warden.Record, q *warden.Query) bool {
 	eq := func(want, got string) bool { return want == "" || want == got }
 	return eq(q.Session, r.SessionID) && eq(q.Event, r.Event) && eq(q.Decision, r.Decision) &&
-		eq(q.Surface, r.Surface) && eq(q.Policy, r.PolicyID) && eq(q.Agent, r.AgentID) &&
+		eq(q.Surface, r.Surface) && eq(q.Policy, r.PolicyID) && eq(q.Agent, r.AgentID) && eq(q.Tenant, r.Tenant) &&
 		(q.Since.IsZero() || !r.Time.Before(q.Since)) && (q.Until.IsZero() || r.Time.Before(q.Until))
 }
 

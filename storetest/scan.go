@@ -61,6 +61,7 @@ func filterData(t *testing.T, s warden.Store) []*warden.Record {
 					r.SessionID, r.Event, r.Decision = sess, ev, dec
 					r.Surface = []string{"aos", "mcp", "a2a"}[n%3]
 					r.AgentID = []string{"agent-a", "agent-b"}[(n/3)%2]
+					r.Tenant = []string{"", "acme", "beta"}[(n/2)%3]
 					if dec != "allow" {
 						r.PolicyID = []string{"p1", "p2"}[n%2]
 					}
@@ -94,6 +95,8 @@ func testFilters(t *testing.T, open func(*testing.T) warden.Store) {
 		{"surface", warden.Query{Surface: "mcp"}},
 		{"policy", warden.Query{Policy: "p2"}},
 		{"agent", warden.Query{Agent: "agent-b"}},
+		{"tenant", warden.Query{Tenant: "acme"}},
+		{"tenant+decision", warden.Query{Tenant: "beta", Decision: "deny"}},
 		{"since", warden.Query{Since: at(30)}},                          // inclusive
 		{"until", warden.Query{Until: at(10)}},                          // exclusive
 		{"since+until", warden.Query{Since: at(5), Until: at(17)}},      // [5, 17)
