@@ -12,6 +12,8 @@
 #   WARDEN=<path>  use this warden binary instead of building ./cmd/warden
 #   PROFILE=1   run warden's first run with --pprof and fetch a CPU profile of it
 #   WARDEN_ARGS="..."  extra flags for `warden serve`
+#   AUTH=1      serve with auth.tokens configured and send the bearer token with every
+#               request (to the floor too, so the client does the same work)
 #   STRICT=1    exit 1 when a target is missed
 set -euo pipefail
 
@@ -104,9 +106,18 @@ stop_server() {
 
 # load NAME URL — runs loadgen, keeps its JSON result in $OUT/NAME.json.
 load() {
+	local auth=()
+	if [[ ${AUTH:-0} == 1 ]]; then auth=(-token-file "$tmp/token"); fi
 	"$tmp/bin/loadgen" -url "$2" -body "$BODY" -c "$C" -d "$D" -warmup "$WARMUP" \
-		-label "$1" -json >"$OUT/$1.json"
+		-label "$1" -json "${auth[@]}" >"$OUT/$1.json"
 }
+
+# With AUTH=1: a fresh token, and a config that accepts only it (scope decide).
+if [[ ${AUTH:-0} == 1 ]]; then
+	"$tmp/bin/warden" token new --name bench --scopes decide >"$tmp/token.out"
+	head -n 1 "$tmp/token.out" >"$tmp/token"
+	{ echo "auth:"; echo "  tokens:"; tail -n 1 "$tmp/token.out" | sed 's/^/    /'; } >"$tmp/auth.yaml"
+fi
 
 run_floor() {
 	local tag="floor-$1"
@@ -120,6 +131,7 @@ run_warden() {
 	local extra=()
 	if [[ -n ${WARDEN_ARGS:-} ]]; then read -r -a extra <<<"$WARDEN_ARGS"; fi
 	if [[ $PROFILE == 1 && $1 == 1 ]]; then extra+=(--pprof); fi
+	if [[ ${AUTH:-0} == 1 ]]; then extra+=(--config "$tmp/auth.yaml"); fi
 	start_server "$tag" "$tmp/bin/warden" serve --addr 127.0.0.1:0 --data "$tmp/data-$1" --builtin=false --policy "$POLICY" "${extra[@]}"
 	if [[ $PROFILE == 1 && $1 == 1 ]]; then
 		local secs=${D%s}
@@ -142,7 +154,7 @@ field() { jq -r ".$2" "$OUT/$1.json"; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
-log "load: C=$C D=$D WARMUP=$WARMUP RUNS=$RUNS body=$BODY ($(jq -cj . "$BODY" | wc -c) bytes) policies=$POLICY ($(cat "$POLICY"/*.yaml | grep -c '^id:') policies)"
+log "load: C=$C D=$D WARMUP=$WARMUP RUNS=$RUNS body=$BODY ($(jq -cj . "$BODY" | wc -c) bytes) policies=$POLICY ($(cat "$POLICY"/*.yaml | grep -c '^id:') policies) auth=${AUTH:-0}"
 for ((r = 1; r <= RUNS; r++)); do
 	if ((r % 2)); then
 		log "run $r/$RUNS: floor, then warden"

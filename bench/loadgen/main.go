@@ -25,6 +25,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,6 +41,7 @@ type config struct {
 	max     int64
 	json    bool
 	label   string
+	auth    string // the Authorization header's value ("" for none)
 }
 
 func main() {
@@ -53,6 +55,7 @@ func main() {
 	flag.Int64Var(&cfg.max, "n", 0, "stop after this many measured decisions (0: only -d bounds the run)")
 	flag.BoolVar(&cfg.json, "json", false, "print one JSON object instead of text")
 	flag.StringVar(&cfg.label, "label", "", "name printed with the results")
+	flag.StringVar(&cfg.auth, "token-file", "", "file holding a bearer token to send (Authorization: Bearer ...)")
 	flag.Parse()
 
 	if err := run(cfg); err != nil {
@@ -96,7 +99,15 @@ func run(cfg config) error {
 	client := &http.Client{Transport: tr, Timeout: cfg.timeout}
 
 	// Fail fast, with the server's answer, if the target does not speak AOS at all.
-	probe := &worker{client: client, url: cfg.url, tpl: tpl, prefix: "probe-"}
+	auth := ""
+	if cfg.auth != "" {
+		tok, err := os.ReadFile(cfg.auth)
+		if err != nil {
+			return fmt.Errorf("token file: %w", err)
+		}
+		auth = "Bearer " + strings.TrimSpace(string(tok))
+	}
+	probe := &worker{client: client, url: cfg.url, tpl: tpl, prefix: "probe-", auth: auth}
 	if err := probe.do(context.Background()); err != nil {
 		return fmt.Errorf("probe request: %w", err)
 	}
@@ -113,7 +124,7 @@ func run(cfg config) error {
 	workers := make([]*worker, cfg.conns)
 	var wg sync.WaitGroup
 	for i := range workers {
-		w := &worker{client: client, url: cfg.url, tpl: tpl,
+		w := &worker{client: client, url: cfg.url, tpl: tpl, auth: auth,
 			prefix: "lg-" + runID + "-" + strconv.Itoa(i) + "-"}
 		workers[i] = w
 		wg.Add(1)
@@ -257,6 +268,7 @@ type worker struct {
 	body   []byte
 	idq    []byte // the quoted id of the current request
 	resp   bytes.Buffer
+	auth   string // Authorization header value, "" for none
 	hist   histogram
 	errs   errCounts
 }
@@ -287,6 +299,9 @@ func (w *worker) do(ctx context.Context) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if w.auth != "" {
+		req.Header.Set("Authorization", w.auth)
+	}
 	res, err := w.client.Do(req)
 	if err != nil {
 		return err
