@@ -93,10 +93,36 @@ type Token struct {
 // every surface is open.
 type Config struct {
 	Tokens []Token
+	// Clients map verified client-certificate subjects to scopes
+	// (auth.clients, with tls.client_ca).
+	Clients []Client
+}
+
+// Client is a client certificate allowed in: the subject of a certificate
+// the configured CA verified (pkix.Name's string form, e.g.
+// "CN=payments-agent,O=Acme"), its scopes and tenant.
+type Client struct {
+	Subject string
+	Scopes  Scope
+	Tenant  string
 }
 
 // Enabled reports whether any credential is configured.
-func (c *Config) Enabled() bool { return c != nil && len(c.Tokens) > 0 }
+func (c *Config) Enabled() bool { return c != nil && (len(c.Tokens) > 0 || len(c.Clients) > 0) }
+
+// LookupSubject returns the client entry for a verified certificate's
+// subject (an exact match of the string form).
+func (c *Config) LookupSubject(subject string) (Client, bool) {
+	if c == nil || subject == "" {
+		return Client{}, false
+	}
+	for _, cl := range c.Clients {
+		if cl.Subject == subject {
+			return cl, true
+		}
+	}
+	return Client{}, false
+}
 
 // Lookup returns the token whose SHA-256 is that of bearer. It hashes
 // bearer once and compares the hash with every configured token in

@@ -24,8 +24,14 @@ func parseAuth(file string, v *yaml.Node) (auth.Config, ErrorList) {
 	sums := map[[32]byte]string{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, list := v.Content[i], v.Content[i+1]
+		if k.Value == "clients" {
+			cls, cerrs := parseClients(file, list)
+			errs = append(errs, cerrs...)
+			out.Clients = cls
+			continue
+		}
 		if k.Value != "tokens" {
-			add(k, "auth: unknown key %q (want tokens)", k.Value)
+			add(k, "auth: unknown key %q (want tokens, clients)", k.Value)
 			continue
 		}
 		if list.Kind != yaml.SequenceNode {
@@ -112,6 +118,61 @@ func parseOrigins(file string, v *yaml.Node) ([]string, ErrorList) {
 			continue
 		}
 		out = append(out, c)
+	}
+	return out, errs
+}
+
+// parseClients reads auth.clients: [{subject, scopes, tenant}], the client
+// certificates (verified by tls.client_ca) allowed in.
+func parseClients(file string, list *yaml.Node) ([]auth.Client, ErrorList) {
+	var errs ErrorList
+	add := func(n *yaml.Node, format string, args ...any) {
+		errs = append(errs, Error{File: file, Line: n.Line, Msg: fmt.Sprintf(format, args...)})
+	}
+	if list.Kind != yaml.SequenceNode {
+		add(list, "auth.clients: expected a list of {subject, scopes, tenant}")
+		return nil, errs
+	}
+	var out []auth.Client
+	seen := map[string]bool{}
+	for j, n := range list.Content {
+		where := fmt.Sprintf("auth.clients[%d]", j)
+		var e struct {
+			Subject string   `yaml:"subject"`
+			Scopes  []string `yaml:"scopes"`
+			Tenant  string   `yaml:"tenant"`
+		}
+		if n.Kind != yaml.MappingNode || n.Decode(&e) != nil {
+			add(n, "%s: expected {subject: string, scopes: [..], tenant: string}", where)
+			continue
+		}
+		for m := 0; m+1 < len(n.Content); m += 2 {
+			if key := n.Content[m].Value; key != "subject" && key != "scopes" && key != "tenant" {
+				add(n.Content[m], "%s: unknown key %q (want subject, scopes, tenant)", where, key)
+			}
+		}
+		cl := auth.Client{Subject: e.Subject, Tenant: e.Tenant}
+		switch {
+		case e.Subject == "":
+			add(n, "%s: subject is required (a certificate subject, e.g. \"CN=payments-agent\")", where)
+		case seen[e.Subject]:
+			add(n, "%s: subject %q is listed twice", where, e.Subject)
+		}
+		seen[e.Subject] = true
+		if e.Tenant != "" && !validName(e.Tenant) {
+			add(n, "%s: tenant %q: a name may hold letters, digits, '-', '_' and '.'", where, e.Tenant)
+		}
+		if len(e.Scopes) == 0 {
+			add(n, "%s: scopes: expected at least one of %s", where, strings.Join(auth.ScopeNames(), ", "))
+		}
+		for _, s := range e.Scopes {
+			sc, err := auth.ParseScope(s)
+			if err != nil {
+				add(n, "%s: scopes: %v", where, err)
+			}
+			cl.Scopes |= sc
+		}
+		out = append(out, cl)
 	}
 	return out, errs
 }

@@ -55,3 +55,31 @@ func TestParseAuth(t *testing.T) {
 		})
 	}
 }
+
+func TestParseTLSAndClients(t *testing.T) {
+	good := "tls: {cert: c.pem, key: k.pem, client_ca: ca.pem}\n" +
+		"auth:\n  clients:\n    - {subject: \"CN=payments-agent\", scopes: [decide], tenant: acme}\n"
+	c, err := Parse("/etc/warden/warden.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TLS.Cert != "/etc/warden/c.pem" || c.TLS.ClientCA != "/etc/warden/ca.pem" || !c.TLS.Enabled() ||
+		len(c.Auth.Clients) != 1 || c.Auth.Clients[0].Tenant != "acme" || !c.Auth.Enabled() {
+		t.Fatalf("%+v %+v", c.TLS, c.Auth)
+	}
+	if cl, ok := c.Auth.LookupSubject("CN=payments-agent"); !ok || !cl.Scopes.Allows(auth.Decide) || cl.Scopes.Allows(auth.Read) {
+		t.Fatalf("lookup %+v %v", cl, ok)
+	}
+	for src, want := range map[string]string{
+		"tls: {cert: c.pem}\n":                                             "cert and key go together",
+		"tls: {client_ca: ca.pem}\n":                                       "tls.client_ca: needs cert and key",
+		"tls: {cert: c.pem, key: k.pem, bogus: x}\n":                       `unknown key "bogus"`,
+		"auth:\n  clients:\n    - {subject: \"CN=a\", scopes: [decide]}\n": "auth.clients: needs tls.client_ca",
+		"tls: {cert: c.pem, key: k.pem, client_ca: ca.pem}\nauth:\n  clients:\n    - {scopes: [decide]}\n":  "subject is required",
+		"tls: {cert: c.pem, key: k.pem, client_ca: ca.pem}\nauth:\n  clients:\n    - {subject: \"CN=a\"}\n": "scopes: expected at least one",
+	} {
+		if _, err := Parse("w.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", src, err, want)
+		}
+	}
+}

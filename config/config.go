@@ -33,6 +33,8 @@ type Config struct {
 	A2A map[string]Upstream
 	// Limits are the resource bounds (limits:), defaults filled in.
 	Limits Limits
+	// TLS is the server certificate and the client CA (tls:).
+	TLS TLS
 	// Auth are the credentials every surface but /healthz asks for (auth:);
 	// its zero value leaves the surfaces open.
 	Auth auth.Config
@@ -137,6 +139,10 @@ func Parse(file string, data []byte) (*Config, error) {
 			o, oerrs := parseOrigins(file, v)
 			errs = append(errs, oerrs...)
 			c.Origins = o
+		case "tls":
+			t, terrs := parseTLS(file, v)
+			errs = append(errs, terrs...)
+			c.TLS = t
 		case "trace":
 			t, terrs := parseTrace(file, v)
 			errs = append(errs, terrs...)
@@ -154,8 +160,11 @@ func Parse(file string, data []byte) (*Config, error) {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, limits, auth, origins, trace)", k.Value)
+			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, limits, auth, origins, trace, tls)", k.Value)
 		}
+	}
+	if len(c.Auth.Clients) > 0 && c.TLS.ClientCA == "" {
+		add(root, "auth.clients: needs tls.client_ca (the CA that verifies the client certificates)")
 	}
 	if len(errs) > 0 {
 		return nil, errs

@@ -64,7 +64,7 @@ type output struct {
 	url   chan string
 }
 
-var listeningRE = regexp.MustCompile(`warden listening on (http://\S+)`)
+var listeningRE = regexp.MustCompile(`warden listening on (https?://\S+)`)
 
 func (o *output) Write(p []byte) (int, error) {
 	o.mu.Lock()

@@ -46,6 +46,13 @@ func guard(sec Security, next http.Handler) http.Handler {
 			if !open {
 				tok, ok := sec.Auth.Lookup(bearer(r))
 				if !ok {
+					// A client certificate the configured CA verified, whose
+					// subject auth.clients names, stands for a token.
+					if cl, cok := sec.Auth.LookupSubject(verifiedSubject(r)); cok {
+						tok, ok = auth.Token{Name: cl.Subject, Scopes: cl.Scopes, Tenant: cl.Tenant}, true
+					}
+				}
+				if !ok {
 					challenge := `Bearer realm="warden"`
 					if r.Header.Get("Authorization") != "" {
 						challenge += `, error="invalid_token"`
@@ -68,6 +75,15 @@ func guard(sec Security, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// verifiedSubject is the subject of the client certificate the TLS
+// handshake verified against tls.client_ca ("" without one).
+func verifiedSubject(r *http.Request) string {
+	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
+		return ""
+	}
+	return r.TLS.VerifiedChains[0][0].Subject.String()
 }
 
 // needScope is the scope a request needs, or open for /healthz.

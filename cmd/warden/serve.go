@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -130,6 +131,17 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	// is not serving a request is closed, so a flood of slow connections
 	// neither exhausts file descriptors nor keeps /healthz out.
 	ln := server.LimitConns(inner, lim.Connections)
+	var served net.Listener = ln
+	scheme := "http"
+	if cfg.TLS.Enabled() {
+		tc, err := cfg.TLS.Config()
+		if err != nil {
+			inner.Close()
+			store.Close()
+			return fail(stderr, "%v", err)
+		}
+		served, scheme = tls.NewListener(ln, tc), "https"
+	}
 	if soft, ok := fdLimit(); ok && uint64(lim.Connections)+fdReserve > soft {
 		log.Warn("limits.connections is close to or above the open-file limit; raise `ulimit -n` or lower limits.connections",
 			"connections", lim.Connections, "nofile", soft)
@@ -153,8 +165,8 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}()
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	fmt.Fprintf(stdout, "warden listening on http://%s\n", ln.Addr())
+	go func() { serveErr <- srv.Serve(served) }()
+	fmt.Fprintf(stdout, "warden listening on %s://%s\n", scheme, ln.Addr())
 	set := gd.Policies()
 	log.Info("serving", "auth_tokens", len(cfg.Auth.Tokens), "policies", set.Len(), "from", set.Spec().String(), "revision", fmt.Sprintf("%.12s", set.Revision()), "data", *data)
 
