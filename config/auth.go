@@ -85,16 +85,7 @@ func parseAuth(file string, v *yaml.Node) (auth.Config, ErrorList) {
 				sums[sum] = e.Name
 			}
 			tok.SHA256 = sum
-			if len(e.Scopes) == 0 {
-				add(n, "%s: scopes: expected at least one of %s", where, strings.Join(auth.ScopeNames(), ", "))
-			}
-			for _, s := range e.Scopes {
-				sc, err := auth.ParseScope(s)
-				if err != nil {
-					add(n, "%s: scopes: %v", where, err)
-				}
-				tok.Scopes |= sc
-			}
+			tok.Scopes = scopeList(n, where, e.Scopes, add)
 			out.Tokens = append(out.Tokens, tok)
 		}
 	}
@@ -162,17 +153,25 @@ func parseClients(file string, list *yaml.Node) ([]auth.Client, ErrorList) {
 		if e.Tenant != "" && !validName(e.Tenant) {
 			add(n, "%s: tenant %q: a name may hold letters, digits, '-', '_' and '.'", where, e.Tenant)
 		}
-		if len(e.Scopes) == 0 {
-			add(n, "%s: scopes: expected at least one of %s", where, strings.Join(auth.ScopeNames(), ", "))
-		}
-		for _, s := range e.Scopes {
-			sc, err := auth.ParseScope(s)
-			if err != nil {
-				add(n, "%s: scopes: %v", where, err)
-			}
-			cl.Scopes |= sc
-		}
+		cl.Scopes = scopeList(n, where, e.Scopes, add)
 		out = append(out, cl)
 	}
 	return out, errs
+}
+
+// scopeList parses the scopes of a token or client entry (at least one,
+// each known), reporting problems at n through add.
+func scopeList(n *yaml.Node, where string, names []string, add func(*yaml.Node, string, ...any)) auth.Scope {
+	if len(names) == 0 {
+		add(n, "%s: scopes: expected at least one of %s", where, strings.Join(auth.ScopeNames(), ", "))
+	}
+	var out auth.Scope
+	for _, s := range names {
+		sc, err := auth.ParseScope(s)
+		if err != nil {
+			add(n, "%s: scopes: %v", where, err)
+		}
+		out |= sc
+	}
+	return out
 }
