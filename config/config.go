@@ -43,6 +43,8 @@ type Config struct {
 	Origins []string
 	// Trace is what the trace keeps and for how long (trace:).
 	Trace Trace
+	// Tenants are the tenants with their own policies (tenants:), by name.
+	Tenants map[string]Tenant
 }
 
 // Upstream is a server a gateway forwards to (warden.Upstream).
@@ -151,6 +153,10 @@ func Parse(file string, data []byte) (*Config, error) {
 			decls, herrs := hooks.Parse(file, v)
 			errs = append(errs, herrs...)
 			c.Hooks = decls
+		case "tenants":
+			t, terrs := parseTenants(file, v)
+			errs = append(errs, terrs...)
+			c.Tenants = t
 		case "limits":
 			l, lerrs := parseLimits(file, v)
 			errs = append(errs, lerrs...)
@@ -160,12 +166,13 @@ func Parse(file string, data []byte) (*Config, error) {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, limits, auth, origins, trace, tls)", k.Value)
+			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, limits, auth, origins, tenants, trace, tls)", k.Value)
 		}
 	}
 	if len(c.Auth.Clients) > 0 && c.TLS.ClientCA == "" {
 		add(root, "auth.clients: needs tls.client_ca (the CA that verifies the client certificates)")
 	}
+	errs = append(errs, c.checkTenants(file, root.Line)...)
 	if len(errs) > 0 {
 		return nil, errs
 	}

@@ -8,8 +8,10 @@ package guardian
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
@@ -68,13 +70,21 @@ type Guardian struct {
 	cfg       *config.Config
 	paths     []string // policy paths besides the pack
 	builtin   bool
-	engine    *policy.Engine
-	router    *hooks.Router
-	dec       *warden.Decider
+	*set      // the shared set: callers without a tenant of their own
+	tenants   map[string]*set
 	pool      *hooks.Pool
 	store     warden.Store
 	ownsStore bool
 	log       *slog.Logger
+}
+
+// set is one policy set with the router and Decider that decide by it: the
+// shared one, or a tenant's (the shared policies plus the tenant's).
+type set struct {
+	engine *policy.Engine
+	router *hooks.Router
+	dec    *warden.Decider
+	def    warden.Verdict // when nothing decides
 }
 
 var _ warden.Core = (*Guardian)(nil)
@@ -93,18 +103,36 @@ func Open(opts Options) (*Guardian, error) {
 			cfg = c
 		}
 	}
-	g := &Guardian{cfg: cfg, builtin: !opts.NoBuiltin, log: opts.Logger}
+	g := &Guardian{cfg: cfg, builtin: !opts.NoBuiltin, log: opts.Logger, set: &set{def: cfg.DefaultDecision}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
 	g.paths = append(append([]string(nil), cfg.Policies...), opts.Policies...)
-	set, err := policy.LoadSet(policy.Spec{Builtin: g.builtin, Paths: g.paths, Events: catalog.Names()})
+	ps, err := policy.LoadSet(policy.Spec{Builtin: g.builtin, Paths: g.paths, Events: catalog.Names()})
 	if err != nil {
 		return nil, err
 	}
-	g.engine = policy.NewEngine(set, policy.Options{})
+	g.engine = policy.NewEngine(ps, policy.Options{})
 	if g.router, err = hooks.New(cfg.Hooks, g.engine, cfg.DefaultDecision); err != nil {
 		return nil, err
+	}
+	if len(cfg.Tenants) > 0 {
+		g.tenants = make(map[string]*set, len(cfg.Tenants))
+	}
+	for _, name := range cfg.TenantNames() {
+		t := cfg.Tenants[name]
+		paths := append(append([]string(nil), g.paths...), t.Policies...)
+		tps, err := policy.LoadSet(policy.Spec{Builtin: g.builtin, Paths: paths, Events: catalog.Names()})
+		if err != nil {
+			return nil, fmt.Errorf("tenant %s: %w", name, err)
+		}
+		def := t.DefaultDecision
+		if def == warden.Abstain {
+			def = cfg.DefaultDecision
+		}
+		ts := &set{engine: policy.NewEngine(tps, policy.Options{}), def: def}
+		ts.router = g.router.ForEngine(ts.engine, def)
+		g.tenants[name] = ts
 	}
 	g.store = opts.Store
 	if g.store == nil && opts.Data != "" {
@@ -121,15 +149,24 @@ func Open(opts Options) (*Guardian, error) {
 		}
 		return nil, err
 	}
-	def := warden.NewChain(cfg.DefaultDecision, warden.Step{Name: "policy", Kind: hooks.KindPolicy, Handler: g.engine})
-	g.dec = warden.NewDecider(def, catalog.Views, g.store, opts.Observer)
-	g.dec.SetRouter(g.router.Chain)
-	g.dec.SetRecordFilter(filter)
 	g.pool = hooks.NewPool(opts.AsyncWorkers, opts.AsyncQueue, g.store)
 	g.pool.OnRun, g.pool.OnDrop = opts.OnAsyncRun, opts.OnAsyncDrop
 	g.pool.Filter = filter
-	g.dec.SetAsync(hooks.Async{Router: g.router, Pool: g.pool})
+	g.set.decider(g.store, opts.Observer, filter, g.pool)
+	for _, ts := range g.tenants {
+		ts.decider(g.store, opts.Observer, filter, g.pool)
+	}
 	return g, nil
+}
+
+// decider builds the set's Decider over the trace and async pool every set
+// shares.
+func (s *set) decider(store warden.Store, obs warden.Observer, filter warden.RecordFilter, pool *hooks.Pool) {
+	chain := warden.NewChain(s.def, warden.Step{Name: "policy", Kind: hooks.KindPolicy, Handler: s.engine})
+	s.dec = warden.NewDecider(chain, catalog.Views, store, obs)
+	s.dec.SetRouter(s.router.Chain)
+	s.dec.SetRecordFilter(filter)
+	s.dec.SetAsync(hooks.Async{Router: s.router, Pool: pool})
 }
 
 // traceSetup returns the record filter for the trace and starts its
@@ -173,7 +210,33 @@ func (g *Guardian) Decide(ctx context.Context, ev *warden.Event) (warden.Outcome
 			return warden.Outcome{}, err
 		}
 	}
-	return g.dec.Decide(ctx, ev)
+	s, err := g.setFor(ctx, ev)
+	if err != nil {
+		return warden.Outcome{}, err
+	}
+	return s.dec.Decide(ctx, ev)
+}
+
+// ErrUnknownTenant is returned for a step whose caller names a tenant that
+// the config's tenants: does not declare (when it declares any): deciding it
+// by the shared set alone would skip the tenant's policies.
+var ErrUnknownTenant = errors.New("unknown tenant")
+
+// setFor picks the policy set of the step's caller: its tenant's, or the
+// shared one for a caller without a tenant (or when no tenants are
+// declared: a tenant is then only a label on records and reads).
+func (g *Guardian) setFor(ctx context.Context, ev *warden.Event) (*set, error) {
+	tenant := ev.Principal.Tenant
+	if p := warden.PrincipalFrom(ctx); p != (warden.Principal{}) {
+		tenant = p.Tenant
+	}
+	if tenant == "" || g.tenants == nil {
+		return g.set, nil
+	}
+	if s, ok := g.tenants[tenant]; ok {
+		return s, nil
+	}
+	return nil, fmt.Errorf("%w %q", ErrUnknownTenant, tenant)
 }
 
 // Dispatch runs the chain for one hook event with a JSON object payload and
@@ -193,8 +256,19 @@ func (g *Guardian) Hooks() *hooks.Router { return g.router }
 // Config returns the configuration the Guardian was opened with.
 func (g *Guardian) Config() *config.Config { return g.cfg }
 
-// Policies returns the policy set in force.
+// Policies returns the shared policy set in force (callers without a
+// tenant of their own).
 func (g *Guardian) Policies() *policy.Set { return g.engine.Set() }
+
+// TenantPolicies returns the policy set in force for tenant's callers: the
+// shared set plus the tenant's policies; nil for a tenant that is not
+// declared.
+func (g *Guardian) TenantPolicies(tenant string) *policy.Set {
+	if s, ok := g.tenants[tenant]; ok {
+		return s.engine.Set()
+	}
+	return nil
+}
 
 // PolicyPaths returns the policy files and directories besides the pack.
 func (g *Guardian) PolicyPaths() []string { return append([]string(nil), g.paths...) }
@@ -210,16 +284,53 @@ func (g *Guardian) Reload(log *slog.Logger) error {
 	if log == nil {
 		log = g.log
 	}
-	return g.engine.Reload(log)
+	errs := []error{g.engine.Reload(log)}
+	for _, name := range g.cfg.TenantNames() {
+		if err := g.tenants[name].engine.Reload(log.With("tenant", name)); err != nil {
+			errs = append(errs, fmt.Errorf("tenant %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
-// Watch reloads the policies whenever their files change, until ctx ends.
-// It returns at once when there are no policy files.
+// Watch reloads the policies whenever their files change, until ctx ends:
+// the shared set's and each tenant's (a change to a shared policy file
+// reloads every set). It returns at once when there are no policy files.
 func (g *Guardian) Watch(ctx context.Context) error {
-	if len(g.paths) == 0 {
-		return nil
+	engines := map[string]*policy.Engine{"": g.engine}
+	for name, s := range g.tenants {
+		engines[name] = s.engine
 	}
-	return g.engine.Watch(ctx, g.log)
+	var wg sync.WaitGroup
+	errc := make(chan error, len(engines))
+	for name, e := range engines {
+		if len(e.Set().Spec().Paths) == 0 {
+			continue
+		}
+		log, what := g.log, "the shared policies"
+		if name != "" {
+			log, what = log.With("tenant", name), "tenant "+name+"'s policies"
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := e.Watch(ctx, log); err != nil && ctx.Err() == nil {
+				// The other sets keep being watched; say so now, not at exit.
+				log.Warn("policy file watching stopped", "err", err)
+				errc <- fmt.Errorf("watching %s: %w", what, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	var errs []error
+	for err := range errc {
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return ctx.Err()
+	}
+	return errors.Join(errs...)
 }
 
 // Close lets queued async hooks run until ctx is done (those still queued

@@ -68,6 +68,28 @@ func New(decls []Decl, engine *policy.Engine, def warden.Verdict) (*Router, erro
 	return r, nil
 }
 
+// ForEngine returns a router with the same hooks deciding through another
+// policy engine with another default decision (a tenant's). The command,
+// webhook and remote-guardian handlers are shared, so their bounds (for
+// instance limits.hook_procs) hold across both routers.
+func (r *Router) ForEngine(engine *policy.Engine, def warden.Verdict) *Router {
+	out := &Router{def: def, hooks: make([]*hook, len(r.hooks))}
+	for i, h := range r.hooks {
+		if h.Kind == KindPolicy {
+			c := *h
+			c.step.Handler = engine
+			h = &c
+		}
+		out.hooks[i] = h
+	}
+	if r.engine != nil {
+		c := *r.engine
+		c.step.Handler = engine
+		out.engine = &c
+	}
+	return out
+}
+
 // matching returns the hooks for event (sync or async), in run order.
 func (r *Router) matching(event string, async bool) []*hook {
 	var hs []*hook

@@ -18,5 +18,9 @@ func cmdCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	set := gd.Policies()
 	fmt.Fprintf(stdout, "ok: %d policies from %s, %d hooks, revision %.12s\n", set.Len(), set.Spec(), len(gd.Config().Hooks), set.Revision())
+	for _, name := range gd.Config().TenantNames() {
+		ts := gd.TenantPolicies(name)
+		fmt.Fprintf(stdout, "ok: tenant %s: %d policies from %s, revision %.12s\n", name, ts.Len(), ts.Spec(), ts.Revision())
+	}
 	return exitOK
 }

@@ -25,6 +25,7 @@ const maxEvalInput = aos.DefaultMaxBody
 func cmdEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("eval", stderr)
 	event := fs.String("event", "", `catalog event name (e.g. steps/toolCallRequest, tool.pre_call), or "aos" for a whole AOS JSON-RPC request`)
+	tenant := fs.String("tenant", "", "decide as a caller of this tenant (its policy set, from the config's tenants:)")
 	gf := addGuardianFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -50,6 +51,12 @@ func cmdEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	defer gd.Close(ctx)
+	if *tenant != "" {
+		if gd.TenantPolicies(*tenant) == nil {
+			return fail(stderr, "eval: --tenant %q: the config declares no such tenant (tenants: %v)", *tenant, gd.Config().TenantNames())
+		}
+		ctx = warden.WithPrincipal(ctx, warden.Principal{Name: "warden eval", Tenant: *tenant})
+	}
 	if *event == "aos" {
 		return evalAOS(ctx, gd, in, stdout, stderr)
 	}

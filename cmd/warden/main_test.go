@@ -266,3 +266,27 @@ func TestUsageAndVersion(t *testing.T) {
 		t.Fatalf("serve with a dangling flag: %d", code)
 	}
 }
+
+// eval --tenant decides by the tenant's set; check prints each tenant's set.
+func TestEvalAndCheckTenants(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "acme"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "acme/p.yaml", "id: acme-no-read\nversion: \"1\"\nevents: [steps/toolCallRequest]\nwhen: 'tool.name == \"read_file\"'\ndecision: deny\nreason: acme reads nothing\n")
+	cfg := writeFile(t, dir, "warden.yaml", "tenants:\n  acme: {policies: [./acme]}\n")
+	in := toolCall("read_file", "notes.txt")
+	if code, out, errOut := cli(t, in, "eval", "--event", "steps/toolCallRequest", "--config", cfg); code != exitOK {
+		t.Errorf("shared set: exit %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, in, "eval", "--event", "steps/toolCallRequest", "--config", cfg, "--tenant", "acme"); code != exitDeny || !strings.Contains(out, "acme-no-read") {
+		t.Errorf("--tenant acme: exit %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, in, "eval", "--event", "steps/toolCallRequest", "--config", cfg, "--tenant", "acmee"); code != exitError || !strings.Contains(errOut, `"acmee"`) {
+		t.Errorf("--tenant acmee: exit %d %s", code, errOut)
+	}
+	code, out, _ := cli(t, "", "check", "--config", cfg)
+	if code != exitOK || !strings.Contains(out, "ok: tenant acme: ") {
+		t.Errorf("check: exit %d %s", code, out)
+	}
+}

@@ -168,7 +168,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	go func() { serveErr <- srv.Serve(served) }()
 	fmt.Fprintf(stdout, "warden listening on %s://%s\n", scheme, ln.Addr())
 	set := gd.Policies()
-	log.Info("serving", "auth_tokens", len(cfg.Auth.Tokens), "policies", set.Len(), "from", set.Spec().String(), "revision", fmt.Sprintf("%.12s", set.Revision()), "data", *data)
+	log.Info("serving", "auth_tokens", len(cfg.Auth.Tokens), "policies", set.Len(), "from", set.Spec().String(), "revision", fmt.Sprintf("%.12s", set.Revision()), "tenants", len(cfg.Tenants), "data", *data)
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
