@@ -1,0 +1,129 @@
+package warden
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ApprovalState is where an approval is in its life: pending until someone
+// decides it or it expires.
+type ApprovalState string
+
+// The approval states (CONTRACT §11).
+const (
+	ApprovalPending  ApprovalState = "pending"
+	ApprovalApproved ApprovalState = "approved"
+	ApprovalDenied   ApprovalState = "denied"
+	ApprovalExpired  ApprovalState = "expired"
+)
+
+// Approval is a step a policy or hook asked a human about (decision ask),
+// as the store keeps it and /api/approvals gives it (CONTRACT §11).
+type Approval struct {
+	ID      string        `json:"id"`
+	State   ApprovalState `json:"state"`
+	Event   string        `json:"event"`
+	Surface string        `json:"surface"`
+	// SessionID, AgentID and Tool are the step's session, agent and tool
+	// name ("" where the step has none).
+	SessionID string `json:"session_id"`
+	AgentID   string `json:"agent_id"`
+	Tool      string `json:"tool"`
+	// Summary is a one-line description of the step, redacted as the
+	// trace is.
+	Summary  string    `json:"summary"`
+	Reason   string    `json:"reason"`
+	PolicyID string    `json:"policy_id"`
+	Created  time.Time `json:"created"`
+	// Expires is when a pending approval expires: for a held call, when the
+	// caller stops waiting; for a step answered at once, when the window to
+	// approve it closes.
+	Expires time.Time `json:"expires"`
+	// DecidedBy, DecidedReason and DecidedAt say who decided (a token's name,
+	// "" without auth), why, and when; empty while pending. An approval that
+	// expired has DecidedAt and DecidedReason (e.g. "approval_timeout",
+	// "withdrawn: the caller hung up") and no DecidedBy.
+	DecidedBy     string    `json:"decided_by"`
+	DecidedReason string    `json:"decided_reason"`
+	DecidedAt     time.Time `json:"decided_at,omitzero"`
+	// RecordID is the trace record of the decision that asked.
+	RecordID string `json:"record_id"`
+	// DecisionRecordID is the trace record of the approval's own decision
+	// (approve, deny or expiry), once there is one.
+	DecisionRecordID string `json:"decision_record_id,omitempty"`
+	// Caller and Tenant are the asking step's principal; a tenant's token
+	// sees and decides only its tenant's approvals.
+	Caller string `json:"caller"`
+	Tenant string `json:"tenant"`
+	// Key identifies the step for a retry (the same session, event, tool
+	// and canonical arguments give the same key): an approved step answered
+	// at once may be retried once, within the TTL, by a step with this key.
+	Key string `json:"key"`
+	// Hold is true when the asking surface holds the call open while the
+	// approval is pending (MCP, A2A, hook dispatch); false when it answered
+	// at once (AOS) and expects a retry.
+	Hold bool `json:"hold"`
+	// UsedAt is when an approved step answered at once was retried and
+	// allowed (an approval allows one retry); zero until then. UsedRecordID
+	// is that retry's trace record.
+	UsedAt       time.Time `json:"used_at,omitzero"`
+	UsedRecordID string    `json:"used_record_id,omitempty"`
+}
+
+// Decided reports whether a is no longer pending.
+func (a *Approval) Decided() bool { return a.State != ApprovalPending }
+
+// ApprovalQuery selects approvals for ListApprovals, newest first. Zero
+// fields match everything.
+type ApprovalQuery struct {
+	State  ApprovalState
+	Tenant string
+	// Session keeps only the approvals of this session (a session's
+	// timeline shows them inline).
+	Session string
+	// After is an approval id: the listing continues after it (paging);
+	// an unknown id is ErrUnknownCursor.
+	After string
+	// Limit bounds the answer; <= 0 means 100.
+	Limit int
+}
+
+// Errors of an ApprovalStore.
+var (
+	// ErrApprovalNotFound: no approval with that id.
+	ErrApprovalNotFound = errors.New("warden: no approval with that id")
+	// ErrApprovalDecided: the approval is no longer pending (decided or
+	// expired), so it cannot be decided again.
+	ErrApprovalDecided = errors.New("warden: approval already decided or expired")
+)
+
+// ApprovalStore keeps approvals durably, beside the trace (the SQLite trace
+// implements it; storetest's suite is its contract). Every state change is a
+// compare-and-set on the stored state, so two replicas or two approvers can
+// never both decide one approval.
+type ApprovalStore interface {
+	// CreateApproval stores a new approval (State pending).
+	CreateApproval(ctx context.Context, a *Approval) error
+	// Approval returns the approval with id, or ErrApprovalNotFound.
+	Approval(ctx context.Context, id string) (*Approval, error)
+	// ListApprovals returns the approvals q selects, newest first.
+	ListApprovals(ctx context.Context, q ApprovalQuery) ([]Approval, error)
+	// DecideApproval moves a pending approval to state (approved, denied or
+	// expired) with by, reason and at, and returns it as stored. An
+	// approval that is not pending is ErrApprovalDecided (it is returned
+	// too, as stored); an unknown id is ErrApprovalNotFound. A pending
+	// approval whose Expires is before at can only be expired.
+	DecideApproval(ctx context.Context, id string, state ApprovalState, by, reason string, at time.Time) (*Approval, error)
+	// SetDecisionRecord links an approval to the trace record of its own
+	// decision.
+	SetDecisionRecord(ctx context.Context, id, recordID string) error
+	// UseApproval finds the approved, unused approval with key whose
+	// DecidedAt is at or after notBefore, marks it used at `at` by the
+	// record recordID, and returns it; none is (nil, nil). At most one
+	// caller ever gets a given approval.
+	UseApproval(ctx context.Context, key string, notBefore, at time.Time, recordID string) (*Approval, error)
+	// ExpireApprovals moves every pending approval whose Expires is before
+	// at to expired, and returns them.
+	ExpireApprovals(ctx context.Context, at time.Time) ([]Approval, error)
+}
