@@ -127,3 +127,70 @@ type ApprovalStore interface {
 	// at to expired, and returns them.
 	ExpireApprovals(ctx context.Context, at time.Time) ([]Approval, error)
 }
+
+// Approvals keeps the approvals of asked steps for a Decider (package
+// approval implements it).
+type Approvals interface {
+	// Use returns the approved, unused approval that lets the asked step ev
+	// through (an identical retry within the approval's TTL), marking it
+	// used by the record recordID; nil when there is none.
+	Use(ctx context.Context, ev *Event, recordID string) (*Approval, error)
+	// Open creates the pending approval rec.ApprovalID for the asked step
+	// ev, whose record rec is in the trace.
+	Open(ctx context.Context, ev *Event, out *Outcome, rec *Record) (*Approval, error)
+	// Await holds a step that asked (out.ApprovalID pending) until the
+	// approval is decided, it expires or ctx ends, and returns what the
+	// surface answers: the asked outcome as an allow (or modify) when
+	// approved, a deny otherwise.
+	Await(ctx context.Context, out Outcome) Outcome
+}
+
+// Holder is a Core that can hold an asked step until it is decided (a
+// Guardian with approvals).
+type Holder interface {
+	Await(ctx context.Context, out Outcome) Outcome
+}
+
+// Settle returns what a surface that can hold a call answers for out: an
+// asked step with a pending approval is held until decided when core can
+// hold it; any other held outcome is refused (Outcome.WithoutHold); the rest
+// is returned as it is.
+func Settle(ctx context.Context, core Core, out Outcome) Outcome {
+	if out.Verdict == Ask && out.ApprovalID != "" {
+		if h, ok := core.(Holder); ok {
+			return h.Await(ctx, out)
+		}
+	}
+	return out.WithoutHold()
+}
+
+// Reason codes of approvals.
+const (
+	// CodeApprovalGranted: an approver let the step through.
+	CodeApprovalGranted = "approval_granted"
+	// CodeApprovalDenied: an approver refused the step.
+	CodeApprovalDenied = "approval_denied"
+	// CodeApprovalTimeout: nobody decided within approvals.wait.
+	CodeApprovalTimeout = "approval_timeout"
+	// CodeApprovalUnavailable: the approval could not be stored; the step
+	// is refused (fail closed).
+	CodeApprovalUnavailable = "approval_unavailable"
+)
+
+type holdKey struct{}
+
+// WithHoldDeadline returns ctx carrying extend, which a holder calls with
+// the time it may hold the call until, before it waits: an HTTP surface
+// extends its write deadline with it (the server's write timeout is shorter
+// than approvals.wait).
+func WithHoldDeadline(ctx context.Context, extend func(until time.Time)) context.Context {
+	return context.WithValue(ctx, holdKey{}, extend)
+}
+
+// ExtendHold calls the extend function ctx carries (WithHoldDeadline), if
+// any.
+func ExtendHold(ctx context.Context, until time.Time) {
+	if f, ok := ctx.Value(holdKey{}).(func(time.Time)); ok {
+		f(until)
+	}
+}

@@ -38,6 +38,7 @@ type Decider struct {
 	observer Observer
 	async    Async
 	filter   RecordFilter
+	appr     Approvals
 }
 
 // Router picks the chain for an event (hooks declared per event); nil means
@@ -60,6 +61,12 @@ func (d *Decider) SetAsync(a Async) { d.async = a }
 // SetRecordFilter sets the filter every record passes through before it is
 // stored (nil: none). Call it before the Decider is used.
 func (d *Decider) SetRecordFilter(f RecordFilter) { d.filter = f }
+
+// SetApprovals sets what keeps the approvals of asked steps (nil: an asked
+// step gets no approval, and every surface refuses it). Approvals need the
+// trace: without a Store they are not used. Call it before the Decider is
+// used.
+func (d *Decider) SetApprovals(a Approvals) { d.appr = a }
 
 // SetChain swaps the chain atomically; in-flight decisions finish on the old one.
 func (d *Decider) SetChain(c *Chain) { d.chain.Store(c) }
@@ -102,6 +109,10 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 	if d.store != nil {
 		rec := NewRecord(ev, &out, time.Now())
 		out.RecordID = rec.ID
+		asked := out.Verdict == Ask && d.appr != nil
+		if asked {
+			d.retry(ctx, ev, &out, rec)
+		}
 		if d.filter != nil {
 			d.filter(rec)
 		}
@@ -117,6 +128,8 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 				ReasonCodes: []string{CodeTraceUnavailable}, Results: out.Results, Latency: out.Latency,
 				// No RecordID: this decision is not in the trace.
 			}
+		} else if asked && out.Verdict == Ask {
+			d.open(ctx, ev, &out, rec)
 		}
 	}
 	if d.observer != nil {
@@ -130,6 +143,72 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 		d.async.RunAsync(final)
 	}
 	return out, err
+}
+
+// retry lets an asked step through when an approver approved the
+// identical step before (an approval used once, within its TTL); otherwise
+// it names the approval Open will create in the record.
+func (d *Decider) retry(ctx context.Context, ev *Event, out *Outcome, rec *Record) {
+	a, err := d.appr.Use(ctx, ev, rec.ID)
+	switch {
+	case err != nil:
+		*out = approvalUnavailable(*out, err)
+	case a != nil:
+		*out = Approved(*out, a)
+	default:
+		out.ApprovalID = NewApprovalID()
+	}
+	rec.Decision, rec.Reason, rec.ReasonCodes = out.Verdict.String(), out.Reason, out.ReasonCodes
+	rec.ApprovalID = out.ApprovalID
+	if out.Verdict == Modify && out.Payload != nil && rec.Output == nil {
+		rec.Output, _ = json.Marshal(out.Payload)
+	}
+}
+
+// open creates the pending approval of an asked step once its record is in
+// the trace; when it cannot be stored the step is refused.
+func (d *Decider) open(ctx context.Context, ev *Event, out *Outcome, rec *Record) {
+	if _, err := d.appr.Open(ctx, ev, out, rec); err != nil {
+		*out = approvalUnavailable(*out, err)
+	}
+}
+
+func approvalUnavailable(out Outcome, err error) Outcome {
+	return Outcome{
+		Verdict: Deny, Reason: "approval not available: " + err.Error(),
+		ReasonCodes: []string{CodeApprovalUnavailable}, PolicyID: out.PolicyID, PolicyVersion: out.PolicyVersion,
+		Results: out.Results, PolicyRevision: out.PolicyRevision, Latency: out.Latency, RecordID: out.RecordID,
+	}
+}
+
+// Approved returns what an asked outcome becomes once a approved it: the
+// step is taken (a modify when a guardian changed its payload, an allow
+// otherwise), its reason naming the approver.
+func Approved(out Outcome, a *Approval) Outcome {
+	out.Verdict = Allow
+	if out.Payload != nil {
+		out.Verdict = Modify
+	}
+	by := a.DecidedBy
+	if by == "" {
+		by = "an approver"
+	}
+	out.Reason = "approved by " + by
+	if a.DecidedReason != "" {
+		out.Reason += ": " + a.DecidedReason
+	}
+	out.ReasonCodes = append([]string{CodeApprovalGranted}, out.ReasonCodes...)
+	out.ApprovalID = a.ID
+	return out
+}
+
+// NewApprovalID returns a fresh approval id (a time-ordered UUID).
+func NewApprovalID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		id = uuid.New()
+	}
+	return id.String()
 }
 
 // NewRecord builds the trace record of outcome out for ev.

@@ -63,6 +63,9 @@ type Outcome struct {
 	Latency        time.Duration
 	// RecordID is the id of the trace record, once recorded.
 	RecordID string
+	// ApprovalID is the approval an Ask created (pending), or the approval
+	// that let an asked step through (an approved retry); "" otherwise.
+	ApprovalID string
 }
 
 // WithoutHold returns o with an Ask or Defer turned into what a surface

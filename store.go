@@ -39,6 +39,10 @@ type Record struct {
 	Caller string `json:"caller"`
 	// Tenant is the caller's tenant; "" for none.
 	Tenant string `json:"tenant"`
+	// ApprovalID links the record to an approval: the one an ask created,
+	// the one an approved retry used, or the one whose own decision this
+	// record is (Surface SurfaceApproval).
+	ApprovalID string `json:"approval_id,omitempty"`
 }
 
 // Query selects and orders the records a Scan visits. Zero fields match

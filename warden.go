@@ -120,6 +120,9 @@ const (
 	SurfaceA2A   = "a2a"
 	SurfaceHooks = "hooks"
 	SurfaceSDK   = "sdk"
+	// SurfaceApproval marks the trace record of an approval's own decision
+	// (approved, denied, expired): not a step an agent took.
+	SurfaceApproval = "approval"
 )
 
 // Directions of protocol messages. Step events have no direction ("").

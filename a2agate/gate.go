@@ -245,7 +245,7 @@ func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
 	if derr != nil {
 		g.opts.Logf("a2a %s: %s not recorded: %v", ag.name, m.event, derr)
 	}
-	out = out.WithoutHold() // approvals are issue 9: a held step is refused
+	out = warden.Settle(r.Context(), g.dec, out) // an asked request waits for its approval
 	switch out.Verdict {
 	case warden.Allow:
 	case warden.Modify:
@@ -396,7 +396,7 @@ func (g *Gate) decideInbound(ctx context.Context, x *exchange, msg map[string]an
 	if derr != nil {
 		g.opts.Logf("a2a %s: %s response not recorded: %v", x.ag.name, x.method.event, derr)
 	}
-	out = out.WithoutHold() // approvals are issue 9: a held step is refused
+	out = warden.Settle(ctx, g.dec, out) // an asked response waits for its approval
 	var relay map[string]any
 	switch out.Verdict {
 	case warden.Allow:

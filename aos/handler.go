@@ -264,7 +264,7 @@ func (h *Handler) serve(ctx context.Context, c *call, b []byte) (out []byte, ok 
 	if !c.hasID {
 		return b, false
 	}
-	o = o.WithoutHold() // approvals are issue 9: AOS answers a held step as a deny
+	o = o.WithoutHold() // AOS answers at once: an asked step is a deny naming its approval (data.approvalId); the identical retry is allowed once approved
 	out, err = appendResult(b, c, method, params, sh, &o)
 	if err != nil {
 		h.opts.Logf("aos: %s %q: encoding the modified request: %v", method, ev.RequestID, err)

@@ -111,9 +111,21 @@ func appendResult(b []byte, c *call, method string, params map[string]any, sh sh
 			b = appendString(b, o.PolicyVersion)
 		}
 	}
-	if o.RecordID != "" {
-		b = append(b, `,"data":{"traceId":`...)
-		b = appendString(b, o.RecordID)
+	if o.RecordID != "" || o.ApprovalID != "" {
+		b = append(b, `,"data":{`...)
+		if o.RecordID != "" {
+			b = append(b, `"traceId":`...)
+			b = appendString(b, o.RecordID)
+		}
+		if o.ApprovalID != "" {
+			if o.RecordID != "" {
+				b = append(b, ',')
+			}
+			// The approval this step waits for (retry once it is approved),
+			// or the one that let it through.
+			b = append(b, `"approvalId":`...)
+			b = appendString(b, o.ApprovalID)
+		}
 		b = append(b, '}')
 	}
 	if decision == "modify" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
+	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/hooks"
@@ -62,6 +63,8 @@ type Options struct {
 	OnAsyncDrop              func(hook string)
 	// Logger logs reloads and failures; nil discards.
 	Logger *slog.Logger
+	// Notifier, when set, is told of every new approval (approvals.notify).
+	Notifier approval.Notifier
 }
 
 // Guardian is one decision core with its policies, hooks and trace. It is
@@ -75,6 +78,7 @@ type Guardian struct {
 	pool      *hooks.Pool
 	store     warden.Store
 	ownsStore bool
+	approvals *approval.Manager // nil without a store that keeps approvals
 	log       *slog.Logger
 }
 
@@ -87,7 +91,10 @@ type set struct {
 	def    warden.Verdict // when nothing decides
 }
 
-var _ warden.Core = (*Guardian)(nil)
+var (
+	_ warden.Core   = (*Guardian)(nil)
+	_ warden.Holder = (*Guardian)(nil)
+)
 
 // Open loads and compiles the configuration and policies, opens the trace
 // when asked, and returns the Guardian. Errors name file:line.
@@ -142,7 +149,7 @@ func Open(opts Options) (*Guardian, error) {
 		}
 		g.store, g.ownsStore = st, true
 	}
-	filter, err := g.traceSetup(opts)
+	filter, redactString, err := g.traceSetup(opts)
 	if err != nil {
 		if g.ownsStore {
 			g.store.Close()
@@ -152,44 +159,52 @@ func Open(opts Options) (*Guardian, error) {
 	g.pool = hooks.NewPool(opts.AsyncWorkers, opts.AsyncQueue, g.store)
 	g.pool.OnRun, g.pool.OnDrop = opts.OnAsyncRun, opts.OnAsyncDrop
 	g.pool.Filter = filter
-	g.set.decider(g.store, opts.Observer, filter, g.pool)
+	if as, ok := g.store.(warden.ApprovalStore); ok {
+		g.approvals = approval.New(approval.Options{Store: as, Trace: g.store, Filter: filter, Redact: redactString,
+			Wait: cfg.Approvals.Wait, TTL: cfg.Approvals.TTL, URL: cfg.Approvals.URL, Notifier: opts.Notifier, Log: g.log})
+	}
+	g.set.decider(g.store, opts.Observer, filter, g.pool, g.approvals)
 	for _, ts := range g.tenants {
-		ts.decider(g.store, opts.Observer, filter, g.pool)
+		ts.decider(g.store, opts.Observer, filter, g.pool, g.approvals)
 	}
 	return g, nil
 }
 
 // decider builds the set's Decider over the trace and async pool every set
 // shares.
-func (s *set) decider(store warden.Store, obs warden.Observer, filter warden.RecordFilter, pool *hooks.Pool) {
+func (s *set) decider(store warden.Store, obs warden.Observer, filter warden.RecordFilter, pool *hooks.Pool, appr *approval.Manager) {
 	chain := warden.NewChain(s.def, warden.Step{Name: "policy", Kind: hooks.KindPolicy, Handler: s.engine})
 	s.dec = warden.NewDecider(chain, catalog.Views, store, obs)
 	s.dec.SetRouter(s.router.Chain)
 	s.dec.SetRecordFilter(filter)
 	s.dec.SetAsync(hooks.Async{Router: s.router, Pool: pool})
+	if appr != nil {
+		s.dec.SetApprovals(appr)
+	}
 }
 
 // traceSetup returns the record filter for the trace and starts its
 // pruning (see Options.Data).
-func (g *Guardian) traceSetup(opts Options) (warden.RecordFilter, error) {
+func (g *Guardian) traceSetup(opts Options) (warden.RecordFilter, func(string) string, error) {
 	st, _ := g.store.(*sqlite.Store)
 	if st == nil || st.Dir() == "" {
-		return opts.RecordFilter, nil
+		return opts.RecordFilter, nil, nil
 	}
 	tc := g.cfg.Trace
 	if err := st.StartPruning(sqlite.Retention{MaxAge: tc.Retention, MaxSize: tc.MaxSize}, func(err error) {
 		g.log.Warn("pruning the trace", "err", err)
 	}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if opts.RecordFilter != nil || tc.RawInput {
-		return opts.RecordFilter, nil
+		return opts.RecordFilter, nil, nil
 	}
 	key, err := redact.LoadKey(st.Dir())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return redact.New(key).Filter, nil
+	r := redact.New(key)
+	return r.Filter, r.String, nil
 }
 
 // Decide decides one step: it builds the event's views, runs the chain
@@ -238,6 +253,23 @@ func (g *Guardian) setFor(ctx context.Context, ev *warden.Event) (*set, error) {
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnknownTenant, tenant)
 }
+
+// Await holds a step that asked (out.ApprovalID names its pending
+// approval) until the approval is decided, expires (approvals.wait) or ctx
+// ends, and returns what to answer: the step allowed (or modified) when
+// approved, denied otherwise. Without approvals (no trace that keeps them)
+// it returns out.WithoutHold(). Surfaces that can hold a call use it through
+// warden.Settle; a Go agent calls it after Decide returns Ask.
+func (g *Guardian) Await(ctx context.Context, out warden.Outcome) warden.Outcome {
+	if g.approvals == nil {
+		return out.WithoutHold()
+	}
+	return g.approvals.Await(ctx, out)
+}
+
+// Approvals returns the approval keeper (nil without a trace that keeps
+// approvals): the API decides and lists through it.
+func (g *Guardian) Approvals() *approval.Manager { return g.approvals }
 
 // Dispatch runs the chain for one hook event with a JSON object payload and
 // answers as `warden hooks dispatch` does (CONTRACT §5): the decision, the
@@ -337,6 +369,9 @@ func (g *Guardian) Watch(ctx context.Context) error {
 // then are recorded as dropped), and closes the trace if the Guardian
 // opened it.
 func (g *Guardian) Close(ctx context.Context) error {
+	if g.approvals != nil {
+		g.approvals.Close()
+	}
 	g.pool.Close(ctx)
 	if g.ownsStore {
 		if err := g.store.Close(); err != nil {

@@ -58,8 +58,8 @@ func (d *Dispatcher) Dispatch(ctx context.Context, event string, payload []byte)
 		return Result{}, err
 	}
 	ev := &warden.Event{Name: event, Surface: warden.SurfaceHooks, Payload: p, Raw: payload}
-	out, _ := d.dec.Decide(ctx, ev) // a trace failure is a deny, already in out
-	out = out.WithoutHold()         // approvals are issue 9: a held step is refused
+	out, _ := d.dec.Decide(ctx, ev)      // a trace failure is a deny, already in out
+	out = warden.Settle(ctx, d.dec, out) // an asked step waits for its approval
 	res := Result{Decision: out.Verdict.String(), Payload: p, TraceID: out.RecordID}
 	switch out.Verdict {
 	case warden.Deny:

@@ -178,16 +178,31 @@ func batchLimit(max int) int {
 	return max
 }
 
-// decide runs one message through the chain. tool is the tool view of the
-// request a response answers (nil when none or not a tools/call).
+// decide runs one message through the chain and settles it: an asked
+// message waits for its approval here (see held for the stdio gateway,
+// which must not wait inline).
 func (g *gate) decide(ctx context.Context, msg *message, dir, session string, tool *warden.Tool) verdict {
+	out := g.outcome(ctx, msg, dir, session, tool)
+	return g.verdictOf(msg, warden.Settle(ctx, g.dec, out))
+}
+
+// outcome runs one message through the chain. tool is the tool view of the
+// request a response answers (nil when none or not a tools/call).
+func (g *gate) outcome(ctx context.Context, msg *message, dir, session string, tool *warden.Tool) warden.Outcome {
 	ev := &warden.Event{
 		Name: EventName, Surface: warden.SurfaceMCP, Direction: dir,
 		RequestID: idText(msg.m["id"]), Payload: msg.m, Raw: msg.raw,
 		Envelope: warden.Envelope{SessionID: session, Server: g.server, Answers: tool},
 	}
 	out, _ := g.dec.Decide(ctx, ev) // a trace failure is already a deny
-	out = out.WithoutHold()         // approvals are issue 9: a held step is refused
+	return out
+}
+
+// held reports whether out waits for an approval.
+func held(out warden.Outcome) bool { return out.Verdict == warden.Ask && out.ApprovalID != "" }
+
+// verdictOf maps a settled outcome to what the gateway does with msg.
+func (g *gate) verdictOf(msg *message, out warden.Outcome) verdict {
 	switch out.Verdict {
 	case warden.Deny:
 		return verdict{deny: true, reason: out.Reason}

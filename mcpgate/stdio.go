@@ -47,6 +47,52 @@ type Stdio struct {
 	server  *lineWriter // to the server
 	fromCli *pending    // client requests awaiting the server's answer
 	fromSrv *pending    // server requests awaiting the client's answer
+	held    heldSet     // messages waiting for an approval
+}
+
+// maxHeld bounds the messages of one stdio session waiting for approvals.
+const maxHeld = 1024
+
+// heldSet tracks the messages waiting for approvals, by request id key
+// ("" for messages without one), to withdraw one the client cancels.
+type heldSet struct {
+	mu sync.Mutex
+	n  int
+	by map[string]context.CancelFunc
+}
+
+func (h *heldSet) add(key string, cancel context.CancelFunc) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.n >= maxHeld {
+		return false
+	}
+	h.n++
+	if key != "" {
+		if h.by == nil {
+			h.by = map[string]context.CancelFunc{}
+		}
+		h.by[key] = cancel
+	}
+	return true
+}
+
+func (h *heldSet) done(key string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.n--
+	if key != "" {
+		delete(h.by, key)
+	}
+}
+
+func (h *heldSet) cancel(key string) {
+	h.mu.Lock()
+	c := h.by[key]
+	h.mu.Unlock()
+	if c != nil {
+		c()
+	}
 }
 
 // NewStdio returns a stdio gateway deciding with dec.
@@ -270,7 +316,16 @@ func (s *Stdio) outbound(ctx context.Context, msg *message) error {
 	if isResp {
 		s.fromSrv.take(msg.m["id"]) // the client answers a server request
 	}
-	v := s.decide(ctx, msg, warden.Outbound, s.sid, tool)
+	out := s.outcome(ctx, msg, warden.Outbound, s.sid, tool)
+	if held(out) {
+		return s.hold(ctx, msg, out, s.outboundDecided)
+	}
+	return s.outboundDecided(msg, s.verdictOf(msg, warden.Settle(ctx, s.dec, out)))
+}
+
+// outboundDecided forwards or answers a client message once decided.
+func (s *Stdio) outboundDecided(msg *message, v verdict) error {
+	isResp := !msg.isRequest() && !msg.isNotification()
 	if v.deny {
 		switch {
 		case msg.isRequest():
@@ -285,12 +340,38 @@ func (s *Stdio) outbound(ctx context.Context, msg *message) error {
 	} else if msg.method() == "notifications/cancelled" {
 		if p, ok := msg.m["params"].(map[string]any); ok {
 			s.fromCli.take(p["requestId"])
+			s.held.cancel(idKey(p["requestId"]))
 		}
 	}
 	if err := s.server.write(v.out); err != nil && msg.isRequest() {
 		s.fromCli.take(msg.m["id"])
 		return s.client.write(errorMessage(msg.m["id"], CodeUpstream, "MCP server is not reading: "+err.Error()))
 	}
+	return nil
+}
+
+// hold waits for the approval of an asked message beside the session, so
+// the messages after it keep flowing, then goes on with then. At most
+// maxHeld messages wait at once; beyond that an asked message is refused
+// at once (its approval withdrawn). A client's notifications/cancelled for
+// a held request withdraws its approval.
+func (s *Stdio) hold(ctx context.Context, msg *message, out warden.Outcome, then func(*message, verdict) error) error {
+	hctx, cancel := context.WithCancel(ctx)
+	key := ""
+	if msg.isRequest() {
+		key = idKey(msg.m["id"])
+	}
+	if !s.held.add(key, cancel) {
+		cancel() // over the bound: withdraw now
+		return then(msg, s.verdictOf(msg, warden.Settle(hctx, s.dec, out)))
+	}
+	go func() {
+		defer s.held.done(key)
+		defer cancel()
+		if err := then(msg, s.verdictOf(msg, warden.Settle(hctx, s.dec, out))); err != nil {
+			s.logf("answering a held message: %v", err)
+		}
+	}()
 	return nil
 }
 
@@ -304,7 +385,16 @@ func (s *Stdio) inbound(ctx context.Context, msg *message) error {
 			tool = r.tool
 		}
 	}
-	v := s.decide(ctx, msg, warden.Inbound, s.sid, tool)
+	out := s.outcome(ctx, msg, warden.Inbound, s.sid, tool)
+	if held(out) {
+		return s.hold(ctx, msg, out, s.inboundDecided)
+	}
+	return s.inboundDecided(msg, s.verdictOf(msg, warden.Settle(ctx, s.dec, out)))
+}
+
+// inboundDecided forwards or answers a server message once decided.
+func (s *Stdio) inboundDecided(msg *message, v verdict) error {
+	isResp := !msg.isRequest() && !msg.isNotification()
 	if v.deny {
 		switch {
 		case msg.isRequest(): // a server request (sampling, elicitation, roots) is refused

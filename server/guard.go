@@ -61,7 +61,8 @@ func guard(sec Security, next http.Handler) http.Handler {
 					httpError(w, http.StatusUnauthorized, "unauthorized: a valid bearer token is required (Authorization: Bearer <token>)")
 					return
 				}
-				if !tok.Scopes.Allows(need) {
+				// An approver may read the approvals it decides without read.
+				if !tok.Scopes.Allows(need) && !(need == auth.Read && isApprovals(r) && tok.Scopes.Allows(auth.Approve)) {
 					httpError(w, http.StatusForbidden, "forbidden: token "+tok.Name+" lacks the "+need.String()+" scope")
 					return
 				}
@@ -88,8 +89,9 @@ func verifiedSubject(r *http.Request) string {
 
 // needScope is the scope a request needs, or open for /healthz.
 //
-//	decide: /aos, /mcp/*, /a2a/* (every method), POST /api/hooks/dispatch
-//	read:   GET /api/*, GET / (the UI), GET /metrics
+//	decide:  /aos, /mcp/*, /a2a/* (every method), POST /api/hooks/dispatch
+//	approve: POST /api/approvals/{id} (and, besides read, GET /api/approvals...)
+//	read:    GET /api/*, GET / (the UI), GET /metrics
 //	admin:  everything else (/debug/pprof, ...); admin also grants all of the above
 //
 // Paths are taken as sent: one that is not clean is only ever redirected by
@@ -104,10 +106,17 @@ func needScope(r *http.Request) (need auth.Scope, open bool) {
 		return auth.Decide, false
 	case p == "/api/hooks/dispatch" && r.Method == http.MethodPost:
 		return auth.Decide, false
+	case strings.HasPrefix(p, "/api/approvals/") && r.Method == http.MethodPost:
+		return auth.Approve, false
 	case read && (strings.HasPrefix(p, "/api/") || p == "/" || p == "/metrics"):
 		return auth.Read, false
 	}
 	return auth.Admin, false
+}
+
+// isApprovals reports whether r reads the approvals API.
+func isApprovals(r *http.Request) bool {
+	return r.URL.Path == "/api/approvals" || strings.HasPrefix(r.URL.Path, "/api/approvals/")
 }
 
 // bearer is the token of an "Authorization: Bearer <token>" header, or "".

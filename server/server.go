@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/approval"
 )
 
 // Options are the parts the server routes to.
@@ -25,8 +26,10 @@ type Options struct {
 	MCP         http.Handler // /mcp/{server} (nil: not served)
 	A2A         http.Handler // /a2a/{agent} and its agent card (nil: not served)
 	Store       warden.Store // GET /api/hooks/runs
-	Metrics     *Metrics     // GET /metrics
-	Pprof       bool         // expose /debug/pprof/ (off by default)
+	// Approvals serves /api/approvals (nil: those routes answer 503).
+	Approvals *approval.Manager
+	Metrics   *Metrics // GET /metrics
+	Pprof     bool     // expose /debug/pprof/ (off by default)
 	// RunsBytes bounds one /api/hooks/runs response (limits.runs_bytes);
 	// 0 means DefaultRunsBytes.
 	RunsBytes int64
@@ -58,16 +61,17 @@ func New(o Options) http.Handler {
 	mux.HandleFunc("GET /api/hooks/runs", runsHandler(o.Store, o.RunsBytes))
 	mux.HandleFunc("GET /api/hooks/events", eventsHandler)
 	if o.Dispatch != nil {
-		mux.Handle("/api/hooks/dispatch", o.Dispatch)
+		mux.Handle("/api/hooks/dispatch", holdable(o.Dispatch))
 	}
+	approvalsRoutes(mux, o.Approvals)
 	if o.HookCatalog != nil {
 		mux.Handle("GET /api/hooks/catalog", o.HookCatalog)
 	}
 	if o.MCP != nil {
-		mux.Handle("/mcp/", o.MCP)
+		mux.Handle("/mcp/", holdable(o.MCP))
 	}
 	if o.A2A != nil {
-		mux.Handle("/a2a/", o.A2A)
+		mux.Handle("/a2a/", holdable(o.A2A))
 	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -85,6 +89,17 @@ func New(o Options) http.Handler {
 		h = bodyDeadline(h, o.BodyTimeout)
 	}
 	return rebindingGuard(guard(o.Security, h))
+}
+
+// holdable lets a surface that holds asked calls (MCP, A2A, dispatch)
+// extend its write deadline past the server's write timeout while it waits
+// for an approval (warden.ExtendHold).
+func holdable(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		ctx := warden.WithHoldDeadline(r.Context(), func(until time.Time) { _ = rc.SetWriteDeadline(until) })
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // rebindingGuard refuses requests that arrived on a loopback address with a

@@ -115,6 +115,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		A2A:         a2aProxy,
 		MCP:         mcpGateway,
 		Store:       store,
+		Approvals:   gd.Approvals(),
 		Metrics:     metrics,
 		Pprof:       *pprof,
 		RunsBytes:   lim.RunsBytes,
