@@ -45,8 +45,6 @@ type Config struct {
 	Trace Trace
 	// Tenants are the tenants with their own policies (tenants:), by name.
 	Tenants map[string]Tenant
-	// Approvals are how asked steps wait and notify (approvals:).
-	Approvals Approvals
 }
 
 // Upstream is a server a gateway forwards to (warden.Upstream).
