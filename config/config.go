@@ -45,13 +45,18 @@ type Config struct {
 	Trace Trace
 	// Tenants are the tenants with their own policies (tenants:), by name.
 	Tenants map[string]Tenant
+	// Approvals are the hold time, retry window and notifications of steps
+	// that ask a human (approvals:), defaults filled in.
+	Approvals Approvals
 }
 
 // Upstream is a server a gateway forwards to (warden.Upstream).
 type Upstream = warden.Upstream
 
 // Default returns the configuration used without --config.
-func Default() *Config { return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits()} }
+func Default() *Config {
+	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals()}
+}
 
 // Error and ErrorList are the policy loader's located errors: a config and
 // its policies report problems the same way ("file:line: message").
@@ -161,12 +166,16 @@ func Parse(file string, data []byte) (*Config, error) {
 			l, lerrs := parseLimits(file, v)
 			errs = append(errs, lerrs...)
 			c.Limits = l
+		case "approvals":
+			a, aerrs := parseApprovals(file, v)
+			errs = append(errs, aerrs...)
+			c.Approvals = a
 		default:
 			if why, ok := notYet[k.Value]; ok {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, limits, auth, origins, tenants, trace, tls)", k.Value)
+			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, limits, auth, origins, tenants, trace, tls, approvals)", k.Value)
 		}
 	}
 	if len(c.Auth.Clients) > 0 && c.TLS.ClientCA == "" {
