@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -21,6 +22,7 @@ import (
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/mcpgate"
+	"github.com/wardenhq/warden/notify"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/sqlite"
 )
@@ -86,6 +88,30 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	opts.Store, opts.Observer, opts.Logger = store, metrics, log
 	opts.OnAsyncRun, opts.OnAsyncDrop = metrics.AsyncRun, metrics.AsyncDrop
+	if cfg.Approvals.URL == "" {
+		// Notification links point at this server unless approvals.url says
+		// where people reach it.
+		if _, port, err := net.SplitHostPort(*addr); err == nil && port != "0" {
+			sch := "http"
+			if cfg.TLS.Enabled() {
+				sch = "https"
+			}
+			cfg.Approvals.URL = sch + "://" + *addr
+		}
+	}
+	notifier := notify.New(cfg.Approvals.Notify, notify.Options{OnResult: func(r notify.Result) {
+		if r.Err != nil {
+			// The target's host only: a Slack webhook's path is its secret.
+			log.Warn("approval notification failed", "approval", r.ApprovalID, "target", targetHost(r.Target),
+				"attempt", r.Attempt, "final", r.Final, "status", r.Status, "err", r.Err)
+		}
+	}})
+	defer func() { // on early returns; after a shutdown this returns at once
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = notifier.Close(ctx)
+	}()
+	opts.Notifier = notifier
 	gd, err := guardian.Open(opts)
 	if err != nil {
 		store.Close()
@@ -200,7 +226,8 @@ loop:
 		fmt.Fprintf(stderr, "warden: shutdown: %v\n", err)
 		code = exitError
 	}
-	gd.Close(sctx) // queued async hooks finish, or are recorded as dropped, before the trace closes
+	_ = notifier.Close(sctx) // notifications being retried get the grace period
+	gd.Close(sctx)           // queued async hooks finish, or are recorded as dropped, before the trace closes
 	if err := store.Close(); err != nil {
 		fmt.Fprintf(stderr, "warden: flushing the trace: %v\n", err)
 		code = exitError
@@ -230,4 +257,13 @@ func loopbackAddr(addr string) bool {
 		}
 	}
 	return true
+}
+
+// targetHost is the scheme and host of a notification target's URL.
+func targetHost(target string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return "?"
+	}
+	return u.Scheme + "://" + u.Host
 }
