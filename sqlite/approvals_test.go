@@ -304,3 +304,81 @@ func TestMigrateFromSchema3(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestPruneApprovals: pruning by age deletes the decided approvals decided
+// (and used) before the cutoff, never a pending one; pruning by size
+// deletes none.
+func TestPruneApprovals(t *testing.T) {
+	dir := privateDir(t)
+	s := open(t, dir, Options{})
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	now := t0.Add(48 * time.Hour)
+	old, recent := t0, now.Add(-time.Hour)
+	for _, tt := range []struct {
+		id      string
+		created time.Time
+		state   warden.ApprovalState
+		decided time.Time
+		used    time.Time
+	}{
+		{"pending-old", old, warden.ApprovalPending, time.Time{}, time.Time{}},
+		{"pending-recent", recent, warden.ApprovalPending, time.Time{}, time.Time{}},
+		{"approved-old", old, warden.ApprovalApproved, old.Add(time.Minute), time.Time{}},
+		{"approved-old-used-old", old, warden.ApprovalApproved, old.Add(time.Minute), old.Add(2 * time.Minute)},
+		{"approved-old-used-recent", old, warden.ApprovalApproved, old.Add(time.Minute), recent},
+		{"denied-old", old, warden.ApprovalDenied, old.Add(time.Minute), time.Time{}},
+		{"expired-old", old, warden.ApprovalExpired, old.Add(time.Minute), time.Time{}},
+		{"denied-recent", old, warden.ApprovalDenied, recent, time.Time{}},
+	} {
+		a := testApproval(tt.id, tt.created)
+		a.Key = tt.id
+		a.Expires = tt.created.Add(100 * time.Hour) // decidable whenever
+		if err := s.CreateApproval(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if tt.state != warden.ApprovalPending {
+			if _, err := s.DecideApproval(ctx, tt.id, tt.state, "alice", "", tt.decided); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !tt.used.IsZero() {
+			if a, err := s.UseApproval(ctx, tt.id, old, tt.used, "retry"); err != nil || a == nil {
+				t.Fatalf("use %s: %+v, %v", tt.id, a, err)
+			}
+		}
+	}
+	recordAll(t, s, bigRecord("r-old", old), bigRecord("r-recent", recent))
+	left := func() []string {
+		got, err := s.ListApprovals(ctx, warden.ApprovalQuery{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, a := range got {
+			ids = append(ids, a.ID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	all := left()
+
+	// By size: records go, approvals stay.
+	st, err := s.Prune(ctx, Retention{MaxSize: 1, Now: func() time.Time { return now }})
+	if err != nil || st.Deleted != 2 || st.Approvals != 0 {
+		t.Fatalf("prune by size: %+v, %v", st, err)
+	}
+	if got := left(); !slices.Equal(got, all) {
+		t.Errorf("after pruning by size: %q, want %q", got, all)
+	}
+
+	// By age (a day), in batches of one.
+	st, err = s.Prune(ctx, Retention{MaxAge: 24 * time.Hour, Batch: 1, Now: func() time.Time { return now }})
+	if err != nil || st.Approvals != 4 {
+		t.Fatalf("prune by age: %+v, %v", st, err)
+	}
+	want := []string{"approved-old-used-recent", "denied-recent", "pending-old", "pending-recent"}
+	if got := left(); !slices.Equal(got, want) {
+		t.Errorf("after pruning by age: %q, want %q", got, want)
+	}
+}
