@@ -236,8 +236,8 @@ func (s *Store) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]wa
 //
 // An approve or deny that comes after Expires expires the approval instead,
 // in the same transaction, exactly as ExpireApprovals at `at` would (state
-// expired, DecidedAt at, DecidedReason "approval_timeout", DecidedBy and the
-// given by and reason not stored), and returns it with
+// expired, DecidedAt at, DecidedReason "approval_timeout", no DecidedBy; the
+// given by and reason are dropped), and returns it with
 // warden.ErrApprovalDecided: it reads as expired from then on. An approval
 // that is not pending is returned as stored with warden.ErrApprovalDecided;
 // an unknown id is warden.ErrApprovalNotFound. Expiring (state expired) is

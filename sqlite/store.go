@@ -80,7 +80,7 @@ type Store struct {
 	opts     Options
 	queue    chan *request
 	done     chan struct{} // closed when the writer has exited
-	mu       sync.RWMutex  // Record holds R while enqueueing; Close holds W to close queue
+	mu       sync.RWMutex  // Record holds R while enqueueing, an approval change while it runs; Close holds W to close queue
 	closed   bool
 	closeOne sync.Once
 	closeErr error
