@@ -190,7 +190,7 @@ func TestHeldCall(t *testing.T) {
 				c.act(f, out.ApprovalID, cancel)
 			}()
 			start := time.Now()
-			got := warden.Settle(ctx, f.m, out)
+			got := f.m.Await(ctx, out)
 			if got.Verdict != c.want || got.ReasonCodes[0] != c.code {
 				t.Fatalf("settled: %s %v %q", got.Verdict, got.ReasonCodes, got.Reason)
 			}
