@@ -59,6 +59,7 @@ type Approval struct {
 	// Key identifies the step for a retry (the same session, event, tool
 	// and canonical arguments give the same key): an approved step answered
 	// at once may be retried once, within the TTL, by a step with this key.
+	// It is "" for a held call: the call released is what was approved.
 	Key string `json:"key"`
 	// Hold is true when the asking surface holds the call open while the
 	// approval is pending (MCP, A2A, hook dispatch); false when it answered

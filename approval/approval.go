@@ -163,6 +163,9 @@ func (m *Manager) Open(ctx context.Context, ev *warden.Event, out *warden.Outcom
 		Key: key, Hold: holds(ev.Surface),
 	}
 	if a.Hold {
+		// The held call itself is what an approval lets through: no retry
+		// may use it (an empty key never matches).
+		a.Key = ""
 		a.Expires = now.Add(m.o.Wait)
 		m.mu.Lock()
 		m.waiters[a.ID] = make(chan struct{})

@@ -204,6 +204,11 @@ func TestHeldCall(t *testing.T) {
 			if r := f.record(t, a.DecisionRecordID); r.Decision != c.decision || r.ApprovalID != a.ID {
 				t.Fatalf("decision record %+v", r)
 			}
+			// What was approved is the call released: the same step again
+			// is asked again.
+			if again, _ := f.dec.Decide(context.Background(), step(warden.SurfaceMCP, "bob@example.com")); again.Verdict != warden.Ask || again.ApprovalID == a.ID {
+				t.Errorf("the same held step again: %s (approval %s)", again.Verdict, again.ApprovalID)
+			}
 			if c.name == "caller hangs up" && !strings.Contains(a.DecidedReason, "withdrawn") {
 				t.Errorf("withdrawn reason %q", a.DecidedReason)
 			}
