@@ -287,7 +287,9 @@ func TestSummaryRedactedBeforeCut(t *testing.T) {
 	long := strings.Repeat("x", 220) + " AKIAIOSFODNN7EXAMPLE"
 	ev := step(warden.SurfaceMCP, long)
 	catalog.Views(ev)
-	redact := func(s string) string { return strings.ReplaceAll(s, "AKIAIOSFODNN7EXAMPLE", "[REDACTED:aws_access_key:0]") }
+	redact := func(s string) string {
+		return strings.ReplaceAll(s, "AKIAIOSFODNN7EXAMPLE", "[REDACTED:aws_access_key:0]")
+	}
 	s := approval.Summary(ev, redact)
 	if strings.Contains(s, "AKIA") || len(s) > 240+len("…") {
 		t.Fatalf("summary %q", s)
