@@ -98,6 +98,11 @@ var migrations = []migration{
 	CREATE INDEX approvals_state_expires ON approvals (state, expires);
 	CREATE INDEX approvals_key ON approvals (key, decided_at) WHERE state = 'approved' AND used_at = 0;
 	CREATE INDEX approvals_session ON approvals (session_id, created);`),
+	// 4 → 5: the approval a record names (warden.Record.ApprovalID: the one
+	// an ask created, a retry used, or whose own decision it is); '' in
+	// older rows. No index: an approval names its records (record_id,
+	// decision_record_id, used_record_id), so the trace never looks up by it.
+	sqlStep(`ALTER TABLE runs ADD COLUMN approval_id TEXT NOT NULL DEFAULT '';`),
 }
 
 // migrateCursor adds the policy revision and the views (stored after the
