@@ -144,9 +144,12 @@ type ApprovalStore interface {
 // Approvals keeps the approvals of asked steps for a Decider (package
 // approval implements it).
 type Approvals interface {
-	// Use returns the approved, unused approval that lets the asked step ev
-	// through (an identical retry within the approval's TTL), marking it
-	// used by the record recordID; nil when there is none.
+	// Use returns the approval that answers the asked step ev: the
+	// approved, unused approval of the identical step (a retry within the
+	// TTL), marked used by the record recordID; or the pending approval of
+	// the identical step answered at once (it asks again: no second
+	// approval); nil when there is none. An error refuses the step (e.g.
+	// too many approvals pending in its session).
 	Use(ctx context.Context, ev *Event, recordID string) (*Approval, error)
 	// Open creates the pending approval rec.ApprovalID for the asked step
 	// ev, whose record rec is in the trace.
