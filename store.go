@@ -39,20 +39,28 @@ type Record struct {
 	Caller string `json:"caller"`
 	// Tenant is the caller's tenant; "" for none.
 	Tenant string `json:"tenant"`
+	// Tool is the name of the tool the step calls or answers (the event's
+	// tool view, Event.Tool.Name); "" when the step is not a tool call.
+	Tool string `json:"tool"`
 }
 
 // Query selects and orders the records a Scan visits. Zero fields match
 // everything: a record matches when it has every non-empty string field
 // (Session its SessionID, Event, Decision, Surface, Policy its PolicyID,
-// Agent its AgentID) and its Time is in [Since, Until) where those are set.
+// Agent its AgentID, Tool), its Time is in [Since, Until) where those are
+// set, and it contains Text (see TextMatcher) when that is set.
 //
 // Records are visited in the order they were recorded (insertion order;
 // several processes writing one store share one order), newest first unless
 // Oldest. That order is total and stable, which is what paging needs; it
 // follows Time only as closely as recording follows the decisions.
 type Query struct {
-	Session, Event, Decision, Surface, Policy, Agent string
-	Since, Until                                     time.Time
+	Session, Event, Decision, Surface, Policy, Agent, Tool string
+	Since, Until                                           time.Time
+	// Text keeps the records that contain it, ignoring case, in their
+	// Reason, Event, Tool, SessionID, AgentID, PolicyID or Input (the JSON
+	// text as stored): see TextMatcher for exactly how.
+	Text string
 	// After is a record id: the scan continues after that record,
 	// exclusive, in the scan's order; that record need not match the
 	// other fields. An id the store does not hold fails the scan with

@@ -29,7 +29,7 @@ const (
 const scanSQL = `SELECT rowid, id, time, event, surface, direction, request_id,
 	agent_id, session_id, turn_id, step_id, decision, reason, reason_codes,
 	policy_id, policy_version, latency_us, blob_off, results_len, input_len,
-	output_len, policy_revision, views_len, caller, tenant FROM runs`
+	output_len, policy_revision, views_len, caller, tenant, tool FROM runs`
 
 // row is one scanned row, its blob not yet read.
 type row struct {
@@ -66,6 +66,10 @@ func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record
 	if q.Oldest {
 		order, cmp = " ORDER BY rowid ASC LIMIT ?", "rowid > ?"
 	}
+	var text *warden.TextMatcher
+	if q.Text != "" {
+		text = warden.NewTextMatcher(q.Text)
+	}
 	var buf []row
 	for chunk := firstChunk; ; chunk = min(chunk*4, maxChunk) {
 		stmt, a := scanSQL+where, args
@@ -82,12 +86,20 @@ func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r, err := s.record(&buf[i])
+			w := &buf[i]
+			blob, err := s.rblobs.read(w.off, w.nRes+w.nIn+w.nOut+w.nVws)
+			if err == nil && text != nil && !text.MatchFields(&w.rec) && !text.Contains(blob[w.nRes:w.nRes+w.nIn]) {
+				continue
+			}
+			var r *warden.Record
+			if err == nil {
+				r, err = record(w, blob)
+			}
 			if err != nil {
-				if s.pruned(ctx, buf[i].rowid) {
+				if s.pruned(ctx, w.rowid) {
 					continue // pruned since its row was read (prune.go)
 				}
-				return err
+				return fmt.Errorf("sqlite: run %s: %w", w.rec.ID, err)
 			}
 			if !fn(r) {
 				return nil
@@ -113,7 +125,7 @@ func filters(q warden.Query) (string, []any) {
 	for _, f := range []struct{ col, v string }{
 		{"session_id", q.Session}, {"event", q.Event}, {"decision", q.Decision},
 		{"surface", q.Surface}, {"policy_id", q.Policy}, {"agent_id", q.Agent},
-		{"tenant", q.Tenant},
+		{"tenant", q.Tenant}, {"tool", q.Tool},
 	} {
 		if f.v != "" {
 			add(f.col+" = ?", f.v)
@@ -161,7 +173,7 @@ func (s *Store) readChunk(ctx context.Context, query string, args []any, buf []r
 			&r.RequestID, &r.AgentID, &r.SessionID, &r.TurnID, &r.StepID,
 			&r.Decision, &r.Reason, &w.codes, &r.PolicyID, &r.PolicyVersion,
 			&r.LatencyUS, &w.off, &w.nRes, &w.nIn, &w.nOut, &r.PolicyRevision, &w.nVws,
-			&r.Caller, &r.Tenant); err != nil {
+			&r.Caller, &r.Tenant, &r.Tool); err != nil {
 			return nil, s.readErr(ctx, "read run", err)
 		}
 	}
@@ -186,14 +198,11 @@ func (s *Store) pruned(ctx context.Context, rowid int64) bool {
 	return errors.Is(err, sql.ErrNoRows)
 }
 
-// record completes w's record with its blob.
-func (s *Store) record(w *row) (*warden.Record, error) {
+// record completes w's record with its blob (results, input, output and
+// views back to back, as read from trace.blobs).
+func record(w *row, blob []byte) (*warden.Record, error) {
 	r := new(warden.Record)
 	*r = w.rec
-	blob, err := s.rblobs.read(w.off, w.nRes+w.nIn+w.nOut+w.nVws)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: run %s: %w", r.ID, err)
-	}
 	results, rest := blob[:w.nRes], blob[w.nRes:]
 	if w.nIn > 0 {
 		r.Input = json.RawMessage(rest[:w.nIn:w.nIn])
@@ -208,13 +217,13 @@ func (s *Store) record(w *row) (*warden.Record, error) {
 	r.Time = time.UnixMicro(w.us).UTC()
 	if len(w.codes) > 0 {
 		if err := json.Unmarshal(w.codes, &r.ReasonCodes); err != nil {
-			return nil, fmt.Errorf("sqlite: run %s: reason codes: %w", r.ID, err)
+			return nil, fmt.Errorf("reason codes: %w", err)
 		}
 	}
 	r.Results = []warden.Result{}
 	if len(results) > 0 {
 		if err := json.Unmarshal(results, &r.Results); err != nil {
-			return nil, fmt.Errorf("sqlite: run %s: results: %w", r.ID, err)
+			return nil, fmt.Errorf("results: %w", err)
 		}
 		if r.Results == nil { // stored "null"
 			r.Results = []warden.Result{}

@@ -54,6 +54,11 @@ var migrations = []migration{
 	// in older rows and on a server without auth.
 	sqlStep(`ALTER TABLE runs ADD COLUMN caller TEXT NOT NULL DEFAULT '';
 		ALTER TABLE runs ADD COLUMN tenant TEXT NOT NULL DEFAULT '';`),
+	// 3 → 4: the tool the step calls (warden.Record.Tool), a column so
+	// that Query.Tool reads no blob; '' in older rows (their tool is in
+	// their views, which are not parsed back: Query.Tool does not find
+	// them).
+	sqlStep(`ALTER TABLE runs ADD COLUMN tool TEXT NOT NULL DEFAULT '';`),
 }
 
 // migrateCursor adds the policy revision and the views (stored after the

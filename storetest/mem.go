@@ -67,6 +67,10 @@ func (m *Mem) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) 
 	m.d.mu.Lock()
 	recs, gen := m.d.recs, m.d.gen
 	m.d.mu.Unlock()
+	var text *warden.TextMatcher
+	if q.Text != "" {
+		text = warden.NewTextMatcher(q.Text)
+	}
 	i, step := len(recs)-1, -1
 	if q.Oldest {
 		i, step = 0, 1
@@ -97,7 +101,7 @@ func (m *Mem) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) 
 			return err
 		}
 		r := &recs[i]
-		if !matches(r, &q) {
+		if !matches(r, &q) || (text != nil && !text.Match(r)) {
 			continue
 		}
 		if !fn(clone(r)) {
@@ -107,10 +111,13 @@ func (m *Mem) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) 
 	return ctx.Err()
 }
 
+// matches reports whether r matches q's fields, Text aside (Scan applies
+// that with one TextMatcher).
 func matches(r *warden.Record, q *warden.Query) bool {
 	eq := func(want, got string) bool { return want == "" || want == got }
 	return eq(q.Session, r.SessionID) && eq(q.Event, r.Event) && eq(q.Decision, r.Decision) &&
 		eq(q.Surface, r.Surface) && eq(q.Policy, r.PolicyID) && eq(q.Agent, r.AgentID) && eq(q.Tenant, r.Tenant) &&
+		eq(q.Tool, r.Tool) &&
 		(q.Since.IsZero() || !r.Time.Before(q.Since)) && (q.Until.IsZero() || r.Time.Before(q.Until))
 }
 

@@ -2,9 +2,11 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,7 +49,7 @@ func testOrder(t *testing.T, open func(*testing.T) warden.Store) {
 	}
 }
 
-// filterData records 48 records that differ in every field a Query
+// filterData records 24 records that differ in every field a Query
 // filters on, in an order unrelated to their Time, and returns them in
 // recording order.
 func filterData(t *testing.T, s warden.Store) []*warden.Record {
@@ -62,9 +64,12 @@ func filterData(t *testing.T, s warden.Store) []*warden.Record {
 					r.Surface = []string{"aos", "mcp", "a2a"}[n%3]
 					r.AgentID = []string{"agent-a", "agent-b"}[(n/3)%2]
 					r.Tenant = []string{"", "acme", "beta"}[(n/2)%3]
+					r.Tool = []string{"", "bash", "send_email", "Read_File"}[(n/5)%4]
 					if dec != "allow" {
 						r.PolicyID = []string{"p1", "p2"}[n%2]
+						r.Reason = []string{"Blocked by policy", "needs approval: ÜBER-secret"}[(n/4)%2]
 					}
+					r.Input = json.RawMessage(fmt.Sprintf(`{"tool":%q,"args":{"path":"/srv/Report-%d.PDF","note":"caf\u00e9 Straße"}}`, r.Tool, n%6))
 					all = append(all, r)
 					n++
 				}
@@ -115,26 +120,62 @@ func testFilters(t *testing.T, open func(*testing.T) warden.Store) {
 		{"no match", warden.Query{Session: "nope"}},
 		{"no match combined", warden.Query{Session: "s1", Event: "nope"}},
 		{"policy of allows", warden.Query{Policy: "p1", Decision: "allow"}},
+		{"tool", warden.Query{Tool: "send_email"}},
+		{"tool is case-sensitive", warden.Query{Tool: "read_file"}},
+		{"tool+decision", warden.Query{Tool: "bash", Decision: "deny"}},
+		{"text in reason, any case", warden.Query{Text: "BLOCKED"}},
+		{"text in reason, non-ASCII case", warden.Query{Text: "über-SECRET"}},
+		{"text in event", warden.Query{Text: "callresult"}},
+		{"text in tool", warden.Query{Text: "read_f"}},
+		{"text in session", warden.Query{Text: "S2"}},
+		{"text in agent", warden.Query{Text: "agent-B"}},
+		{"text in policy", warden.Query{Text: "p2"}},
+		{"text in input", warden.Query{Text: "report-3.pdf"}},
+		{"text in input, as stored JSON", warden.Query{Text: `caf\u00E9`}},
+		{"text in input is not unescaped", warden.Query{Text: "café"}},
+		{"text in input, non-ASCII", warden.Query{Text: "STRASSE"}},
+		{"text in input, non-ASCII lower", warden.Query{Text: "straße"}},
+		{"text+filters", warden.Query{Text: "report-5", Session: "s2", Decision: "modify"}},
+		{"text matches nothing", warden.Query{Text: "no such text"}},
+		{"text of the tenant only", warden.Query{Text: "bash", Tenant: "acme"}},
 	} {
 		for _, oldest := range []bool{false, true} {
 			q := tt.q
 			q.Oldest = oldest
 			t.Run(fmt.Sprintf("%s/oldest=%v", tt.name, oldest), func(t *testing.T) {
-				want := []string{}
-				for _, r := range recorded {
-					if matches(r, &q) {
-						want = append(want, r.ID)
-					}
-				}
-				if !oldest {
-					want = reversed(want)
-				}
+				want := wantIDs(recorded, q)
 				if got := scanIDs(t, s, q); !slices.Equal(got, want) {
 					t.Errorf("Scan(%+v) = %q, want %q", q, got, want)
 				}
 			})
 		}
 	}
+}
+
+// wantIDs is what a Scan of q over the records recorded (in recording order)
+// must visit, in q's order. Text is decided here independently of
+// warden.TextMatcher: strings.ToLower of each field.
+func wantIDs(recorded []*warden.Record, q warden.Query) []string {
+	want := []string{}
+	for _, r := range recorded {
+		if matches(r, &q) && hasText(r, q.Text) {
+			want = append(want, r.ID)
+		}
+	}
+	if !q.Oldest {
+		want = reversed(want)
+	}
+	return want
+}
+
+func hasText(r *warden.Record, text string) bool {
+	text = strings.ToLower(text)
+	for _, f := range []string{r.Reason, r.Event, r.Tool, r.SessionID, r.AgentID, r.PolicyID, string(r.Input)} {
+		if strings.Contains(strings.ToLower(f), text) {
+			return true
+		}
+	}
+	return false
 }
 
 // page reads one page of at most n records after the cursor after.
@@ -175,16 +216,10 @@ func testPaging(t *testing.T, open func(*testing.T) warden.Store) {
 		{Decision: "deny"},
 		{Session: "s2", Oldest: true},
 		{Surface: "a2a", Since: base.Add(10 * time.Second)},
+		{Tool: "bash"},
+		{Text: "report-2", Oldest: true},
 	} {
-		want := []string{}
-		for _, r := range recorded {
-			if matches(r, &q) {
-				want = append(want, r.ID)
-			}
-		}
-		if !q.Oldest {
-			want = reversed(want)
-		}
+		want := wantIDs(recorded, q)
 		for n := 1; n <= len(want)+1; n++ {
 			if got := pageAll(t, s, q, n); !slices.Equal(got, want) {
 				t.Errorf("paging %+v by %d = %q, want %q", q, n, got, want)

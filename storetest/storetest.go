@@ -53,7 +53,8 @@ import (
 //     back empty;
 //   - Scan visits records in recording order (not Time order), newest first
 //     or, with Oldest, oldest first; Query fields combine with AND; Since is
-//     inclusive and Until exclusive;
+//     inclusive and Until exclusive; Tool is exact, Text as
+//     warden.TextMatcher says (any case, the small fields and Input);
 //   - paging with After, in pages of any size and either order, visits every
 //     record once, also while records are being recorded; an unknown After
 //     fails with warden.ErrUnknownCursor;
@@ -230,6 +231,7 @@ func checkEqual(t *testing.T, got, want *warden.Record) {
 		{"LatencyUS", got.LatencyUS, want.LatencyUS},
 		{"Caller", got.Caller, want.Caller},
 		{"Tenant", got.Tenant, want.Tenant},
+		{"Tool", got.Tool, want.Tool},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s = %#v, want %#v", f.name, f.got, f.want)
@@ -314,6 +316,7 @@ func testRoundTrip(t *testing.T, open func(*testing.T) warden.Store) {
 			"text": "rm -rf / ünïcødé", "n": [1, 2.5, null]}`),
 		Caller: "payments-agent ünï",
 		Tenant: "acme",
+		Tool:   "bash ✓",
 	}
 	record(t, s, want)
 	got := scan(t, s, warden.Query{})
