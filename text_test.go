@@ -2,7 +2,10 @@ package warden
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestTextMatcher(t *testing.T) {
@@ -47,9 +50,53 @@ func TestTextMatcher(t *testing.T) {
 			t.Errorf("%q: second Match = %v, want %v", tt.text, got, tt.want)
 		}
 	}
+	// A NUL matches nothing, not even a field that holds one.
+	if m := NewTextMatcher("a\x00b"); m.Match(&Record{Reason: "a\x00b"}) {
+		t.Error("a text with a NUL matched")
+	}
 	// Bytes that are not UTF-8 are kept, not replaced.
 	if m := NewTextMatcher("\xff"); !m.Contains([]byte("a\xffb")) || m.Contains([]byte("a\uFFFDb")) {
 		t.Error("invalid UTF-8 byte not matched as itself")
+	}
+}
+
+// lowerAppend agrees with lower-casing rune by rune, whatever the
+// alignment of ASCII runs and other runes.
+func TestLowerAppend(t *testing.T) {
+	for _, s := range []string{
+		"", "A", "ABCDEFGH", "ABCDEFGHI", "@[`{AZaz09", "Hello, World! THE QUICK BROWN FOX",
+		"ÄÖÜ ÀÉÎ ΣΑΣ ПРИВЕТ", "abcdefgÄbcdefghÖ", "\xffABCDEFGH\xfe", "STRAẞE Kelvin \u212a",
+		strings.Repeat("MiXeD-Case_0123456789 ", 10) + "É",
+	} {
+		var want []byte
+		for _, r := range s {
+			if r == utf8.RuneError {
+				continue
+			}
+			want = utf8.AppendRune(want, unicode.ToLower(r))
+		}
+		got := lowerAppend(nil, []byte(s))
+		if utf8.ValidString(s) && string(got) != string(want) {
+			t.Errorf("lowerAppend(%q) = %q, want %q", s, got, want)
+		}
+		if string(lowerInPlace([]byte(s))) != string(got) {
+			t.Errorf("lowerInPlace(%q) = %q, want %q", s, lowerInPlace([]byte(s)), got)
+		}
+	}
+	// Every ASCII byte in every position of a word.
+	for c := 0; c < 128; c++ {
+		for pos := 0; pos < 9; pos++ {
+			b := []byte("xxxxxxxxx")
+			b[pos] = byte(c)
+			got := lowerAppend(nil, b)
+			want := byte(c)
+			if 'A' <= c && c <= 'Z' {
+				want += 'a' - 'A'
+			}
+			if got[pos] != want {
+				t.Fatalf("byte %#x at %d: got %#x, want %#x", c, pos, got[pos], want)
+			}
+		}
 	}
 }
 

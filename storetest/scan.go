@@ -152,6 +152,17 @@ func testFilters(t *testing.T, open func(*testing.T) warden.Store) {
 	}
 }
 
+// matches reports whether r matches q's fields, Text aside: the suite's
+// own account of the filters (Mem uses warden.Query.Matcher), against which
+// every store, Mem included, is checked.
+func matches(r *warden.Record, q *warden.Query) bool {
+	eq := func(want, got string) bool { return want == "" || want == got }
+	return eq(q.ID, r.ID) && eq(q.Session, r.SessionID) && eq(q.Event, r.Event) && eq(q.Decision, r.Decision) &&
+		eq(q.Surface, r.Surface) && eq(q.Policy, r.PolicyID) && eq(q.Agent, r.AgentID) && eq(q.Tenant, r.Tenant) &&
+		eq(q.Tool, r.Tool) &&
+		(q.Since.IsZero() || !r.Time.Before(q.Since)) && (q.Until.IsZero() || r.Time.Before(q.Until))
+}
+
 // wantIDs is what a Scan of q over the records recorded (in recording order)
 // must visit, in q's order. Text is decided here independently of
 // warden.TextMatcher: strings.ToLower of each field.
@@ -496,5 +507,85 @@ func testEmpty(t *testing.T, open func(*testing.T) warden.Store) {
 		if calls != 0 {
 			t.Errorf("Scan(%+v) on an empty store visited %d records", q, calls)
 		}
+	}
+}
+
+func testByID(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	recorded := filterData(t, s)
+	for _, tt := range []struct {
+		name string
+		q    warden.Query
+	}{
+		{"known", warden.Query{ID: "f07"}},
+		{"known, oldest first", warden.Query{ID: "f13", Oldest: true}},
+		{"unknown", warden.Query{ID: "nope"}},
+		{"its tenant", warden.Query{ID: "f02", Tenant: "acme"}},     // f02 is acme's
+		{"another tenant", warden.Query{ID: "f02", Tenant: "beta"}}, // not beta's
+		{"with a filter it fails", warden.Query{ID: "f07", Decision: "deny"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			want := wantIDs(recorded, tt.q)
+			if got := scanIDs(t, s, tt.q); !slices.Equal(got, want) {
+				t.Errorf("Scan(%+v) = %q, want %q", tt.q, got, want)
+			}
+		})
+	}
+	for _, r := range recorded {
+		if r.ID == "f02" && r.Tenant != "acme" {
+			t.Fatalf("test data: f02 is of tenant %q, want acme", r.Tenant)
+		}
+	}
+}
+
+// testBudget scans with a budget too small to finish: every scan stops
+// early with a *ScanStopped, and resuming after it, scan after scan,
+// visits exactly what one unbounded scan visits.
+func testBudget(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	recorded := filterData(t, s)
+	for _, q := range []warden.Query{
+		{},
+		{Oldest: true},
+		{Text: "report-2"},
+		{Text: "BLOCKED", Oldest: true},
+		{Decision: "deny"},
+		{Tool: "bash", Text: "bash"},
+		{Text: "no such text"},
+	} {
+		t.Run(fmt.Sprintf("%+v", q), func(t *testing.T) {
+			want := wantIDs(recorded, q)
+			q.Budget = time.Nanosecond
+			got := []string{}
+			stops := 0
+			for {
+				err := s.Scan(context.Background(), q, func(r *warden.Record) bool {
+					got = append(got, r.ID)
+					return true
+				})
+				if err == nil {
+					break
+				}
+				var stopped *warden.ScanStopped
+				if !errors.As(err, &stopped) {
+					t.Fatalf("Scan(%+v) = %v, want nil or a *ScanStopped", q, err)
+				}
+				if stopped.After == "" || stopped.After == q.After || stopped.Scanned < 1 {
+					t.Fatalf("Scan(%+v) stopped with %+v: no progress", q, stopped)
+				}
+				q.After = stopped.After
+				if stops++; stops > len(recorded) {
+					t.Fatalf("more stops (%d) than records", stops)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("resumed scans visited %q, want %q", got, want)
+			}
+			t.Logf("%d stops", stops)
+		})
+	}
+	// Without a budget, no stop.
+	if err := s.Scan(context.Background(), warden.Query{Text: "no such text"}, func(*warden.Record) bool { return true }); err != nil {
+		t.Errorf("Scan without a budget: %v", err)
 	}
 }

@@ -58,6 +58,9 @@ import (
 //   - paging with After, in pages of any size and either order, visits every
 //     record once, also while records are being recorded; an unknown After
 //     fails with warden.ErrUnknownCursor;
+//   - ID finds one record (none for an unknown id or another tenant's);
+//   - a Budget too short to finish stops a scan with a *warden.ScanStopped
+//     that has progressed, and resuming after it visits the rest exactly;
 //   - Scan stops when fn returns false, and returns ctx.Err() once ctx is
 //     done; fn may call Record (Scan holds no lock while fn runs);
 //   - Scan on an empty store visits nothing and succeeds;
@@ -81,6 +84,8 @@ func Run(t *testing.T, open func(t *testing.T) warden.Store) {
 		{"Filters", testFilters},
 		{"Paging", testPaging},
 		{"PagingWhileRecording", testPagingConcurrent},
+		{"ByID", testByID},
+		{"Budget", testBudget},
 		{"UnknownCursor", testUnknownCursor},
 		{"EarlyStop", testEarlyStop},
 		{"ContextDone", testScanContext},
