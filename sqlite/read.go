@@ -91,12 +91,14 @@ func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record
 			if !fn(r) {
 				return nil
 			}
-			if err := sc.spent(w, i == len(buf)-1 && len(buf) < chunk); err != nil {
-				return err
-			}
 		}
 		if len(buf) < chunk {
 			return ctx.Err()
+		}
+		// The rows are in hand: the budget can only save the next query.
+		sc.scanned += len(buf) - 1
+		if err := sc.spent(&buf[len(buf)-1], false); err != nil {
+			return err
 		}
 		sc.cursor, sc.haveCursor = buf[len(buf)-1].rowid, true
 	}
@@ -137,7 +139,9 @@ func (sc *scan) chunkArgs(n int) []any {
 
 // spent counts the row w as examined and returns a *warden.ScanStopped
 // after it once the query's budget has passed, unless w is the last row
-// (last).
+// (last). Without Text the rows a chunk query returns all match and are in
+// hand: only the query of the next chunk can be saved, so the budget is
+// looked at between chunks; with Text, after every row.
 func (sc *scan) spent(w *row, last bool) error {
 	sc.scanned++
 	if sc.q.Budget <= 0 || last || time.Since(sc.start) < sc.q.Budget {
