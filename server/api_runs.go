@@ -42,9 +42,6 @@ const (
 // runsFilterParams are the filters of /api/runs and /api/runs/stream.
 var runsFilterParams = []string{"surface", "event", "decision", "policy", "tool", "session", "agent", "since", "until", "q"}
 
-// surfaceNames are the values of ?surface=.
-var surfaceNames = []string{warden.SurfaceAOS, warden.SurfaceMCP, warden.SurfaceA2A, warden.SurfaceHooks, warden.SurfaceSDK}
-
 // paramError is a 400 naming the parameter at fault.
 type paramError struct{ param, msg string }
 
@@ -81,7 +78,7 @@ func parseRunsQuery(v url.Values, paging bool, now time.Time) (q warden.Query, l
 		Session: v.Get("session"), Agent: v.Get("agent"), Surface: v.Get("surface"), Text: v.Get("q"),
 		After: v.Get("cursor"),
 	}
-	if q.Surface != "" && !slices.Contains(surfaceNames, q.Surface) {
+	if q.Surface != "" && !slices.Contains(warden.Surfaces, q.Surface) {
 		return q, 0, &paramError{"surface", fmt.Sprintf("expected aos, mcp, a2a, hooks or sdk, got %q", q.Surface)}
 	}
 	if q.Decision != "" {
@@ -100,7 +97,7 @@ func parseRunsQuery(v url.Values, paging bool, now time.Time) (q warden.Query, l
 		if s == "" {
 			continue
 		}
-		at, err := parseWhen(s, now)
+		at, err := ParseWhen(s, now)
 		if err != nil {
 			return q, 0, &paramError{t.name, err.Error()}
 		}
@@ -121,9 +118,10 @@ func parseRunsQuery(v url.Values, paging bool, now time.Time) (q warden.Query, l
 	return q, limit, nil
 }
 
-// parseWhen reads an RFC 3339 time, or a duration (Go syntax: 90s, 15m,
-// 24h) meaning that long before now.
-func parseWhen(s string, now time.Time) (time.Time, error) {
+// ParseWhen reads an RFC 3339 time, or a duration (Go syntax: 90s, 15m,
+// 24h) meaning that long before now: the since= and until= of /api/runs
+// and `warden runs --since`.
+func ParseWhen(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil
 	}
