@@ -110,6 +110,9 @@ var toolTable = func() []int {
 
 const lorem = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. "
 
+// ID is the id of the i-th record.
+func (g *Gen) ID(i int) string { return fmt.Sprintf("0193a4f2-%08x-7000-8000-%012x", i, g.Seed) }
+
 // Record returns the i-th record (0 is the oldest).
 func (g *Gen) Record(i int) *warden.Record {
 	r := rand.New(rand.NewPCG(g.Seed, uint64(i)))
