@@ -233,7 +233,8 @@ func (m *Manager) forget(id string) {
 }
 
 // Await implements warden.Approvals: it holds the asked call until its
-// approval is decided (here or, seen by the sweep, by another process), it
+// approval is decided (here, or by another process sharing the store: the
+// sweep notices within a second), it
 // expires (approval_timeout), or ctx ends (the caller hung up: the approval
 // is withdrawn, state expired). The waiting costs a timer and a channel,
 // no goroutine of its own.
@@ -484,6 +485,27 @@ func (m *Manager) sweep() {
 			}
 			m.decided(ctx, &a)
 		}
+		m.wakeDecidedElsewhere(ctx)
 		cancel()
+	}
+}
+
+// wakeDecidedElsewhere wakes the calls held here whose approval another
+// process sharing the store decided (the server's console deciding a call
+// `warden mcp stdio` holds, another replica): that process recorded the
+// decision; here the held call only has to be let go. One point read per
+// held call per sweep.
+func (m *Manager) wakeDecidedElsewhere(ctx context.Context) {
+	m.mu.Lock()
+	ids := make([]string, 0, len(m.waiters))
+	for id := range m.waiters {
+		ids = append(ids, id)
+	}
+	m.mu.Unlock()
+	for _, id := range ids {
+		a, err := m.o.Store.Approval(ctx, id)
+		if err == nil && a.Decided() {
+			m.wake(id)
+		}
 	}
 }

@@ -364,3 +364,23 @@ func TestNoSelfApproval(t *testing.T) {
 		t.Fatalf("another approver: %v", err)
 	}
 }
+
+// A call held here is let go within about a second when another process
+// sharing the store decides its approval (the server's console deciding a
+// call `warden mcp stdio` holds).
+func TestDecidedByAnotherProcess(t *testing.T) {
+	f := newFixture(t, approval.Options{Wait: time.Minute})
+	other := approval.New(approval.Options{Store: f.st, Trace: f.st})
+	defer other.Close()
+	ctx := context.Background()
+	out, _ := f.dec.Decide(ctx, step(warden.SurfaceMCP, "bob@example.com"))
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_, _ = other.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "ops"}, "")
+	}()
+	start := time.Now()
+	got := f.m.Await(ctx, out)
+	if got.Verdict != warden.Allow || time.Since(start) > 3*time.Second {
+		t.Fatalf("held call decided elsewhere: %s after %v", got.Verdict, time.Since(start))
+	}
+}
