@@ -59,6 +59,7 @@ type Approval struct {
 	// Key identifies the step for a retry (the same session, event, tool
 	// and canonical arguments give the same key): an approved step answered
 	// at once may be retried once, within the TTL, by a step with this key.
+	// It is "" for a held call: the call released is what was approved.
 	Key string `json:"key"`
 	// Hold is true when the asking surface holds the call open while the
 	// approval is pending (MCP, A2A, hook dispatch); false when it answered
@@ -85,7 +86,7 @@ type ApprovalQuery struct {
 	// After is an approval id: the listing continues after it (paging);
 	// an unknown id is ErrUnknownCursor.
 	After string
-	// Limit bounds the answer; <= 0 means 100.
+	// Limit bounds the answer; <= 0 means 100, more than 1000 means 1000.
 	Limit int
 }
 
@@ -99,41 +100,56 @@ var (
 )
 
 // ApprovalStore keeps approvals durably, beside the trace (the SQLite trace
-// implements it; storetest's suite is its contract). Every state change is a
-// compare-and-set on the stored state, so two replicas or two approvers can
-// never both decide one approval.
+// implements it; storetest.RunApprovals is its contract). Every state change
+// is a compare-and-set on the stored state, so two replicas or two approvers
+// can never both decide one approval. Times are kept in UTC, to the
+// microsecond. An approval is expired when its Expires is before the time at
+// hand; an approval that expires gets DecidedAt, DecidedReason
+// "approval_timeout" and no DecidedBy.
 type ApprovalStore interface {
-	// CreateApproval stores a new approval (State pending).
+	// CreateApproval stores a copy of a new approval, pending: a.State
+	// must be pending or empty, and a.ID new.
 	CreateApproval(ctx context.Context, a *Approval) error
 	// Approval returns the approval with id, or ErrApprovalNotFound.
 	Approval(ctx context.Context, id string) (*Approval, error)
-	// ListApprovals returns the approvals q selects, newest first.
+	// ListApprovals returns the approvals q selects, newest first (by
+	// Created, then id, both descending); the slice is never nil.
 	ListApprovals(ctx context.Context, q ApprovalQuery) ([]Approval, error)
 	// DecideApproval moves a pending approval to state (approved, denied or
 	// expired) with by, reason and at, and returns it as stored. An
 	// approval that is not pending is ErrApprovalDecided (it is returned
 	// too, as stored); an unknown id is ErrApprovalNotFound. A pending
-	// approval whose Expires is before at can only be expired.
+	// approval whose Expires is before at can only be expired: approving
+	// or denying it expires it instead, as ExpireApprovals at `at` would
+	// (by and reason are not stored), and returns it with
+	// ErrApprovalDecided. Expiring is allowed before Expires too (a held
+	// call whose caller hung up).
 	DecideApproval(ctx context.Context, id string, state ApprovalState, by, reason string, at time.Time) (*Approval, error)
 	// SetDecisionRecord links an approval to the trace record of its own
-	// decision.
+	// decision (a later call replaces the link); an unknown id is
+	// ErrApprovalNotFound.
 	SetDecisionRecord(ctx context.Context, id, recordID string) error
 	// UseApproval finds the approved, unused approval with key whose
 	// DecidedAt is at or after notBefore, marks it used at `at` by the
-	// record recordID, and returns it; none is (nil, nil). At most one
-	// caller ever gets a given approval.
+	// record recordID, and returns it (the earliest decided, if several
+	// are); none, or an empty key, is (nil, nil). At most one caller ever
+	// gets a given approval.
 	UseApproval(ctx context.Context, key string, notBefore, at time.Time, recordID string) (*Approval, error)
 	// ExpireApprovals moves every pending approval whose Expires is before
-	// at to expired, and returns them.
+	// at to expired (DecidedAt at, DecidedReason "approval_timeout"), and
+	// returns them, oldest Created first.
 	ExpireApprovals(ctx context.Context, at time.Time) ([]Approval, error)
 }
 
 // Approvals keeps the approvals of asked steps for a Decider (package
 // approval implements it).
 type Approvals interface {
-	// Use returns the approved, unused approval that lets the asked step ev
-	// through (an identical retry within the approval's TTL), marking it
-	// used by the record recordID; nil when there is none.
+	// Use returns the approval that answers the asked step ev: the
+	// approved, unused approval of the identical step (a retry within the
+	// TTL), marked used by the record recordID; or the pending approval of
+	// the identical step answered at once (it asks again: no second
+	// approval); nil when there is none. An error refuses the step (e.g.
+	// too many approvals pending in its session).
 	Use(ctx context.Context, ev *Event, recordID string) (*Approval, error)
 	// Open creates the pending approval rec.ApprovalID for the asked step
 	// ev, whose record rec is in the trace.

@@ -121,7 +121,7 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 		out.RecordID = rec.ID
 		asked := out.Verdict == Ask && d.appr != nil
 		if asked {
-			d.retry(ctx, ev, &out, rec)
+			asked = d.retry(ctx, ev, &out, rec)
 		}
 		if d.filter != nil {
 			d.filter(rec)
@@ -156,23 +156,29 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 }
 
 // retry lets an asked step through when an approver approved the
-// identical step before (an approval used once, within its TTL); otherwise
-// it names the approval Open will create in the record.
-func (d *Decider) retry(ctx context.Context, ev *Event, out *Outcome, rec *Record) {
+// identical step before (an approval used once, within its TTL); names the
+// pending approval of the identical step when it asks again before that is
+// decided; otherwise names the approval Open will create. It reports
+// whether a new approval is to be opened.
+func (d *Decider) retry(ctx context.Context, ev *Event, out *Outcome, rec *Record) (open bool) {
 	a, err := d.appr.Use(ctx, ev, rec.ID)
 	switch {
 	case err != nil:
 		*out = approvalUnavailable(*out, err)
-	case a != nil:
+	case a != nil && a.State == ApprovalApproved:
 		*out = Approved(*out, a)
+	case a != nil: // pending: the same question, asked again
+		out.ApprovalID = a.ID
 	default:
 		out.ApprovalID = NewApprovalID()
+		open = true
 	}
 	rec.Decision, rec.Reason, rec.ReasonCodes = out.Verdict.String(), out.Reason, out.ReasonCodes
 	rec.ApprovalID = out.ApprovalID
 	if out.Verdict == Modify && out.Payload != nil && rec.Output == nil {
 		rec.Output, _ = json.Marshal(out.Payload)
 	}
+	return open
 }
 
 // open creates the pending approval of an asked step once its record is in

@@ -132,7 +132,10 @@ func (m *Manager) TTL() time.Duration { return m.o.TTL }
 func holds(surface string) bool { return surface != warden.SurfaceAOS }
 
 // Use implements warden.Approvals: an approved, unused approval of the
-// identical step decided within the TTL lets it through, once.
+// identical step decided within the TTL lets it through, once; a pending
+// approval of the identical step answered at once is named again instead of
+// opening another (an agent retrying before anyone decided); more than
+// MaxPendingPerSession approvals pending in the step's session refuse it.
 func (m *Manager) Use(ctx context.Context, ev *warden.Event, recordID string) (*warden.Approval, error) {
 	key, err := Key(ev)
 	if err != nil {
@@ -140,12 +143,41 @@ func (m *Manager) Use(ctx context.Context, ev *warden.Event, recordID string) (*
 	}
 	now := m.o.Now()
 	a, err := m.o.Store.UseApproval(ctx, key, now.Add(-m.o.TTL), now, recordID)
-	if err != nil || a == nil {
+	if err != nil {
 		return nil, err
 	}
-	m.publish(*a)
-	return a, nil
+	if a != nil {
+		m.publish(*a)
+		return a, nil
+	}
+	pending, err := m.o.Store.ListApprovals(ctx, warden.ApprovalQuery{State: warden.ApprovalPending,
+		Session: ev.SessionID, Tenant: ev.Principal.Tenant, Limit: MaxPendingPerSession})
+	if err != nil {
+		return nil, err
+	}
+	for i := range pending {
+		if p := &pending[i]; !p.Hold && p.Key == key && p.Expires.After(now) {
+			return p, nil
+		}
+	}
+	if len(pending) >= MaxPendingPerSession {
+		return nil, fmt.Errorf("%w: %d approvals are pending in session %q", ErrTooManyPending, len(pending), ev.SessionID)
+	}
+	return nil, nil
 }
+
+// MaxPendingPerSession bounds the approvals pending at once in one session
+// (steps without a session share one bound): an agent cannot flood the
+// approvers or the store.
+const MaxPendingPerSession = 100
+
+// ErrTooManyPending refuses an asked step whose session already has
+// MaxPendingPerSession approvals pending.
+var ErrTooManyPending = errors.New("too many approvals pending")
+
+// ErrSelfApproval refuses an approver deciding an approval its own token
+// asked for: the agent that asks must not be the one that approves.
+var ErrSelfApproval = errors.New("an approval cannot be decided by the caller that asked for it")
 
 // Open implements warden.Approvals: it stores the pending approval
 // rec.ApprovalID, tells the notifier and the streams.
@@ -163,6 +195,9 @@ func (m *Manager) Open(ctx context.Context, ev *warden.Event, out *warden.Outcom
 		Key: key, Hold: holds(ev.Surface),
 	}
 	if a.Hold {
+		// The held call itself is what an approval lets through: no retry
+		// may use it (an empty key never matches).
+		a.Key = ""
 		a.Expires = now.Add(m.o.Wait)
 		m.mu.Lock()
 		m.waiters[a.ID] = make(chan struct{})
@@ -287,17 +322,22 @@ func (m *Manager) expire(id, reason string) *warden.Approval {
 
 // Decide records an approver's decision on approval id: approve or deny,
 // with a reason, by principal by (a tenant's approver decides only its
-// tenant's approvals: another tenant's is ErrApprovalNotFound). An
-// approval that is no longer pending is warden.ErrApprovalDecided (409).
+// tenant's approvals: another tenant's is ErrApprovalNotFound; the
+// caller that asked cannot decide it: ErrSelfApproval). An approval that
+// is no longer pending is warden.ErrApprovalDecided (409).
 func (m *Manager) Decide(ctx context.Context, id string, approve bool, by warden.Principal, reason string) (*warden.Approval, error) {
-	if _, err := m.Get(ctx, id, by.Tenant); err != nil {
+	a, err := m.Get(ctx, id, by.Tenant)
+	if err != nil {
 		return nil, err
+	}
+	if by.Name != "" && by.Name == a.Caller {
+		return nil, ErrSelfApproval
 	}
 	state := warden.ApprovalDenied
 	if approve {
 		state = warden.ApprovalApproved
 	}
-	a, err := m.o.Store.DecideApproval(ctx, id, state, by.Name, reason, m.o.Now().UTC())
+	a, err = m.o.Store.DecideApproval(ctx, id, state, by.Name, reason, m.o.Now().UTC())
 	if err != nil {
 		if errors.Is(err, warden.ErrApprovalDecided) && a != nil && a.State == warden.ApprovalExpired {
 			m.wake(id) // it expired just now: let a holder answer

@@ -3,6 +3,7 @@ package approval_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -95,10 +96,14 @@ func TestAnsweredAtOnceRetryLoop(t *testing.T) {
 		a.Tool != "send_email" || a.SessionID != "s1" || a.PolicyID != "needs-approval" || !strings.Contains(a.Summary, "bob@example.com") {
 		t.Fatalf("approval %+v, %v", a, err)
 	}
-	// Retrying before the approval: asked again, a new approval.
+	// Retrying before the approval: asked again, the same approval (an
+	// agent polling by retrying does not pile up approvals).
 	again, _ := f.dec.Decide(ctx, step(warden.SurfaceAOS, "bob@example.com"))
-	if again.Verdict != warden.Ask || again.ApprovalID == out.ApprovalID {
+	if again.Verdict != warden.Ask || again.ApprovalID != out.ApprovalID {
 		t.Fatalf("retry before approval: %+v", again)
+	}
+	if list, _ := f.m.List(ctx, warden.ApprovalQuery{}); len(list) != 1 {
+		t.Fatalf("%d approvals after a retry, want 1", len(list))
 	}
 	if _, err := f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "ops"}, "known customer"); err != nil {
 		t.Fatal(err)
@@ -190,7 +195,7 @@ func TestHeldCall(t *testing.T) {
 				c.act(f, out.ApprovalID, cancel)
 			}()
 			start := time.Now()
-			got := warden.Settle(ctx, f.m, out)
+			got := f.m.Await(ctx, out)
 			if got.Verdict != c.want || got.ReasonCodes[0] != c.code {
 				t.Fatalf("settled: %s %v %q", got.Verdict, got.ReasonCodes, got.Reason)
 			}
@@ -203,6 +208,11 @@ func TestHeldCall(t *testing.T) {
 			}
 			if r := f.record(t, a.DecisionRecordID); r.Decision != c.decision || r.ApprovalID != a.ID {
 				t.Fatalf("decision record %+v", r)
+			}
+			// What was approved is the call released: the same step again
+			// is asked again.
+			if again, _ := f.dec.Decide(context.Background(), step(warden.SurfaceMCP, "bob@example.com")); again.Verdict != warden.Ask || again.ApprovalID == a.ID {
+				t.Errorf("the same held step again: %s (approval %s)", again.Verdict, again.ApprovalID)
 			}
 			if c.name == "caller hangs up" && !strings.Contains(a.DecidedReason, "withdrawn") {
 				t.Errorf("withdrawn reason %q", a.DecidedReason)
@@ -282,7 +292,9 @@ func TestSummaryRedactedBeforeCut(t *testing.T) {
 	long := strings.Repeat("x", 220) + " AKIAIOSFODNN7EXAMPLE"
 	ev := step(warden.SurfaceMCP, long)
 	catalog.Views(ev)
-	redact := func(s string) string { return strings.ReplaceAll(s, "AKIAIOSFODNN7EXAMPLE", "[REDACTED:aws_access_key:0]") }
+	redact := func(s string) string {
+		return strings.ReplaceAll(s, "AKIAIOSFODNN7EXAMPLE", "[REDACTED:aws_access_key:0]")
+	}
 	s := approval.Summary(ev, redact)
 	if strings.Contains(s, "AKIA") || len(s) > 240+len("…") {
 		t.Fatalf("summary %q", s)
@@ -315,5 +327,40 @@ func TestKey(t *testing.T) {
 		if k == base {
 			t.Errorf("a changed %s kept the key", name)
 		}
+	}
+}
+
+// One session cannot have more than MaxPendingPerSession approvals pending:
+// the next asked step is refused (approval_unavailable), other sessions are
+// not affected.
+func TestPendingBoundPerSession(t *testing.T) {
+	f := newFixture(t, approval.Options{})
+	ctx := context.Background()
+	for i := range approval.MaxPendingPerSession {
+		if out, _ := f.dec.Decide(ctx, step(warden.SurfaceAOS, fmt.Sprintf("u%d@example.com", i))); out.Verdict != warden.Ask {
+			t.Fatalf("step %d: %s", i, out.Verdict)
+		}
+	}
+	out, _ := f.dec.Decide(ctx, step(warden.SurfaceAOS, "one-too-many@example.com"))
+	if out.Verdict != warden.Deny || out.ReasonCodes[0] != warden.CodeApprovalUnavailable || !strings.Contains(out.Reason, "too many approvals pending") {
+		t.Fatalf("over the bound: %+v", out)
+	}
+	other := step(warden.SurfaceAOS, "x@example.com")
+	other.Payload["context"] = map[string]any{"session": map[string]any{"id": "s2"}}
+	if out, _ := f.dec.Decide(ctx, other); out.Verdict != warden.Ask {
+		t.Fatalf("another session: %s", out.Verdict)
+	}
+}
+
+// The token that asked cannot approve its own step.
+func TestNoSelfApproval(t *testing.T) {
+	f := newFixture(t, approval.Options{})
+	ctx := warden.WithPrincipal(context.Background(), warden.Principal{Name: "root"})
+	out, _ := f.dec.Decide(ctx, step(warden.SurfaceAOS, "a@example.com"))
+	if _, err := f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "root"}, ""); !errors.Is(err, approval.ErrSelfApproval) {
+		t.Fatalf("self-approval: %v", err)
+	}
+	if _, err := f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "ops"}, ""); err != nil {
+		t.Fatalf("another approver: %v", err)
 	}
 }

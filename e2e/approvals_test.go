@@ -111,6 +111,26 @@ func TestAOSRetryLoop(t *testing.T) {
 	if code != 200 || a.State != "approved" || a.UsedRecordID == "" || a.DecisionRecordID == "" {
 		t.Fatalf("the approval after: %d %s", code, body)
 	}
+	// The trace links back: the asking record, the approval's own decision
+	// and the retry it let through each name the approval.
+	_, runs := send(t, "GET", srv.url+"/api/hooks/runs?last=100", "", "", "", "")
+	var recs []struct {
+		ID, Surface, Decision string
+		ApprovalID            string `json:"approval_id"`
+	}
+	if err := json.Unmarshal([]byte(runs), &recs); err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]string{}
+	for _, r := range recs {
+		if r.ApprovalID == id {
+			linked[r.ID] = r.Surface + "/" + r.Decision
+		}
+	}
+	if linked[first.Result.Data.TraceID] != "aos/ask" || linked[a.DecisionRecordID] != "approval/allow" ||
+		linked[retry.Result.Data.TraceID] != "aos/allow" || len(linked) != 3 {
+		t.Fatalf("records naming the approval: %v", linked)
+	}
 }
 
 // TestHeldApprovalsLoad is issue 9's acceptance: 1,000 MCP calls held for

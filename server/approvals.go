@@ -140,6 +140,8 @@ func approvalError(w http.ResponseWriter, err error, a *warden.Approval) {
 	switch {
 	case errors.Is(err, warden.ErrApprovalNotFound):
 		httpError(w, http.StatusNotFound, "no approval with that id")
+	case errors.Is(err, approval.ErrSelfApproval):
+		httpError(w, http.StatusForbidden, "forbidden: "+err.Error())
 	case errors.Is(err, warden.ErrApprovalDecided):
 		msg := "approval already decided or expired"
 		if a != nil {

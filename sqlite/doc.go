@@ -4,6 +4,17 @@
 // append-only file with each record's results, input, output and views (see
 // BlobFileName for why and how they stay consistent).
 //
+// # Tables
+//
+// trace.db holds two tables (schema.go; the version is PRAGMA user_version,
+// migrated by [Open]). runs has one small row per recorded decision, the
+// columns Scan filters on and where its blob is. approvals (schema 4) has
+// one row per [warden.Approval] (CONTRACT §11), every field a column, times
+// as unix microseconds in UTC (0 for none), with four small indexes: the id,
+// (state, expires) for expiry and the pending list, the retry key (partial:
+// approved and unused only), and (session_id, created) for a session's
+// timeline.
+//
 // # Writing
 //
 // [Store.Record] encodes the record on the caller's goroutine, puts it on a
@@ -51,6 +62,23 @@
 // The queue holds at most [Options.QueueSize] records; when it is full, Record
 // waits for room (or for its context), it never grows the queue and never
 // drops a record.
+//
+// # Approvals
+//
+// [Store] is also a [warden.ApprovalStore] (approvals.go). Approvals are few
+// (a human decides each), so they bypass the group commit: each change is one
+// short IMMEDIATE transaction on a connection of their own, with the same
+// Synchronous setting as the records, so an approval is as durable as a
+// record when the call returns. Each state change is a compare-and-set in
+// SQL (UPDATE ... WHERE state = 'pending'; to approve or deny, also AND
+// expires >= at), and [Store.UseApproval] is one UPDATE whose subquery picks
+// the approval, so under SQLite's write lock two approvers, or two retries,
+// never both win, also across processes sharing the directory. Approving or
+// denying an approval after its Expires expires it instead and fails with
+// [warden.ErrApprovalDecided]. Approvals are read through the read-only
+// connections, so [OpenReadOnly] stores list them; their changing methods
+// return [ErrReadOnly] there, and [ErrClosed] after Close. Retention prunes
+// decided approvals by age only, never a pending one (see [Retention]).
 //
 // # Reading
 //

@@ -148,6 +148,29 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	cdb.SetMaxOpenConns(1)
+	// Approvals are written on a connection of their own (the writer's is
+	// the writer goroutine's alone), as durably as the records; sql.Open
+	// connects on first use, so a store that keeps no approvals pays
+	// nothing. Like the writer's, it leaves checkpoints to the
+	// checkpointer.
+	adb, err := sql.Open("sqlite", dsn(path,
+		busyParam(opts.BusyTimeout),
+		"_pragma=synchronous("+syncMode+")",
+		"_pragma=wal_autocheckpoint(0)",
+		"_txlock=immediate",
+	))
+	if err != nil {
+		cdb.Close()
+		s.disconnect(false)
+		blobs.close()
+		rblobs.close()
+		rdb.Close()
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	adb.SetMaxOpenConns(1)
+	adb.SetConnMaxIdleTime(time.Minute)
+	s.adb = adb
 	s.ckpt = startCheckpointer(cdb)
 	go s.run()
 	return s, nil

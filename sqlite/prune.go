@@ -35,6 +35,13 @@ import (
 // appended at its end); only its blocks are freed. A crash at any point
 // leaves rows and blobs consistent: rows are deleted in committed
 // transactions first, holes are punched only below every remaining row.
+//
+// Approvals (approvals.go) are pruned by age only, never for size, and a
+// pending approval never: with MaxAge, a pass also deletes the decided
+// (approved, denied or expired) approvals decided and, if used, used before
+// the same cutoff as the records, so an approval goes with the records of
+// its decision and its retry. They are small and rare (a human decides
+// each); without MaxAge they are kept.
 type Retention struct {
 	MaxAge  time.Duration
 	MaxSize int64
@@ -58,10 +65,11 @@ func (r Retention) enabled() bool { return r.MaxAge > 0 || r.MaxSize > 0 }
 
 // PruneStats say what one Prune pass did.
 type PruneStats struct {
-	Deleted  int   // records deleted
-	Punched  int64 // blob bytes given back (holes punched) in this pass
-	Size     int64 // the trace's size after the pass (see Retention)
-	Complete bool  // false when the pass stopped early (ctx, an error)
+	Deleted   int   // records deleted
+	Approvals int   // decided approvals deleted (by age)
+	Punched   int64 // blob bytes given back (holes punched) in this pass
+	Size      int64 // the trace's size after the pass (see Retention)
+	Complete  bool  // false when the pass stopped early (ctx, an error)
 }
 
 // pruner runs Prune passes in the background until the store closes.
@@ -229,6 +237,13 @@ func (p *pruner) prune(ctx context.Context, r Retention) (PruneStats, error) {
 			break
 		}
 	}
+	if cutoff != 0 {
+		n, err := p.deleteApprovals(ctx, batch, cutoff)
+		st.Approvals = n
+		if err != nil {
+			return st, err
+		}
+	}
 	// Punch what the previous pass freed, then remember this pass's limit.
 	if p.punchTo > 0 {
 		n, err := punchPrefix(p.blobPath, p.punchTo)
@@ -299,6 +314,35 @@ func (p *pruner) deleteBatch(ctx context.Context, batch int, cutoff int64, all b
 		return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
 	}
 	return n, limit, nil
+}
+
+// deleteApprovals deletes, in transactions of at most batch rows with a
+// pause between them, the approvals that are no longer pending and were
+// decided and used (when they were) before cutoff. A pending approval is
+// never deleted, however old.
+func (p *pruner) deleteApprovals(ctx context.Context, batch int, cutoff int64) (int, error) {
+	total := 0
+	for {
+		res, err := p.db.ExecContext(ctx, `DELETE FROM approvals WHERE rowid IN (
+			SELECT rowid FROM approvals
+			WHERE state != 'pending' AND decided_at < ?1 AND used_at < ?1 LIMIT ?2)`, cutoff, batch)
+		if err != nil {
+			return total, fmt.Errorf("sqlite: prune approvals: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, fmt.Errorf("sqlite: prune approvals: %w", err)
+		}
+		total += int(n)
+		if int(n) < batch {
+			return total, nil
+		}
+		select {
+		case <-ctx.Done():
+			return total, ctx.Err()
+		case <-time.After(pruneYield):
+		}
+	}
 }
 
 // queryer is a *sql.Tx or *sql.DB.

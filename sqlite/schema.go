@@ -54,6 +54,55 @@ var migrations = []migration{
 	// in older rows and on a server without auth.
 	sqlStep(`ALTER TABLE runs ADD COLUMN caller TEXT NOT NULL DEFAULT '';
 		ALTER TABLE runs ADD COLUMN tenant TEXT NOT NULL DEFAULT '';`),
+	// 3 → 4: approvals (CONTRACT §11), one row per warden.Approval,
+	// written in plain transactions (approvals.go), not by the record
+	// writer. Approvals are few (a human decides each), so their indexes
+	// cost nothing on the decision path; each serves one lookup:
+	//   - approvals_id: Approval, every state change, the ListApprovals
+	//     cursor (ids are unique);
+	//   - approvals_state_expires: ExpireApprovals (state = 'pending' AND
+	//     expires < ?) and the listing of one state (the pending list);
+	//   - approvals_key: UseApproval. Partial: it holds only the approved,
+	//     unused approvals, the only ones a retry can use, so it stays tiny
+	//     (the query repeats the index's WHERE terms so SQLite can use it);
+	//   - approvals_session: a session's timeline (session_id, newest first
+	//     by created).
+	// Listing without a state or session reads the whole table and sorts
+	// it, which is cheap at the size retention keeps it (prune.go).
+	sqlStep(`CREATE TABLE approvals (
+		id                 TEXT NOT NULL,    -- made by warden
+		state              TEXT NOT NULL,    -- pending|approved|denied|expired
+		event              TEXT NOT NULL,
+		surface            TEXT NOT NULL,
+		session_id         TEXT NOT NULL,
+		agent_id           TEXT NOT NULL,
+		tool               TEXT NOT NULL,
+		summary            TEXT NOT NULL,
+		reason             TEXT NOT NULL,
+		policy_id          TEXT NOT NULL,
+		created            INTEGER NOT NULL, -- unix microseconds, UTC (0: none)
+		expires            INTEGER NOT NULL, -- unix microseconds, UTC (0: none)
+		decided_by         TEXT NOT NULL,
+		decided_reason     TEXT NOT NULL,
+		decided_at         INTEGER NOT NULL, -- unix microseconds, UTC; 0 while pending
+		record_id          TEXT NOT NULL,
+		decision_record_id TEXT NOT NULL,
+		caller             TEXT NOT NULL,
+		tenant             TEXT NOT NULL,
+		key                TEXT NOT NULL,    -- the retry key (warden.Approval.Key)
+		hold               INTEGER NOT NULL, -- 1: the asking surface holds the call
+		used_at            INTEGER NOT NULL, -- unix microseconds, UTC; 0 until used
+		used_record_id     TEXT NOT NULL
+	);
+	CREATE UNIQUE INDEX approvals_id ON approvals (id);
+	CREATE INDEX approvals_state_expires ON approvals (state, expires);
+	CREATE INDEX approvals_key ON approvals (key, decided_at) WHERE state = 'approved' AND used_at = 0;
+	CREATE INDEX approvals_session ON approvals (session_id, created);`),
+	// 4 → 5: the approval a record names (warden.Record.ApprovalID: the one
+	// an ask created, a retry used, or whose own decision it is); '' in
+	// older rows. No index: an approval names its records (record_id,
+	// decision_record_id, used_record_id), so the trace never looks up by it.
+	sqlStep(`ALTER TABLE runs ADD COLUMN approval_id TEXT NOT NULL DEFAULT '';`),
 }
 
 // migrateCursor adds the policy revision and the views (stored after the

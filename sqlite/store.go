@@ -80,7 +80,7 @@ type Store struct {
 	opts     Options
 	queue    chan *request
 	done     chan struct{} // closed when the writer has exited
-	mu       sync.RWMutex  // Record holds R while enqueueing; Close holds W to close queue
+	mu       sync.RWMutex  // Record holds R while enqueueing, an approval change while it runs; Close holds W to close queue
 	closed   bool
 	closeOne sync.Once
 	closeErr error
@@ -103,6 +103,11 @@ type Store struct {
 	pmu     sync.Mutex
 	pruner  *pruner // nil until StartPruning or Prune
 	pclosed bool
+
+	// adb is the connection approvals are written on (approvals.go); nil
+	// for a store from OpenReadOnly. Its operations hold mu's R lock, so
+	// Close waits for them before it closes adb.
+	adb *sql.DB
 
 	nBatches, nRecords, nErrors, nFailed atomic.Uint64
 	nTaken                               atomic.Uint64 // records the writer has started writing (tests)
@@ -146,6 +151,9 @@ func (s *Store) Close() error {
 			errs = append(errs, s.ckpt.close())
 		}
 		errs = append(errs, s.rdb.Close(), s.rblobs.close())
+		if s.adb != nil {
+			errs = append(errs, s.adb.Close())
+		}
 		if s.queue != nil {
 			s.disconnect(false)
 			errs = append(errs, s.wdb.Close(), s.blobs.close())

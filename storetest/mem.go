@@ -14,7 +14,7 @@ import (
 // Mem is an in-memory warden.Store for tests. It meets the Store contract
 // (TestMemStore runs the suite against it), keeps records in recording order
 // for tests to inspect, and, while Err is set, fails every Record with it, as
-// a full disk would.
+// a full disk would. It is a warden.ApprovalStore too (memapprovals.go).
 type Mem struct {
 	d      *memData
 	mu     sync.Mutex
@@ -28,6 +28,7 @@ type memData struct {
 	mu   sync.Mutex
 	recs []warden.Record // in recording order
 	gen  int             // bumped by Reset
+	appr *memApprovals   // memapprovals.go; nil until first used
 }
 
 var _ warden.Store = (*Mem)(nil)
@@ -130,7 +131,7 @@ func (m *Mem) Records() []warden.Record {
 	return slices.Clone(m.d.recs)
 }
 
-// Reset forgets every record.
+// Reset forgets every record (not the approvals).
 func (m *Mem) Reset() {
 	m.d.mu.Lock()
 	defer m.d.mu.Unlock()

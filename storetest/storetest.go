@@ -230,6 +230,7 @@ func checkEqual(t *testing.T, got, want *warden.Record) {
 		{"LatencyUS", got.LatencyUS, want.LatencyUS},
 		{"Caller", got.Caller, want.Caller},
 		{"Tenant", got.Tenant, want.Tenant},
+		{"ApprovalID", got.ApprovalID, want.ApprovalID},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s = %#v, want %#v", f.name, f.got, f.want)
@@ -312,8 +313,9 @@ func testRoundTrip(t *testing.T, open func(*testing.T) warden.Store) {
 		PolicyRevision: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 		Views: json.RawMessage(`{"tool": {"name": "bash", "args": {"cmd": "rm -rf /"}},
 			"text": "rm -rf / ünïcødé", "n": [1, 2.5, null]}`),
-		Caller: "payments-agent ünï",
-		Tenant: "acme",
+		Caller:     "payments-agent ünï",
+		Tenant:     "acme",
+		ApprovalID: "01a20aa2-a923-756e-98d0-7fd70ec87c95",
 	}
 	record(t, s, want)
 	got := scan(t, s, warden.Query{})

@@ -22,3 +22,11 @@ func TestMemStore(t *testing.T) {
 		return m
 	})
 }
+
+func TestMemApprovals(t *testing.T) {
+	storetest.RunApprovals(t, func(t *testing.T) warden.ApprovalStore {
+		m := storetest.NewMem()
+		t.Cleanup(func() { m.Close() })
+		return m
+	})
+}
