@@ -29,6 +29,7 @@ func (c *Console) parsePages() map[string]*template.Template {
 		"add":      func(a, b int) int { return a + b },
 		"pct":      func(a, b uint64) string { return pct(a, b) },
 		"decClass": decisionClass,
+		"none":     func() *warden.Approval { return nil },
 		"dict_pending": func(a *warden.Approval, can bool) pendingItem {
 			return pendingItem{A: a, Can: can}
 		},
