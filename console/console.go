@@ -70,6 +70,10 @@ type Options struct {
 	// console is open, as the server is).
 	Auth     *auth.Config
 	Sessions *auth.Sessions
+	// RunsStream is the path of the trace's SSE stream (GET, the filters of
+	// the decisions page as its query) the newest decisions page follows;
+	// "": the page is not live.
+	RunsStream string
 	// Log reports failures; nil discards.
 	Log *slog.Logger
 	// Now is the clock (tests); nil: time.Now.

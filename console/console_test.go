@@ -113,7 +113,7 @@ func newFixture(t *testing.T, extra int) *fixture {
 				Results: []warden.Result{{PolicyID: p, Mode: "enforce"}}}, nil)
 	}
 	f.c = New(Options{Store: st, Approvals: memApprovals{st}, Stats: f.obs,
-		Policies: engines{policy.NewEngine(set, policy.Options{})}, Now: func() time.Time { return t0.Add(30 * time.Minute) }})
+		Policies: engines{policy.NewEngine(set, policy.Options{})}, RunsStream: "/api/runs/stream", Now: func() time.Time { return t0.Add(30 * time.Minute) }})
 	return f
 }
 
@@ -144,7 +144,8 @@ func TestPages(t *testing.T) {
 		want   []string
 		reject []string
 	}{
-		{"/", 200, []string{"<h1>Decisions</h1>", `data-live="decisions"`, "r-deny", "r-mcp", "r-mod"}, nil},
+		{"/", 200, []string{"<h1>Decisions</h1>", `data-live="decisions"`, `data-stream="/api/runs/stream"`, "r-deny", "r-mcp", "r-mod"}, nil},
+		{"/decisions?surface=aos", 200, []string{`data-stream="/api/runs/stream?surface=aos"`}, nil},
 		{"/decisions?decision=deny", 200, []string{"r-deny"}, []string{`data-id="r-mcp"`, `data-id="r-mod"`}},
 		{"/decisions?surface=mcp", 200, []string{"r-mcp"}, []string{`data-id="r-deny"`}},
 		{"/decisions?session=s2", 200, []string{"r-mod"}, []string{`data-id="r-deny"`}},

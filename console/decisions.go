@@ -107,6 +107,7 @@ type decisionsData struct {
 	Older, Newer string
 	First        bool
 	Elapsed      time.Duration
+	stream       string
 }
 
 // Link returns the page's link with the filters and a cursor.
@@ -121,8 +122,16 @@ func (d decisionsData) Link(key, cursor string) string {
 	return "/decisions?" + v.Encode()
 }
 
-// StreamQuery is the filters as the live stream takes them.
-func (d decisionsData) StreamQuery() string { return d.F.Encode() }
+// StreamURL is the live stream with the page's filters ("": not live).
+func (d decisionsData) StreamURL() string {
+	if d.stream == "" {
+		return ""
+	}
+	if q := d.F.Encode(); q != "" {
+		return d.stream + "?" + q
+	}
+	return d.stream
+}
 
 // decisions serves the decisions page: a page of PageSize records,
 // newest first, matching the filters; ?after=ID continues with older
@@ -132,7 +141,7 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	q := r.URL.Query()
 	wq, f, err := parseFilters(q, c.o.Now())
-	d := decisionsData{F: f, Surfaces: surfaceNames, Decisions: decisionNames, ToolText: toolTextFilters}
+	d := decisionsData{F: f, Surfaces: surfaceNames, Decisions: decisionNames, ToolText: toolTextFilters, stream: c.o.RunsStream}
 	p := page{Title: "Decisions", Nav: "decisions", Data: &d}
 	if err != nil {
 		d.Err = err.Error()
@@ -187,7 +196,7 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.First = d.Newer == "" && after == ""
-	if d.First {
+	if d.First && d.stream != "" {
 		p.Live = "decisions"
 	}
 	d.Rows = make([]row, len(recs))

@@ -271,8 +271,8 @@
         }
       });
     }
-    const q = liveEl ? liveEl.dataset.stream : "";
-    follow("/api/runs/stream" + (q ? "?" + q : ""), ["record", "run", "message"], add);
+    const url = liveEl ? liveEl.dataset.stream : "";
+    if (url && url.startsWith("/")) follow(url, ["record", "run", "message"], add);
   }
 
   // runRow renders a record as the decisions table's server-side row does.
