@@ -33,8 +33,8 @@ type Security struct {
 //  1. a request with an Origin header that is neither the request's own
 //     origin nor one of sec.Origins: 403 (a web page driving warden);
 //  2. with auth on, a request without a valid credential: 401 with
-//     WWW-Authenticate: Bearer (a browser asking for a console page is
-//     sent to the sign-in page instead); a credential without the scope
+//     WWW-Authenticate: Bearer (a browser asking for a console page, Accept
+//     text/html, is sent to the sign-in page instead); a credential without the scope
 //     the surface needs: 403 (see needScope). The credential is a bearer
 //     token; without an Authorization header, a verified client
 //     certificate auth.clients names, or the console's session cookie. A
@@ -59,7 +59,8 @@ func guard(sec Security, next http.Handler) http.Handler {
 			if !open {
 				tok, how := credential(sec, r)
 				if how == "" {
-					if sec.Sessions != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) && console.IsPage(r.URL.Path) {
+					if sec.Sessions != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+						console.IsPage(r.URL.Path) && strings.Contains(r.Header.Get("Accept"), "text/html") {
 						// A browser without a session signs in first.
 						http.Redirect(w, r, console.LoginPath+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 						return

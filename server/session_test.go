@@ -39,6 +39,8 @@ func cookieReq(h http.Handler, method, path, origin, cookie, body string) *httpt
 	r := httptest.NewRequest(method, "http://warden.test:8787"+path, strings.NewReader(body))
 	if method == http.MethodPost {
 		r.Header.Set("Content-Type", "application/json")
+	} else {
+		r.Header.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8") // as a browser navigates
 	}
 	if origin != "" {
 		r.Header.Set("Origin", origin)
@@ -136,6 +138,14 @@ func TestAttackSessionCookie(t *testing.T) {
 	}
 	if c := s.seen[0].Header.Get("Cookie"); strings.Contains(c, auth.SessionCookie) || !strings.Contains(c, "theme=dark") {
 		t.Errorf("the gateway saw Cookie %q", c)
+	}
+	// A page asked for by an API client (no text/html in Accept): 401, not a redirect.
+	r0 := httptest.NewRequest("GET", self+"/decisions", nil)
+	r0.Header.Set("Accept", "application/json")
+	rw0 := httptest.NewRecorder()
+	h.ServeHTTP(rw0, r0)
+	if rw0.Code != 401 {
+		t.Errorf("a page for an API client: %d", rw0.Code)
 	}
 	// A bearer header, even a bad one, is the credential: the cookie is not used.
 	r := httptest.NewRequest("GET", self+"/api/hooks/runs", nil)
