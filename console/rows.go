@@ -66,10 +66,13 @@ func rowOf(rec *warden.Record) row {
 	if len(rec.Views) > 0 && json.Unmarshal(rec.Views, &v) == nil {
 		r.Tool, r.ToolServer = v.Tool.Name, v.Tool.Server
 	}
-	in := rec.Input
-	if len(in) > 16*inputExcerpt {
-		in = in[:16*inputExcerpt]
-	}
-	r.InputExcerpt = cut(strings.Join(strings.Fields(string(in)), " "), inputExcerpt)
 	return r
+}
+
+// excerpt is the start of a record's input on one line (the timeline).
+func excerpt(input json.RawMessage) string {
+	if len(input) > 16*inputExcerpt {
+		input = input[:16*inputExcerpt]
+	}
+	return cut(strings.Join(strings.Fields(string(input)), " "), inputExcerpt)
 }

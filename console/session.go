@@ -99,6 +99,7 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) {
 	for i := range recs {
 		add(recs[i].Time, false)
 		rw := rowOf(&recs[i])
+		rw.InputExcerpt = excerpt(recs[i].Input)
 		d.Steps = append(d.Steps, step{Time: rw.Time, Row: &rw})
 	}
 	add(time.Time{}, true)
