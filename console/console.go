@@ -149,15 +149,16 @@ func (c *Console) signInOn() bool { return c.o.Sessions != nil && c.o.Auth.Enabl
 type viewer struct {
 	Name, Tenant string
 	// SignedIn: a session (sign-out is offered); CanApprove: the
-	// approve buttons are shown.
-	SignedIn, CanApprove bool
+	// approve buttons are shown; CanRead: the pages besides the approvals'
+	// are linked (an approver without read sees the approvals only).
+	SignedIn, CanApprove, CanRead bool
 }
 
 func (c *Console) viewer(r *http.Request) viewer {
 	p := warden.PrincipalFrom(r.Context())
-	v := viewer{Name: p.Name, Tenant: p.Tenant, CanApprove: true}
+	v := viewer{Name: p.Name, Tenant: p.Tenant, CanApprove: true, CanRead: true}
 	if s, ok := auth.ScopesFrom(r.Context()); ok {
-		v.CanApprove = s.Allows(auth.Approve)
+		v.CanApprove, v.CanRead = s.Allows(auth.Approve), s.Allows(auth.Read)
 		v.SignedIn = c.signInOn()
 	}
 	return v

@@ -230,6 +230,10 @@ func TestViewers(t *testing.T) {
 			t.Errorf("%s: the script is not told the viewer cannot approve", p)
 		}
 	}
+	onlyApprove := f.get(t, "/approvals", &warden.Principal{Name: "approver"}, auth.Approve).Body.String()
+	if strings.Contains(onlyApprove, `href="/decisions"`) || !strings.Contains(onlyApprove, `class="approve"`) {
+		t.Errorf("an approver without read: links to pages it cannot read, or no buttons")
+	}
 	approver := &warden.Principal{Name: "ops"}
 	if w := f.get(t, "/approvals", approver, auth.Read|auth.Approve); !strings.Contains(w.Body.String(), `class="approve"`) {
 		t.Errorf("approver without buttons")

@@ -81,7 +81,12 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	value, expires := c.o.Sessions.Issue(tok)
 	http.SetCookie(w, sessionCookie(r, value, expires))
 	c.log.Info("console sign-in", "token", tok.Name)
-	sessionJSON(w, http.StatusOK, map[string]any{"name": tok.Name, "scopes": tok.Scopes.String(), "tenant": tok.Tenant, "expires": expires.UTC()})
+	home := "/"
+	if !tok.Scopes.Allows(auth.Read) {
+		home = "/approvals" // an approver without read sees the approvals only
+	}
+	sessionJSON(w, http.StatusOK, map[string]any{"name": tok.Name, "scopes": tok.Scopes.String(), "tenant": tok.Tenant,
+		"expires": expires.UTC(), "home": home})
 }
 
 // signOut serves POST /api/session/logout: the cookie is cleared.

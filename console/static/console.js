@@ -66,7 +66,8 @@
       try {
         const r = await postJSON("/api/session", { token: token });
         if (r.status === 200) {
-          const next = login.dataset.next || "/";
+          let next = login.dataset.next || "/";
+          if (next === "/" && r.data && r.data.home) next = r.data.home;
           location.assign(next.startsWith("/") && !next.startsWith("//") ? next : "/");
           return;
         }
