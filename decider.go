@@ -241,7 +241,7 @@ func NewRecord(ev *Event, out *Outcome, now time.Time) *Record {
 		PolicyID: out.PolicyID, PolicyVersion: out.PolicyVersion, Results: out.Results,
 		LatencyUS: out.Latency.Microseconds(), Input: ev.Raw,
 		PolicyRevision: out.PolicyRevision, Views: ev.ViewsJSON(),
-		Caller: ev.Principal.Name, Tenant: ev.Principal.Tenant,
+		Caller: ev.Principal.Name, Tenant: ev.Principal.Tenant, Tool: ev.Tool.Name,
 	}
 	if r.Results == nil {
 		r.Results = []Result{}

@@ -128,3 +128,27 @@ func TestDeciderRecordsThePrincipal(t *testing.T) {
 		t.Errorf("PrincipalFrom(empty ctx) = %+v", p)
 	}
 }
+
+// The record names the tool of the event's tool view, as the view builder
+// made it (the trace's tool column: Query.Tool).
+func TestRecordNamesTheTool(t *testing.T) {
+	st := &memStore{}
+	views := func(ev *Event) { // as catalog.Views: the tool of a tool call, else none
+		ev.Tool = Tool{}
+		if ev.Name == "steps/toolCallRequest" {
+			ev.Tool = Tool{Name: "send_email", ID: "t-1"}
+		}
+	}
+	d := NewDecider(NewChain(Allow), views, st, nil)
+	for _, name := range []string{"steps/toolCallRequest", "steps/message"} {
+		if _, err := d.Decide(context.Background(), &Event{Name: name, Payload: map[string]any{}, Tool: Tool{Name: "set by the surface"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st.recs[0].Tool != "send_email" {
+		t.Errorf("tool call: record tool %q, want send_email", st.recs[0].Tool)
+	}
+	if st.recs[1].Tool != "" {
+		t.Errorf("message: record tool %q, want none", st.recs[1].Tool)
+	}
+}

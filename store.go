@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -43,20 +44,29 @@ type Record struct {
 	// the one an approved retry used, or the one whose own decision this
 	// record is (Surface SurfaceApproval).
 	ApprovalID string `json:"approval_id,omitempty"`
+	// Tool is the name of the tool the step calls or answers (the event's
+	// tool view, Event.Tool.Name); "" when the step is not a tool call.
+	Tool string `json:"tool"`
 }
 
 // Query selects and orders the records a Scan visits. Zero fields match
 // everything: a record matches when it has every non-empty string field
-// (Session its SessionID, Event, Decision, Surface, Policy its PolicyID,
-// Agent its AgentID) and its Time is in [Since, Until) where those are set.
+// (ID, Session its SessionID, Event, Decision, Surface, Policy its
+// PolicyID, Agent its AgentID, Tool, Tenant), its Time is in [Since, Until)
+// where those are set, and it contains Text (see TextMatcher) when that is
+// set. Query.Matcher decides the same in memory.
 //
 // Records are visited in the order they were recorded (insertion order;
 // several processes writing one store share one order), newest first unless
 // Oldest. That order is total and stable, which is what paging needs; it
 // follows Time only as closely as recording follows the decisions.
 type Query struct {
-	Session, Event, Decision, Surface, Policy, Agent string
-	Since, Until                                     time.Time
+	Session, Event, Decision, Surface, Policy, Agent, Tool string
+	Since, Until                                           time.Time
+	// Text keeps the records that contain it, ignoring case, in their
+	// Reason, Event, Tool, SessionID, AgentID, PolicyID or Input (the JSON
+	// text as stored): see TextMatcher for exactly how.
+	Text string
 	// After is a record id: the scan continues after that record,
 	// exclusive, in the scan's order; that record need not match the
 	// other fields. An id the store does not hold fails the scan with
@@ -70,6 +80,51 @@ type Query struct {
 	// Tenant keeps only the records of this tenant ("" for any): a tenant's
 	// read token is held to its own tenant's records.
 	Tenant string
+	// ID keeps only the record with this id (GET /api/runs/{id}).
+	ID string
+	// Budget, when positive, bounds the time a Scan spends looking: once
+	// Budget has passed since Scan began, it stops after the record it is
+	// examining (read to be tested against the query, matching or not) and
+	// returns a *ScanStopped naming that record, unless the records have
+	// ended. A scan examines at least one record, so resuming with After
+	// always progresses. A store may examine the records its indexes rule
+	// out (SQLite: every column filter) in one step it cannot stop, so a
+	// scan may overrun Budget by one such step. Zero: no bound.
+	Budget time.Duration
+}
+
+// ScanStopped is the error of a Scan that spent its Query.Budget before the
+// matching records ended: the records it gave fn are all the matches up to
+// After, and a Scan of the same Query with After set to this After (in the
+// same order) continues with the next record, neither skipping nor
+// repeating one.
+type ScanStopped struct {
+	After   string // the last record examined
+	Scanned int    // records examined, matching or not
+}
+
+func (e *ScanStopped) Error() string {
+	return fmt.Sprintf("warden: scan stopped at its time budget after examining %d records (resume after %s)", e.Scanned, e.After)
+}
+
+// Matcher returns a function that reports whether a record matches q as
+// Scan decides (every field but After, Oldest and Budget). Followers that
+// read every new record once and filter it themselves (the runs stream,
+// `warden runs --follow`) use it. The function is not safe for concurrent
+// use: Text's matcher keeps a scratch buffer.
+func (q Query) Matcher() func(*Record) bool {
+	var text *TextMatcher
+	if q.Text != "" {
+		text = NewTextMatcher(q.Text)
+	}
+	return func(r *Record) bool {
+		eq := func(want, got string) bool { return want == "" || want == got }
+		return eq(q.ID, r.ID) && eq(q.Session, r.SessionID) && eq(q.Event, r.Event) &&
+			eq(q.Decision, r.Decision) && eq(q.Surface, r.Surface) && eq(q.Policy, r.PolicyID) &&
+			eq(q.Agent, r.AgentID) && eq(q.Tool, r.Tool) && eq(q.Tenant, r.Tenant) &&
+			(q.Since.IsZero() || !r.Time.Before(q.Since)) && (q.Until.IsZero() || r.Time.Before(q.Until)) &&
+			(text == nil || text.Match(r))
+	}
 }
 
 // ErrUnknownCursor is returned by Scan for a Query.After the store does not

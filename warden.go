@@ -125,6 +125,9 @@ const (
 	SurfaceApproval = "approval"
 )
 
+// Surfaces lists every surface, as a record's Surface names it.
+var Surfaces = []string{SurfaceAOS, SurfaceMCP, SurfaceA2A, SurfaceHooks, SurfaceSDK}
+
 // Directions of protocol messages. Step events have no direction ("").
 const (
 	Outbound = "outbound"

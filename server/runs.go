@@ -1,9 +1,7 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -62,50 +60,21 @@ func runsHandler(store warden.Store, maxBytes int64) http.HandlerFunc {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
-		var (
-			page      bytes.Buffer
-			enc       = json.NewEncoder(&page)
-			n         int
-			lastID    string
-			truncated string
-			encErr    error
-		)
-		page.WriteByte('[')
-		err := store.Scan(ctx, f, func(rec *warden.Record) bool {
-			if n == last {
-				truncated = "last"
-				return false
-			}
-			mark := page.Len()
-			if n > 0 {
-				page.WriteByte(',')
-			}
-			if encErr = enc.Encode(rec); encErr != nil {
-				return false
-			}
-			page.Truncate(page.Len() - 1) // Encode's newline
-			if n > 0 && int64(page.Len()+1) > maxBytes {
-				page.Truncate(mark)
-				truncated = "bytes"
-				return false
-			}
-			n++
-			lastID = rec.ID
-			return true
-		})
+		page := newRecordPage("[", last, maxBytes, 1)
+		err := store.Scan(ctx, f, page.add)
 		if err == nil {
-			err = encErr
+			err = page.err
 		}
 		if err != nil {
 			httpError(w, http.StatusInternalServerError, "reading the trace: "+err.Error())
 			return
 		}
-		page.WriteString("]\n")
+		page.buf.WriteString("]\n")
 		w.Header().Set("Content-Type", "application/json")
-		if truncated != "" {
-			w.Header().Set(RunsTruncated, truncated)
-			w.Header().Set(RunsNext, lastID)
+		if page.full != "" {
+			w.Header().Set(RunsTruncated, page.full)
+			w.Header().Set(RunsNext, page.lastID)
 		}
-		_, _ = w.Write(page.Bytes())
+		_, _ = w.Write(page.buf.Bytes())
 	}
 }

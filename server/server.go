@@ -26,17 +26,26 @@ type Options struct {
 	HookCatalog http.Handler // GET /api/hooks/catalog (nil: not served)
 	MCP         http.Handler // /mcp/{server} (nil: not served)
 	A2A         http.Handler // /a2a/{agent} and its agent card (nil: not served)
-	Store       warden.Store // GET /api/hooks/runs
+	Store       warden.Store // GET /api/hooks/runs, /api/runs...
 	// Approvals serves /api/approvals (nil: those routes answer 503).
 	Approvals *approval.Manager
 	Metrics   *Metrics // GET /metrics
 	Pprof     bool     // expose /debug/pprof/ (off by default)
-	// RunsBytes bounds one /api/hooks/runs response (limits.runs_bytes);
-	// 0 means DefaultRunsBytes.
+	// RunsBytes bounds one /api/hooks/runs or /api/runs response
+	// (limits.runs_bytes); 0 means DefaultRunsBytes.
 	RunsBytes int64
 	// BodyTimeout bounds reading a request body (limits.body_timeout); 0:
 	// no bound of its own.
 	BodyTimeout time.Duration
+	// RunsStreams bounds the /api/runs/stream streams open at once (0:
+	// DefaultRunsStreams); RunsPoll is how often their feed reads the
+	// store (0: DefaultRunsPoll).
+	RunsStreams int
+	RunsPoll    time.Duration
+	// Done, when closed, ends the open streams (the server is shutting
+	// down: http.Server.Shutdown waits for handlers, and a stream's would
+	// otherwise wait for its client). nil: never.
+	Done <-chan struct{}
 	// Security is checked before any surface sees a request (guard.go).
 	Security Security
 	// Stats, Policies and Tenants are what the console shows besides the
@@ -65,6 +74,9 @@ func New(o Options) http.Handler {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Metrics.Registry, promhttp.HandlerOpts{}))
 	}
 	mux.HandleFunc("GET /api/hooks/runs", runsHandler(o.Store, o.RunsBytes))
+	mux.HandleFunc("GET /api/runs", apiRunsHandler(o.Store, o.RunsBytes))
+	mux.HandleFunc("GET /api/runs/{id}", apiRunHandler(o.Store))
+	mux.HandleFunc("GET /api/runs/stream", streamHandler(newRunsFeed(o.Store, o.RunsPoll, o.RunsStreams, o.Done)))
 	mux.HandleFunc("GET /api/hooks/events", eventsHandler)
 	if o.Dispatch != nil {
 		mux.Handle("/api/hooks/dispatch", holdable(o.Dispatch))

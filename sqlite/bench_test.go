@@ -17,7 +17,7 @@ import (
 // results.
 func benchRecord(id string) *warden.Record {
 	return &warden.Record{
-		ID: id, Time: time.Now().UTC(), Event: "steps/toolCallRequest", Surface: "aos",
+		ID: id, Time: time.Now().UTC(), Event: "steps/toolCallRequest", Surface: "aos", Tool: "bash",
 		RequestID: "13fa8d6f-8a4b-4c1e-9f2a-1b2c3d4e5f60", AgentID: "agent-0193a4f2",
 		SessionID: "session-0193a4f2-7c1e", TurnID: "turn-12", StepID: "step-34",
 		Decision: "deny", Reason: "destructive shell command", ReasonCodes: []string{"no-rm-rf"},

@@ -88,13 +88,24 @@ func (b *blobFile) read(off, n int64) ([]byte, error) {
 		return nil, fmt.Errorf("sqlite: %s is missing", BlobFileName)
 	}
 	buf := make([]byte, n)
+	if err := b.readAt(buf, off); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// readAt fills buf with the bytes at off.
+func (b *blobFile) readAt(buf []byte, off int64) error {
+	if b.f == nil {
+		return fmt.Errorf("sqlite: %s is missing", BlobFileName)
+	}
 	if _, err := b.f.ReadAt(buf, off); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, fmt.Errorf("sqlite: read %s at %d: %w", BlobFileName, off, err)
+		return fmt.Errorf("sqlite: read %s at %d: %w", BlobFileName, off, err)
 	}
-	return buf, nil
+	return nil
 }
 
 func (b *blobFile) close() error {

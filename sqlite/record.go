@@ -20,7 +20,7 @@ const (
 	abandoned              // its Record gave up (context done): skip it
 )
 
-const nCols = 25
+const nCols = 26
 
 // request is one Record call in flight. Its args are built on the caller's
 // goroutine so that the writer only binds and steps.
@@ -109,14 +109,15 @@ func (r *request) fill(rec *warden.Record) error {
 	a[22].Value = rec.Caller
 	a[23].Value = rec.Tenant
 	a[24].Value = rec.ApprovalID
+	a[25].Value = rec.Tool
 	return nil
 }
 
 const insertSQL = `INSERT INTO runs (id, time, event, surface, direction,
 	request_id, agent_id, session_id, turn_id, step_id, decision, reason,
 	reason_codes, policy_id, policy_version, latency_us, blob_off, results_len,
-	input_len, output_len, policy_revision, views_len, caller, tenant, approval_id)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	input_len, output_len, policy_revision, views_len, caller, tenant, approval_id, tool)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // Record stores rec and returns once the transaction holding it has
 // committed (see the package documentation for what that guarantees). An

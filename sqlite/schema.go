@@ -103,6 +103,11 @@ var migrations = []migration{
 	// older rows. No index: an approval names its records (record_id,
 	// decision_record_id, used_record_id), so the trace never looks up by it.
 	sqlStep(`ALTER TABLE runs ADD COLUMN approval_id TEXT NOT NULL DEFAULT '';`),
+	// 5 → 6: the tool the step calls (warden.Record.Tool), a column so
+	// that Query.Tool reads no blob; '' in older rows (their tool is in
+	// their views, which are not parsed back: Query.Tool does not find
+	// them).
+	sqlStep(`ALTER TABLE runs ADD COLUMN tool TEXT NOT NULL DEFAULT '';`),
 }
 
 // migrateCursor adds the policy revision and the views (stored after the

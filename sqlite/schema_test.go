@@ -356,3 +356,55 @@ func TestMigrateFromSchema2(t *testing.T) {
 	}
 	s.Close()
 }
+
+// TestMigrateToolColumn upgrades a schema-3 trace in place: old records
+// read back with no tool (and Query.Tool does not find them), new ones keep
+// theirs and are found by it.
+func TestMigrateToolColumn(t *testing.T) {
+	dir := privateDir(t)
+	makeV1(t, dir, "a", "b")
+	db, err := sql.Open("sqlite", dsn(filepath.Join(dir, FileName)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migrations[1:3] {
+		if err := m(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = 3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s := open(t, dir, Options{})
+	nr := testRecord("new", base)
+	nr.Tool = "bash"
+	if err := s.Record(ctx, nr); err != nil {
+		t.Fatal(err)
+	}
+	got := scanAll(t, s, warden.Query{Oldest: true})
+	if g := idsOf(got); !slices.Equal(g, []string{"a", "b", "new"}) {
+		t.Fatalf("records %q", g)
+	}
+	for _, r := range got[:2] {
+		if r.Tool != "" {
+			t.Errorf("old record %s: tool %q", r.ID, r.Tool)
+		}
+	}
+	if g := idsOf(scanAll(t, s, warden.Query{Tool: "bash"})); !slices.Equal(g, []string{"new"}) {
+		t.Errorf("Query{Tool: bash} = %q, want [new]", g)
+	}
+	// The old records' input still holds "bash": Text finds them.
+	if g := idsOf(scanAll(t, s, warden.Query{Text: "BASH", Oldest: true})); !slices.Equal(g, []string{"a", "b", "new"}) {
+		t.Errorf("Query{Text: BASH} = %q, want all three", g)
+	}
+	s.Close()
+}

@@ -754,3 +754,20 @@ func TestWALBounded(t *testing.T) {
 		t.Errorf("WAL grows with the data (%v bytes after each round, database %d): it does not restart", sizes, db.Size())
 	}
 }
+
+// Readers map the database (readerMmap).
+func TestReadersMapTheDatabase(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, Options{})
+	r, err := OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for name, db := range map[string]*sql.DB{"reader": s.rdb, "read-only store": r.rdb} {
+		var n int64
+		if err := db.QueryRow("PRAGMA mmap_size").Scan(&n); err != nil || n <= 0 {
+			t.Errorf("%s: mmap_size = %d, %v; want > 0", name, n, err)
+		}
+	}
+}

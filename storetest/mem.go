@@ -68,6 +68,8 @@ func (m *Mem) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) 
 	m.d.mu.Lock()
 	recs, gen := m.d.recs, m.d.gen
 	m.d.mu.Unlock()
+	match := q.Matcher()
+	start, scanned := time.Now(), 0
 	i, step := len(recs)-1, -1
 	if q.Oldest {
 		i, step = 0, 1
@@ -98,21 +100,26 @@ func (m *Mem) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) 
 			return err
 		}
 		r := &recs[i]
-		if !matches(r, &q) {
-			continue
-		}
-		if !fn(clone(r)) {
+		scanned++
+		if match(r) && !fn(clone(r)) {
 			return nil
+		}
+		if q.Budget > 0 && time.Since(start) >= q.Budget && m.more(recs, gen, i+step) {
+			return &warden.ScanStopped{After: r.ID, Scanned: scanned}
 		}
 	}
 	return ctx.Err()
 }
 
-func matches(r *warden.Record, q *warden.Query) bool {
-	eq := func(want, got string) bool { return want == "" || want == got }
-	return eq(q.Session, r.SessionID) && eq(q.Event, r.Event) && eq(q.Decision, r.Decision) &&
-		eq(q.Surface, r.Surface) && eq(q.Policy, r.PolicyID) && eq(q.Agent, r.AgentID) && eq(q.Tenant, r.Tenant) &&
-		(q.Since.IsZero() || !r.Time.Before(q.Since)) && (q.Until.IsZero() || r.Time.Before(q.Until))
+// more reports whether a scan has a record left at i (recs, of generation
+// gen, may have grown since).
+func (m *Mem) more(recs []warden.Record, gen, i int) bool {
+	if i < 0 {
+		return false
+	}
+	m.d.mu.Lock()
+	defer m.d.mu.Unlock()
+	return i < len(recs) || (m.d.gen == gen && i < len(m.d.recs))
 }
 
 // clone returns a deep copy of r.

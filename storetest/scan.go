@@ -2,9 +2,11 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,7 +49,7 @@ func testOrder(t *testing.T, open func(*testing.T) warden.Store) {
 	}
 }
 
-// filterData records 48 records that differ in every field a Query
+// filterData records 24 records that differ in every field a Query
 // filters on, in an order unrelated to their Time, and returns them in
 // recording order.
 func filterData(t *testing.T, s warden.Store) []*warden.Record {
@@ -62,9 +64,12 @@ func filterData(t *testing.T, s warden.Store) []*warden.Record {
 					r.Surface = []string{"aos", "mcp", "a2a"}[n%3]
 					r.AgentID = []string{"agent-a", "agent-b"}[(n/3)%2]
 					r.Tenant = []string{"", "acme", "beta"}[(n/2)%3]
+					r.Tool = []string{"", "bash", "send_email", "Read_File"}[(n/5)%4]
 					if dec != "allow" {
 						r.PolicyID = []string{"p1", "p2"}[n%2]
+						r.Reason = []string{"Blocked by policy", "needs approval: ÜBER-secret"}[(n/4)%2]
 					}
+					r.Input = json.RawMessage(fmt.Sprintf(`{"tool":%q,"args":{"path":"/srv/Report-%d.PDF","note":"caf\u00e9 Straße"}}`, r.Tool, n%6))
 					all = append(all, r)
 					n++
 				}
@@ -115,26 +120,73 @@ func testFilters(t *testing.T, open func(*testing.T) warden.Store) {
 		{"no match", warden.Query{Session: "nope"}},
 		{"no match combined", warden.Query{Session: "s1", Event: "nope"}},
 		{"policy of allows", warden.Query{Policy: "p1", Decision: "allow"}},
+		{"tool", warden.Query{Tool: "send_email"}},
+		{"tool is case-sensitive", warden.Query{Tool: "read_file"}},
+		{"tool+decision", warden.Query{Tool: "bash", Decision: "deny"}},
+		{"text in reason, any case", warden.Query{Text: "BLOCKED"}},
+		{"text in reason, non-ASCII case", warden.Query{Text: "über-SECRET"}},
+		{"text in event", warden.Query{Text: "callresult"}},
+		{"text in tool", warden.Query{Text: "read_f"}},
+		{"text in session", warden.Query{Text: "S2"}},
+		{"text in agent", warden.Query{Text: "agent-B"}},
+		{"text in policy", warden.Query{Text: "p2"}},
+		{"text in input", warden.Query{Text: "report-3.pdf"}},
+		{"text in input, as stored JSON", warden.Query{Text: `caf\u00E9`}},
+		{"text in input is not unescaped", warden.Query{Text: "café"}},
+		{"text in input, non-ASCII", warden.Query{Text: "STRASSE"}},
+		{"text in input, non-ASCII lower", warden.Query{Text: "straße"}},
+		{"text+filters", warden.Query{Text: "report-5", Session: "s2", Decision: "modify"}},
+		{"text matches nothing", warden.Query{Text: "no such text"}},
+		{"text of the tenant only", warden.Query{Text: "bash", Tenant: "acme"}},
 	} {
 		for _, oldest := range []bool{false, true} {
 			q := tt.q
 			q.Oldest = oldest
 			t.Run(fmt.Sprintf("%s/oldest=%v", tt.name, oldest), func(t *testing.T) {
-				want := []string{}
-				for _, r := range recorded {
-					if matches(r, &q) {
-						want = append(want, r.ID)
-					}
-				}
-				if !oldest {
-					want = reversed(want)
-				}
+				want := wantIDs(recorded, q)
 				if got := scanIDs(t, s, q); !slices.Equal(got, want) {
 					t.Errorf("Scan(%+v) = %q, want %q", q, got, want)
 				}
 			})
 		}
 	}
+}
+
+// matches reports whether r matches q's fields, Text aside: the suite's
+// own account of the filters (Mem uses warden.Query.Matcher), against which
+// every store, Mem included, is checked.
+func matches(r *warden.Record, q *warden.Query) bool {
+	eq := func(want, got string) bool { return want == "" || want == got }
+	return eq(q.ID, r.ID) && eq(q.Session, r.SessionID) && eq(q.Event, r.Event) && eq(q.Decision, r.Decision) &&
+		eq(q.Surface, r.Surface) && eq(q.Policy, r.PolicyID) && eq(q.Agent, r.AgentID) && eq(q.Tenant, r.Tenant) &&
+		eq(q.Tool, r.Tool) &&
+		(q.Since.IsZero() || !r.Time.Before(q.Since)) && (q.Until.IsZero() || r.Time.Before(q.Until))
+}
+
+// wantIDs is what a Scan of q over the records recorded (in recording order)
+// must visit, in q's order. Text is decided here independently of
+// warden.TextMatcher: strings.ToLower of each field.
+func wantIDs(recorded []*warden.Record, q warden.Query) []string {
+	want := []string{}
+	for _, r := range recorded {
+		if matches(r, &q) && hasText(r, q.Text) {
+			want = append(want, r.ID)
+		}
+	}
+	if !q.Oldest {
+		want = reversed(want)
+	}
+	return want
+}
+
+func hasText(r *warden.Record, text string) bool {
+	text = strings.ToLower(text)
+	for _, f := range []string{r.Reason, r.Event, r.Tool, r.SessionID, r.AgentID, r.PolicyID, string(r.Input)} {
+		if strings.Contains(strings.ToLower(f), text) {
+			return true
+		}
+	}
+	return false
 }
 
 // page reads one page of at most n records after the cursor after.
@@ -175,16 +227,10 @@ func testPaging(t *testing.T, open func(*testing.T) warden.Store) {
 		{Decision: "deny"},
 		{Session: "s2", Oldest: true},
 		{Surface: "a2a", Since: base.Add(10 * time.Second)},
+		{Tool: "bash"},
+		{Text: "report-2", Oldest: true},
 	} {
-		want := []string{}
-		for _, r := range recorded {
-			if matches(r, &q) {
-				want = append(want, r.ID)
-			}
-		}
-		if !q.Oldest {
-			want = reversed(want)
-		}
+		want := wantIDs(recorded, q)
 		for n := 1; n <= len(want)+1; n++ {
 			if got := pageAll(t, s, q, n); !slices.Equal(got, want) {
 				t.Errorf("paging %+v by %d = %q, want %q", q, n, got, want)
@@ -461,5 +507,85 @@ func testEmpty(t *testing.T, open func(*testing.T) warden.Store) {
 		if calls != 0 {
 			t.Errorf("Scan(%+v) on an empty store visited %d records", q, calls)
 		}
+	}
+}
+
+func testByID(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	recorded := filterData(t, s)
+	for _, tt := range []struct {
+		name string
+		q    warden.Query
+	}{
+		{"known", warden.Query{ID: "f07"}},
+		{"known, oldest first", warden.Query{ID: "f13", Oldest: true}},
+		{"unknown", warden.Query{ID: "nope"}},
+		{"its tenant", warden.Query{ID: "f02", Tenant: "acme"}},     // f02 is acme's
+		{"another tenant", warden.Query{ID: "f02", Tenant: "beta"}}, // not beta's
+		{"with a filter it fails", warden.Query{ID: "f07", Decision: "deny"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			want := wantIDs(recorded, tt.q)
+			if got := scanIDs(t, s, tt.q); !slices.Equal(got, want) {
+				t.Errorf("Scan(%+v) = %q, want %q", tt.q, got, want)
+			}
+		})
+	}
+	for _, r := range recorded {
+		if r.ID == "f02" && r.Tenant != "acme" {
+			t.Fatalf("test data: f02 is of tenant %q, want acme", r.Tenant)
+		}
+	}
+}
+
+// testBudget scans with a budget too small to finish: every scan stops
+// early with a *ScanStopped, and resuming after it, scan after scan,
+// visits exactly what one unbounded scan visits.
+func testBudget(t *testing.T, open func(*testing.T) warden.Store) {
+	s := open(t)
+	recorded := filterData(t, s)
+	for _, q := range []warden.Query{
+		{},
+		{Oldest: true},
+		{Text: "report-2"},
+		{Text: "BLOCKED", Oldest: true},
+		{Decision: "deny"},
+		{Tool: "bash", Text: "bash"},
+		{Text: "no such text"},
+	} {
+		t.Run(fmt.Sprintf("%+v", q), func(t *testing.T) {
+			want := wantIDs(recorded, q)
+			q.Budget = time.Nanosecond
+			got := []string{}
+			stops := 0
+			for {
+				err := s.Scan(context.Background(), q, func(r *warden.Record) bool {
+					got = append(got, r.ID)
+					return true
+				})
+				if err == nil {
+					break
+				}
+				var stopped *warden.ScanStopped
+				if !errors.As(err, &stopped) {
+					t.Fatalf("Scan(%+v) = %v, want nil or a *ScanStopped", q, err)
+				}
+				if stopped.After == "" || stopped.After == q.After || stopped.Scanned < 1 {
+					t.Fatalf("Scan(%+v) stopped with %+v: no progress", q, stopped)
+				}
+				q.After = stopped.After
+				if stops++; stops > len(recorded) {
+					t.Fatalf("more stops (%d) than records", stops)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("resumed scans visited %q, want %q", got, want)
+			}
+			t.Logf("%d stops", stops)
+		})
+	}
+	// Without a budget, no stop.
+	if err := s.Scan(context.Background(), warden.Query{Text: "no such text"}, func(*warden.Record) bool { return true }); err != nil {
+		t.Errorf("Scan without a budget: %v", err)
 	}
 }

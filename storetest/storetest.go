@@ -53,10 +53,14 @@ import (
 //     back empty;
 //   - Scan visits records in recording order (not Time order), newest first
 //     or, with Oldest, oldest first; Query fields combine with AND; Since is
-//     inclusive and Until exclusive;
+//     inclusive and Until exclusive; Tool is exact, Text as
+//     warden.TextMatcher says (any case, the small fields and Input);
 //   - paging with After, in pages of any size and either order, visits every
 //     record once, also while records are being recorded; an unknown After
 //     fails with warden.ErrUnknownCursor;
+//   - ID finds one record (none for an unknown id or another tenant's);
+//   - a Budget too short to finish stops a scan with a *warden.ScanStopped
+//     that has progressed, and resuming after it visits the rest exactly;
 //   - Scan stops when fn returns false, and returns ctx.Err() once ctx is
 //     done; fn may call Record (Scan holds no lock while fn runs);
 //   - Scan on an empty store visits nothing and succeeds;
@@ -80,6 +84,8 @@ func Run(t *testing.T, open func(t *testing.T) warden.Store) {
 		{"Filters", testFilters},
 		{"Paging", testPaging},
 		{"PagingWhileRecording", testPagingConcurrent},
+		{"ByID", testByID},
+		{"Budget", testBudget},
 		{"UnknownCursor", testUnknownCursor},
 		{"EarlyStop", testEarlyStop},
 		{"ContextDone", testScanContext},
@@ -231,6 +237,7 @@ func checkEqual(t *testing.T, got, want *warden.Record) {
 		{"Caller", got.Caller, want.Caller},
 		{"Tenant", got.Tenant, want.Tenant},
 		{"ApprovalID", got.ApprovalID, want.ApprovalID},
+		{"Tool", got.Tool, want.Tool},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s = %#v, want %#v", f.name, f.got, f.want)
@@ -316,6 +323,7 @@ func testRoundTrip(t *testing.T, open func(*testing.T) warden.Store) {
 		Caller:     "payments-agent ünï",
 		Tenant:     "acme",
 		ApprovalID: "01a20aa2-a923-756e-98d0-7fd70ec87c95",
+		Tool:       "bash ✓",
 	}
 	record(t, s, want)
 	got := scan(t, s, warden.Query{})

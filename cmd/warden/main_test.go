@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"github.com/wardenhq/warden/internal/sharedtest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -288,5 +291,187 @@ func TestEvalAndCheckTenants(t *testing.T) {
 	code, out, _ := cli(t, "", "check", "--config", cfg)
 	if code != exitOK || !strings.Contains(out, "ok: tenant acme: ") {
 		t.Errorf("check: exit %d %s", code, out)
+	}
+}
+
+// The table's columns and the filters --surface, --tool, --policy, --since.
+func TestRunsFilters(t *testing.T) {
+	dir := t.TempDir()
+	st, err := sqlite.Open(dir, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now().UTC()
+	for _, r := range []*warden.Record{
+		{ID: "old", Time: now.Add(-2 * time.Hour), Event: "steps/toolCallRequest", Surface: "aos", Tool: "bash", Decision: "allow"},
+		{ID: "mcp-call", Time: now.Add(-30 * time.Minute), Event: "protocols/MCP", Surface: "mcp", Direction: "outbound", Tool: "send_email",
+			Decision: "deny", PolicyID: "no-external-email", Input: json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"send_email"}}`)},
+		{ID: "mcp-list", Time: now.Add(-20 * time.Minute), Event: "protocols/MCP", Surface: "mcp", Direction: "outbound", Decision: "allow",
+			Input: json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)},
+		{ID: "hook", Time: now.Add(-10 * time.Minute), Event: "tool.pre_call", Surface: "hooks", Tool: "bash", Decision: "deny", PolicyID: "no-rm"},
+	} {
+		r.Results = []warden.Result{}
+		if r.Input == nil {
+			r.Input = json.RawMessage(`{}`)
+		}
+		if err := st.Record(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := cli(t, "", "runs", "--data", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if h := strings.Fields(lines[0]); strings.Join(h, " ") != "TIME SURFACE DIRECTION EVENT METHOD/TOOL DECISION POLICY REASON SESSION LATENCY" {
+		t.Errorf("header %q", lines[0])
+	}
+	for i, want := range [][]string{
+		{"hooks", "-", "tool.pre_call", "bash", "deny", "no-rm"},
+		{"mcp", "outbound", "protocols/MCP", "tools/list", "allow", "-"}, // no tool: the method
+		{"mcp", "outbound", "protocols/MCP", "send_email", "deny", "no-external-email"},
+		{"aos", "-", "steps/toolCallRequest", "bash", "allow", "-"},
+	} {
+		if got := strings.Fields(lines[i+1])[1:7]; strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("row %d: %q, want %q", i, got, want)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--surface", "mcp"}, []string{"mcp-list", "mcp-call"}},
+		{[]string{"--tool", "bash"}, []string{"hook", "old"}},
+		{[]string{"--policy", "no-external-email"}, []string{"mcp-call"}},
+		{[]string{"--since", "1h"}, []string{"hook", "mcp-list", "mcp-call"}},
+		{[]string{"--since", now.Add(-25 * time.Minute).Format(time.RFC3339Nano), "--decision", "allow"}, []string{"mcp-list"}},
+		{[]string{"--surface", "sdk"}, []string{}},
+	} {
+		code, out, errOut := cli(t, "", append([]string{"runs", "--data", dir, "-o", "json"}, tt.args...)...)
+		var recs []warden.Record
+		if err := json.Unmarshal([]byte(out), &recs); code != exitOK || err != nil {
+			t.Fatalf("%v: exit %d %v %s", tt.args, code, err, errOut)
+		}
+		got := []string{}
+		for _, r := range recs {
+			got = append(got, r.ID)
+		}
+		if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("%v: %v, want %v", tt.args, got, tt.want)
+		}
+	}
+	for _, args := range [][]string{
+		{"--surface", "web"},
+		{"--since", "yesterday"},
+		{"--since", "-1h"},
+		{"--after", "hook", "--follow"},
+	} {
+		code, _, errOut := cli(t, "", append([]string{"runs", "--data", dir}, args...)...)
+		if code != exitError || !strings.Contains(errOut, args[0]+":") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a command writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// --follow prints the newest records, then those recorded while it runs by
+// a writer it shares the trace with, filtered, until interrupted.
+func TestRunsFollow(t *testing.T) {
+	dir := t.TempDir()
+	st, err := sqlite.Open(dir, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var denies []string
+	rec := func(id, decision string) {
+		t.Helper()
+		if decision == "deny" {
+			denies = append(denies, id)
+		}
+		r := &warden.Record{ID: id, Time: time.Now(), Event: "steps/toolCallRequest", Surface: "aos", Tool: "bash",
+			Decision: decision, Reason: id, Results: []warden.Result{}, Input: json.RawMessage(`{}`)}
+		if err := st.Record(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 5 {
+		rec(fmt.Sprintf("before-%d", i), []string{"deny", "allow"}[i%2])
+	}
+	defer func(p time.Duration, f func() (context.Context, context.CancelFunc)) { followPoll, interrupted = p, f }(followPoll, interrupted)
+	followPoll = 10 * time.Millisecond
+	for _, format := range []string{"table", "json"} {
+		t.Run(format, func(t *testing.T) {
+			ctx, stop := context.WithCancel(context.Background())
+			interrupted = func() (context.Context, context.CancelFunc) { return ctx, stop }
+			var out, errOut syncBuffer
+			code := make(chan int, 1)
+			go func() {
+				code <- run([]string{"runs", "--data", dir, "--follow", "--decision", "deny", "--last", "2", "-o", format}, nil, &out, &errOut)
+			}()
+			waitFor := func(id string) {
+				t.Helper()
+				deadline := time.Now().Add(10 * time.Second)
+				for !strings.Contains(out.String(), id) {
+					if time.Now().After(deadline) {
+						t.Fatalf("%s not printed:\n%s%s", id, out.String(), errOut.String())
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			listed := denies[len(denies)-2:]
+			waitFor(listed[1])
+			for i := range 6 {
+				rec(fmt.Sprintf("%s-during-%d", format, i), []string{"deny", "allow"}[i%2])
+			}
+			waitFor(format + "-during-4")
+			stop()
+			select {
+			case c := <-code:
+				if c != exitOK {
+					t.Fatalf("exit %d: %s", c, errOut.String())
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("--follow did not stop when interrupted")
+			}
+			got := out.String()
+			var order []string
+			for _, l := range strings.Split(strings.TrimSpace(got), "\n") {
+				if format == "json" {
+					var r warden.Record
+					if err := json.Unmarshal([]byte(l), &r); err != nil {
+						t.Fatalf("not a JSON line: %q", l)
+					}
+					order = append(order, r.ID)
+				} else if !strings.HasPrefix(l, "TIME") {
+					order = append(order, strings.Fields(l)[7]) // the reason: the id
+				}
+			}
+			want := append(slices.Clone(listed), format+"-during-0", format+"-during-2", format+"-during-4")
+			if strings.Join(order, ",") != strings.Join(want, ",") {
+				t.Errorf("printed %v, want %v (oldest first, denies only, once each):\n%s", order, want, got)
+			}
+			if format == "table" && strings.Count(got, "TIME") != 1 {
+				t.Errorf("want one header:\n%s", got)
+			}
+		})
 	}
 }

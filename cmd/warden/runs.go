@@ -4,18 +4,33 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/sqlite"
 )
 
 // maxLast caps --last.
 const maxLast = 10000
+
+// followPoll is how often --follow reads the trace for new records.
+var followPoll = 500 * time.Millisecond
+
+// interrupted is the context --follow runs in: done at SIGINT or SIGTERM
+// (tests replace it).
+var interrupted = func() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
 
 func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("runs", stderr)
@@ -23,9 +38,14 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var f warden.Query
 	fs.StringVar(&f.Session, "session", "", "only this session id")
 	fs.StringVar(&f.Event, "event", "", "only this event")
-	fs.StringVar(&f.Decision, "decision", "", "only this decision (allow, deny, modify)")
+	fs.StringVar(&f.Decision, "decision", "", "only this decision (allow, deny, modify, ask, defer)")
+	fs.StringVar(&f.Surface, "surface", "", "only this surface (aos, mcp, a2a, hooks, sdk)")
+	fs.StringVar(&f.Tool, "tool", "", "only this tool")
+	fs.StringVar(&f.Policy, "policy", "", "only the records this policy decided")
+	since := fs.String("since", "", "only records from this time on: RFC 3339, or a duration before now (15m, 24h)")
 	fs.StringVar(&f.After, "after", "", "continue after this record id (the next page)")
 	last := fs.Int("last", 20, "newest N records")
+	follow := fs.Bool("follow", false, "then print new records as they are recorded, until interrupted (oldest first; -o json: one record per line)")
 	out := fs.String("o", "table", "output: table or json")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -41,11 +61,27 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return fail(stderr, "--decision: expected allow, deny, modify, ask or defer, got %q", f.Decision)
 		}
 	}
+	if f.Surface != "" && !slices.Contains(warden.Surfaces, f.Surface) {
+		return fail(stderr, "--surface: expected aos, mcp, a2a, hooks or sdk, got %q", f.Surface)
+	}
+	if *since != "" {
+		t, err := server.ParseWhen(*since, time.Now())
+		if err != nil {
+			return fail(stderr, "--since: %v", err)
+		}
+		f.Since = t
+	}
+	if *follow && f.After != "" {
+		return fail(stderr, "--after: not with --follow (which starts at the newest records)")
+	}
 	store, err := sqlite.OpenReadOnly(*data)
 	if err != nil {
 		return fail(stderr, "opening the trace in %s: %v", *data, err)
 	}
 	defer store.Close()
+	if *follow {
+		return followRuns(store, f, *last, *out == "json", stdout, stderr)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// Records are written as the trace streams them: --last big records
@@ -81,19 +117,166 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		return flushErr(bw.Flush(), stderr)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tEVENT\tDECISION\tPOLICY\tREASON\tSESSION\tLATENCY")
+	t := newRunsTable(stdout)
 	n := 0
 	err = store.Scan(ctx, f, func(r *warden.Record) bool {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%dµs\n", r.Time.Format("2006-01-02T15:04:05.000Z"),
-			r.Event, r.Decision, dash(r.PolicyID), dash(clip(r.Reason, 60)), dash(clip(r.SessionID, 36)), r.LatencyUS)
+		t.row(r)
 		n++
 		return n < *last
 	})
 	if err != nil {
 		return fail(stderr, "reading the trace: %v", err)
 	}
-	return flushErr(tw.Flush(), stderr)
+	return flushErr(t.flush(), stderr)
+}
+
+// followRuns prints the newest last records matching f, oldest first, then
+// every matching record as it is recorded — by whichever process writes
+// the trace — until interrupted. It polls the trace read-only every
+// followPoll: all records after the last one read, filtered here, so a
+// filter that matches rarely costs no more than one that matches often.
+func followRuns(store warden.Store, f warden.Query, last int, jsonLines bool, stdout, stderr io.Writer) int {
+	ctx, stop := interrupted()
+	defer stop()
+	// Where following starts, read first: a record recorded after it is
+	// printed by the poll, one recorded before by the listing (one in both
+	// is printed once).
+	cursor := ""
+	newest, err := warden.Collect(ctx, store, warden.Query{}, 1)
+	if err != nil {
+		return fail(stderr, "reading the trace: %v", err)
+	}
+	if len(newest) == 1 {
+		cursor = newest[0].ID
+	}
+	recent, err := warden.Collect(ctx, store, f, last)
+	if err != nil {
+		return fail(stderr, "reading the trace: %v", err)
+	}
+	slices.Reverse(recent)
+	listed := map[string]bool{}
+	var t *runsTable
+	emit := func(r *warden.Record) error {
+		if jsonLines {
+			b, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(stdout, "%s\n", b)
+			return err
+		}
+		t.row(r)
+		return nil
+	}
+	if !jsonLines {
+		t = newRunsTable(stdout)
+	}
+	for i := range recent {
+		listed[recent[i].ID] = true
+		if err := emit(&recent[i]); err != nil {
+			return fail(stderr, "%v", err)
+		}
+	}
+	if t != nil {
+		if err := t.flush(); err != nil {
+			return fail(stderr, "%v", err)
+		}
+	}
+	match := f.Matcher()
+	tick := time.NewTicker(followPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return exitOK
+		case <-tick.C:
+		}
+		for {
+			pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			recs, err := warden.Collect(pctx, store, warden.Query{Oldest: true, After: cursor}, 1000)
+			cancel()
+			if ctx.Err() != nil {
+				return exitOK
+			}
+			if errors.Is(err, warden.ErrUnknownCursor) {
+				fmt.Fprintf(stderr, "warden: the record followed from (%s) was pruned; continuing from the newest\n", cursor)
+				if newest, err := warden.Collect(ctx, store, warden.Query{}, 1); err == nil && len(newest) == 1 {
+					cursor = newest[0].ID
+				}
+				break
+			}
+			if err != nil {
+				return fail(stderr, "reading the trace: %v", err)
+			}
+			for i := range recs {
+				r := &recs[i]
+				cursor = r.ID
+				if listed[r.ID] || !match(r) {
+					continue
+				}
+				if err := emit(r); err != nil {
+					return fail(stderr, "%v", err)
+				}
+			}
+			if t != nil {
+				if err := t.flush(); err != nil {
+					return fail(stderr, "%v", err)
+				}
+			}
+			if len(recs) < 1000 {
+				break
+			}
+		}
+		clear(listed) // the polls have passed every listed record
+	}
+}
+
+// runsTable writes records as the table of `warden runs`.
+type runsTable struct {
+	tw     *tabwriter.Writer
+	header bool // the header is still to be written
+}
+
+func newRunsTable(w io.Writer) *runsTable {
+	return &runsTable{tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0), header: true}
+}
+
+func (t *runsTable) writeHeader() {
+	if t.header {
+		fmt.Fprintln(t.tw, "TIME\tSURFACE\tDIRECTION\tEVENT\tMETHOD/TOOL\tDECISION\tPOLICY\tREASON\tSESSION\tLATENCY")
+		t.header = false
+	}
+}
+
+func (t *runsTable) row(r *warden.Record) {
+	t.writeHeader()
+	fmt.Fprintf(t.tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dµs\n", r.Time.Format("2006-01-02T15:04:05.000Z"),
+		dash(r.Surface), dash(r.Direction), r.Event, dash(clip(methodOrTool(r), 32)), r.Decision, dash(r.PolicyID),
+		dash(clip(r.Reason, 60)), dash(clip(r.SessionID, 36)), r.LatencyUS)
+}
+
+// flush writes the rows so far (the columns align within one flush).
+func (t *runsTable) flush() error {
+	t.writeHeader() // no rows: the header alone
+	return t.tw.Flush()
+}
+
+// methodOrTool is what the step calls: its tool, else the JSON-RPC method
+// of an MCP or A2A message (a request; a response has none), else "".
+func methodOrTool(r *warden.Record) string {
+	if r.Tool != "" {
+		return r.Tool
+	}
+	if r.Surface != warden.SurfaceMCP && r.Surface != warden.SurfaceA2A && !strings.HasPrefix(r.Event, "protocols/") {
+		return ""
+	}
+	var m struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(r.Input, &m) != nil {
+		return ""
+	}
+	return m.Method
 }
 
 func flushErr(err error, stderr io.Writer) int {

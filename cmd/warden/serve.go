@@ -149,6 +149,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(cfg.A2A) > 0 {
 		a2aProxy = a2agate.New(gd, cfg.A2A, a2agate.Options{Logf: logf})
 	}
+	shutdown := make(chan struct{}) // closed as shutdown begins: ends the runs streams
 	handler := server.New(server.Options{
 		AOS:         aos.NewHandler(gd, aos.Options{Version: version, MaxBatch: lim.Batch, MaxResponse: lim.ResponseBytes, Logf: logf}),
 		Dispatch:    gd.Dispatcher(),
@@ -161,6 +162,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		Pprof:       *pprof,
 		RunsBytes:   lim.RunsBytes,
 		BodyTimeout: lim.BodyTimeout,
+		Done:        shutdown,
 		Security:    server.Security{Auth: &cfg.Auth, Origins: cfg.Origins, Sessions: sessions},
 		Stats:       counts,
 		Policies:    gd,
@@ -238,6 +240,7 @@ loop:
 		}
 	}
 	cancel()
+	close(shutdown)
 	sctx, scancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer scancel()
 	if err := srv.Shutdown(sctx); err != nil {

@@ -1,0 +1,229 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wardenhq/warden"
+)
+
+// The decisions API of the console (CONTRACT §12):
+//
+//	GET /api/runs?cursor=&limit=&surface=&event=&decision=&policy=&tool=&session=&agent=&since=&until=&q=
+//	GET /api/runs/{id}
+//	GET /api/runs/stream?surface=&event=&decision=&policy=&tool=&session=&agent=&since=&until=&q=
+//
+// A caller whose token has a tenant reads its tenant's records only: its
+// tenant is a filter of every read, the stream included, and another
+// tenant's record is 404.
+const (
+	// DefaultRunsLimit is /api/runs's page without ?limit=; MaxRunsLimit
+	// caps ?limit=.
+	DefaultRunsLimit = 50
+	MaxRunsLimit     = 500
+	// RunsBudget bounds the time /api/runs spends scanning for one page
+	// (warden.Query.Budget): a scan that has not filled its page by then —
+	// a q= search through many records, a rare filter under load — answers
+	// with what it found, "partial": true, "scanned" and the next_cursor
+	// to continue from.
+	RunsBudget = 200 * time.Millisecond
+	// maxParamBytes bounds one filter's value.
+	maxParamBytes = 1024
+)
+
+// runsFilterParams are the filters of /api/runs and /api/runs/stream.
+var runsFilterParams = []string{"surface", "event", "decision", "policy", "tool", "session", "agent", "since", "until", "q"}
+
+// paramError is a 400 naming the parameter at fault.
+type paramError struct{ param, msg string }
+
+func (e *paramError) Error() string { return e.param + ": " + e.msg }
+
+// parseRunsQuery reads the filters of a runs request into a Query, and
+// with paging (/api/runs) its cursor and limit. Every parameter is
+// checked: an unknown or repeated one, a malformed value, is a 400 that
+// names it. since and until take an RFC 3339 time or a duration, meaning
+// that long before now.
+func parseRunsQuery(v url.Values, paging bool, now time.Time) (q warden.Query, limit int, err error) {
+	allowed := runsFilterParams
+	if paging {
+		allowed = append([]string{"cursor", "limit"}, allowed...)
+	}
+	names := make([]string, 0, len(v))
+	for name := range v {
+		names = append(names, name)
+	}
+	slices.Sort(names) // one error, the same each time
+	for _, name := range names {
+		if !slices.Contains(allowed, name) {
+			return q, 0, &paramError{name, "unknown parameter (expected " + strings.Join(allowed, ", ") + ")"}
+		}
+		if n := len(v[name]); n > 1 {
+			return q, 0, &paramError{name, fmt.Sprintf("given %d times, expected once", n)}
+		}
+		if len(v.Get(name)) > maxParamBytes {
+			return q, 0, &paramError{name, fmt.Sprintf("longer than %d bytes", maxParamBytes)}
+		}
+	}
+	q = warden.Query{
+		Event: v.Get("event"), Decision: v.Get("decision"), Policy: v.Get("policy"), Tool: v.Get("tool"),
+		Session: v.Get("session"), Agent: v.Get("agent"), Surface: v.Get("surface"), Text: v.Get("q"),
+		After: v.Get("cursor"),
+	}
+	if q.Surface != "" && !slices.Contains(warden.Surfaces, q.Surface) {
+		return q, 0, &paramError{"surface", fmt.Sprintf("expected aos, mcp, a2a, hooks or sdk, got %q", q.Surface)}
+	}
+	if q.Decision != "" {
+		if _, err := warden.ParseRecorded(q.Decision); err != nil {
+			return q, 0, &paramError{"decision", fmt.Sprintf("expected allow, deny, modify, ask or defer, got %q", q.Decision)}
+		}
+	}
+	if strings.IndexByte(q.Text, 0) >= 0 {
+		return q, 0, &paramError{"q", "must not hold a NUL byte"}
+	}
+	for _, t := range []struct {
+		name string
+		to   *time.Time
+	}{{"since", &q.Since}, {"until", &q.Until}} {
+		s := v.Get(t.name)
+		if s == "" {
+			continue
+		}
+		at, err := ParseWhen(s, now)
+		if err != nil {
+			return q, 0, &paramError{t.name, err.Error()}
+		}
+		*t.to = at
+	}
+	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
+		return q, 0, &paramError{"since", fmt.Sprintf("%s is not before until (%s)",
+			q.Since.Format(time.RFC3339Nano), q.Until.Format(time.RFC3339Nano))}
+	}
+	limit = DefaultRunsLimit
+	if s := v.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxRunsLimit {
+			return q, 0, &paramError{"limit", fmt.Sprintf("expected an integer in 1..%d, got %q", MaxRunsLimit, s)}
+		}
+		limit = n
+	}
+	return q, limit, nil
+}
+
+// ParseWhen reads an RFC 3339 time, or a duration (Go syntax: 90s, 15m,
+// 24h) meaning that long before now: the since= and until= of /api/runs
+// and `warden runs --since`.
+func ParseWhen(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return time.Time{}, fmt.Errorf("expected an RFC 3339 time (2026-11-21T10:00:00Z) or a duration before now (90s, 15m, 24h), got %q", s)
+	}
+	return now.Add(-d), nil
+}
+
+// runsPage is the answer of /api/runs, but for the records, which are
+// written as the store streams them (recordPage).
+type runsPage struct {
+	// NextCursor is the cursor of the next page (?cursor=), "" when no
+	// record after this page matches.
+	NextCursor string `json:"next_cursor"`
+	// Partial is true when the scan stopped at RunsBudget before filling
+	// the page: more records may match after NextCursor (which is where
+	// the scan stopped, not the last record given). Scanned is how many
+	// records it examined.
+	Partial bool `json:"partial,omitempty"`
+	Scanned int  `json:"scanned,omitempty"`
+}
+
+// runsPageReserve is kept free in a page for what follows the records (a
+// runsPage with a cursor of up to ~150 bytes).
+const runsPageReserve = 256
+
+// apiRunsHandler serves GET /api/runs: one page of records, newest first.
+func apiRunsHandler(store warden.Store, maxBytes int64) http.HandlerFunc {
+	if maxBytes <= 0 {
+		maxBytes = DefaultRunsBytes
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		q, limit, err := parseRunsQuery(r.URL.Query(), true, time.Now())
+		if err != nil {
+			httpError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		q.Tenant = warden.PrincipalFrom(r.Context()).Tenant
+		q.Budget = RunsBudget
+		if store == nil {
+			httpError(w, http.StatusServiceUnavailable, "no trace store")
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		page := newRecordPage(`{"runs":[`, limit, maxBytes, runsPageReserve)
+		err = store.Scan(ctx, q, page.add)
+		if err == nil {
+			err = page.err
+		}
+		var tail runsPage
+		var stopped *warden.ScanStopped
+		switch {
+		case errors.As(err, &stopped):
+			tail = runsPage{NextCursor: stopped.After, Partial: true, Scanned: stopped.Scanned}
+		case errors.Is(err, warden.ErrUnknownCursor):
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("cursor: no record with id %q (pruned since, or from another trace)", q.After))
+			return
+		case err != nil:
+			httpError(w, http.StatusInternalServerError, "reading the trace: "+err.Error())
+			return
+		case page.full != "":
+			tail.NextCursor = page.lastID
+		}
+		b, _ := json.Marshal(tail) // {"next_cursor":...}
+		page.buf.WriteString("],")
+		page.buf.Write(b[1:])
+		page.buf.WriteByte('\n')
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(page.buf.Bytes())
+	}
+}
+
+// apiRunHandler serves GET /api/runs/{id}: one record, 404 when the store
+// holds none with that id for the caller's tenant.
+func apiRunHandler(store warden.Store) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		if len(r.URL.Query()) > 0 {
+			for name := range r.URL.Query() {
+				httpError(w, http.StatusBadRequest, name+": unknown parameter (/api/runs/{id} takes none)")
+				return
+			}
+		}
+		if store == nil {
+			httpError(w, http.StatusServiceUnavailable, "no trace store")
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		recs, err := warden.Collect(ctx, store, warden.Query{ID: id, Tenant: warden.PrincipalFrom(r.Context()).Tenant}, 1)
+		if err != nil {
+			httpError(w, http.StatusInternalServerError, "reading the trace: "+err.Error())
+			return
+		}
+		if len(recs) == 0 {
+			httpError(w, http.StatusNotFound, fmt.Sprintf("no record with id %q", id))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(&recs[0])
+	}
+}
