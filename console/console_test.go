@@ -73,11 +73,11 @@ func newFixture(t *testing.T, extra int) *fixture {
 		{Guardian: "policy", PolicyID: "watch-http", PolicyVersion: "1", Decision: "deny", Mode: "audit", Reason: "would deny", LatencyUS: 3},
 		{Guardian: "hook", Kind: "webhook", Decision: "", Mode: "enforce", Error: "timeout after 50ms", LatencyUS: 50000},
 	}
-	deny.PolicyRevision, deny.Caller, deny.Tenant = "abc123def4567890", "agents", ""
+	deny.PolicyRevision, deny.Caller, deny.Tenant, deny.Tool = "abc123def4567890", "agents", "", "http_post"
 	add("deny", deny)
 	mcp := rec("r-mcp", "protocols/MCP", "mcp", "ask", "email-needs-approval", "s1", t0.Add(time.Second),
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"send_email","arguments":{"to":"bob@example.com"}}}`)
-	mcp.Direction, mcp.Views, mcp.ApprovalID = "outbound", json.RawMessage(`{"tool":{"name":"send_email","server":"mail"}}`), "ap-1"
+	mcp.Direction, mcp.Views, mcp.ApprovalID, mcp.Tool = "outbound", json.RawMessage(`{"tool":{"name":"send_email","server":"mail"}}`), "ap-1", "send_email"
 	add("mcp", mcp)
 	mod := rec("r-mod", "steps/message", "aos", "modify", "redact-cards", "s2", t0.Add(2*time.Second),
 		`{"message":{"role":"agent","text":"card 4111"}}`)
@@ -152,6 +152,10 @@ func TestPages(t *testing.T) {
 		{"/decisions?policy=deny-secrets&event=steps/toolCallRequest", 200, []string{"r-deny"}, []string{`data-id="r-mcp"`}},
 		{"/decisions?since=2026-11-21T10:00:01.5Z", 200, []string{"r-mod"}, []string{`data-id="r-deny"`, `data-id="r-mcp"`}},
 		{"/decisions?until=2026-11-21T10:00:01Z", 200, []string{"r-deny"}, []string{`data-id="r-mcp"`}},
+		{"/decisions?tool=send_email", 200, []string{`data-id="r-mcp"`}, []string{`data-id="r-deny"`, `data-id="r-mod"`}},
+		{"/decisions?q=BOB@EXAMPLE", 200, []string{`data-id="r-mcp"`}, []string{`data-id="r-deny"`, `data-id="r-mod"`}},
+		{"/decisions?q=card+4111", 200, []string{`data-id="r-mod"`}, []string{`data-id="r-mcp"`}},
+		{"/decisions?tool=http_post&q=nothing-like-this", 200, []string{"no decision matches these filters"}, nil},
 		{"/decisions?decision=maybe", 400, []string{"decision: expected one of"}, nil},
 		{"/decisions?since=yesterday", 400, []string{"since: expected a time"}, nil},
 		{"/decisions?after=nope", 400, []string{"cursor"}, nil},
@@ -292,6 +296,33 @@ func TestPaging(t *testing.T) {
 	if m := older.FindStringSubmatch(body); m == nil || !strings.Contains(m[1], "surface=hooks") {
 		t.Fatalf("the older link drops the filter: %v", m)
 	}
+}
+
+// A search that spends its time budget shows what it found and continues
+// from where it stopped.
+func TestSearchBudget(t *testing.T) {
+	f := newFixture(t, 2*PageSize)
+	defer func(b time.Duration) { scanBudget = b }(scanBudget)
+	scanBudget = time.Nanosecond // every scan stops after its first record
+	body := f.get(t, "/decisions?policy=deny-secrets", nil, 0).Body.String()
+	cont := regexp.MustCompile(`href="(/decisions\?after=[^"]+)">search older records →`).FindStringSubmatch(body)
+	if !strings.Contains(body, `id="stopped"`) || cont == nil {
+		t.Fatalf("no note or link: %.3000s", body)
+	}
+	// Searching on, a step at a time, reaches the one match.
+	path := strings.ReplaceAll(cont[1], "&amp;", "&")
+	for range 2*PageSize + 10 {
+		body = f.get(t, path, nil, 0).Body.String()
+		if strings.Contains(body, `data-id="r-deny"`) {
+			return
+		}
+		m := regexp.MustCompile(`href="(/decisions\?after=[^"]+)">search older records →`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("the search ended without the match: %.2000s", body)
+		}
+		path = strings.ReplaceAll(m[1], "&amp;", "&")
+	}
+	t.Fatal("the search never reached the match")
 }
 
 func TestJSONDiff(t *testing.T) {

@@ -22,39 +22,18 @@ const (
 // errNoRecord: the trace holds no record with that id (for this viewer).
 var errNoRecord = errors.New("no record with that id")
 
-// findRecord returns the record id from the store with two cursor scans:
-// the record just after it, oldest first, and then the record just before
-// that one, newest first, which is id itself (or, when id is the newest
-// record, the first one newest first). A tenant's viewer finds its tenant's
-// records only.
+// findRecord returns the record id from the store; a tenant's viewer
+// finds its tenant's records only.
 func findRecord(ctx context.Context, st warden.Store, id, tenant string) (*warden.Record, error) {
-	var next string
-	err := st.Scan(ctx, warden.Query{After: id, Oldest: true}, func(r *warden.Record) bool {
-		next = r.ID
+	var found *warden.Record
+	err := st.Scan(ctx, warden.Query{ID: id, Tenant: tenant}, func(r *warden.Record) bool {
+		found = r
 		return false
 	})
-	if errors.Is(err, warden.ErrUnknownCursor) {
-		return nil, errNoRecord
-	}
 	if err != nil {
 		return nil, err
 	}
-	// With no record after id, id was the newest: look for it among the
-	// newest (records may have come in since), a bounded number.
-	var found *warden.Record
-	n := 0
-	err = st.Scan(ctx, warden.Query{After: next}, func(r *warden.Record) bool {
-		n++
-		if next != "" || r.ID == id {
-			found = r
-			return false
-		}
-		return n < 1000
-	})
-	if err != nil {
-		return nil, err
-	}
-	if found == nil || found.ID != id || (tenant != "" && found.Tenant != tenant) {
+	if found == nil {
 		return nil, errNoRecord
 	}
 	return found, nil

@@ -56,8 +56,7 @@ func parseFilters(q url.Values, now time.Time) (warden.Query, filters, error) {
 		*p = strings.TrimSpace(q.Get(filterKeys[i]))
 	}
 	wq := warden.Query{Surface: f.Surface, Event: f.Event, Decision: f.Decision, Policy: f.Policy,
-		Session: f.Session, Agent: f.Agent}
-	setToolText(&wq, f)
+		Session: f.Session, Agent: f.Agent, Tool: f.Tool, Text: f.Q}
 	if f.Decision != "" {
 		if _, err := warden.ParseRecorded(f.Decision); err != nil {
 			return wq, f, fmt.Errorf("decision: expected one of %s", strings.Join(decisionNames, ", "))
@@ -98,16 +97,20 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 type decisionsData struct {
 	F                   filters
 	Surfaces, Decisions []string
-	// ToolText is whether the store filters by tool and text.
-	ToolText bool
-	Rows     []row
-	Err      string
+	Rows                []row
+	Err                 string
 	// Older and Newer are the cursors of the pages around this one ("":
 	// none); First is whether this is the newest page (followed live).
 	Older, Newer string
 	First        bool
 	Elapsed      time.Duration
 	stream       string
+	// Stopped is set when the search spent its time budget before it had
+	// a page: the rows found so far are shown, and Older or Newer continues
+	// the search from where it stopped.
+	Stopped *warden.ScanStopped
+	// Backward is whether the page was asked newer than a cursor (before=).
+	Backward bool
 }
 
 // Link returns the page's link with the filters and a cursor.
@@ -133,6 +136,29 @@ func (d decisionsData) StreamURL() string {
 	return d.stream
 }
 
+// scanBudget bounds the time a decisions page searches the trace: a filter
+// that matches few records answers with what it found so far and a link to
+// search on, as /api/runs does.
+var scanBudget = 250 * time.Millisecond
+
+// collectPage returns the first n records Scan visits for q, and the
+// *warden.ScanStopped when q's budget ran out first.
+func collectPage(ctx context.Context, st warden.Store, q warden.Query, n int) ([]warden.Record, *warden.ScanStopped, error) {
+	out := make([]warden.Record, 0, n)
+	err := st.Scan(ctx, q, func(r *warden.Record) bool {
+		out = append(out, *r)
+		return len(out) < n
+	})
+	var stopped *warden.ScanStopped
+	if errors.As(err, &stopped) {
+		return out, stopped, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, nil, nil
+}
+
 // decisions serves the decisions page: a page of PageSize records,
 // newest first, matching the filters; ?after=ID continues with older
 // records, ?before=ID with newer ones. The first page is followed live by
@@ -141,7 +167,7 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	q := r.URL.Query()
 	wq, f, err := parseFilters(q, c.o.Now())
-	d := decisionsData{F: f, Surfaces: surfaceNames, Decisions: decisionNames, ToolText: toolTextFilters, stream: c.o.RunsStream}
+	d := decisionsData{F: f, Surfaces: surfaceNames, Decisions: decisionNames, stream: c.o.RunsStream}
 	p := page{Title: "Decisions", Nav: "decisions", Data: &d}
 	if err != nil {
 		d.Err = err.Error()
@@ -157,32 +183,43 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request) {
 	after, before := q.Get("after"), q.Get("before")
 	ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
 	defer cancel()
+	wq.Budget = scanBudget
 	var recs []warden.Record
 	switch {
 	case before != "":
 		// Newer records: oldest first from the cursor, then turned around.
+		d.Backward = true
 		wq.After, wq.Oldest = before, true
-		recs, err = warden.Collect(ctx, c.o.Store, wq, PageSize+1)
+		recs, d.Stopped, err = collectPage(ctx, c.o.Store, wq, PageSize+1)
 		slices.Reverse(recs)
 		if err == nil {
 			if len(recs) > PageSize {
 				recs = recs[1:]
 				d.Newer = recs[0].ID
+			} else if d.Stopped != nil {
+				d.Newer = d.Stopped.After
 			}
 			if len(recs) > 0 {
 				d.Older = recs[len(recs)-1].ID
+			} else {
+				d.Older = before
 			}
 		}
 	default:
 		wq.After = after
-		recs, err = warden.Collect(ctx, c.o.Store, wq, PageSize+1)
+		recs, d.Stopped, err = collectPage(ctx, c.o.Store, wq, PageSize+1)
 		if err == nil {
 			if len(recs) > PageSize {
 				recs = recs[:PageSize]
 				d.Older = recs[PageSize-1].ID
+			} else if d.Stopped != nil {
+				d.Older = d.Stopped.After
 			}
-			if after != "" && len(recs) > 0 {
-				d.Newer = recs[0].ID
+			if after != "" {
+				d.Newer = after
+				if len(recs) > 0 {
+					d.Newer = recs[0].ID
+				}
 			}
 		}
 	}
@@ -195,7 +232,7 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, code, "decisions", p)
 		return
 	}
-	d.First = d.Newer == "" && after == ""
+	d.First = d.Newer == "" && after == "" && before == ""
 	if d.First && d.stream != "" {
 		p.Live = "decisions"
 	}

@@ -66,6 +66,9 @@ func rowOf(rec *warden.Record) row {
 	if len(rec.Views) > 0 && json.Unmarshal(rec.Views, &v) == nil {
 		r.Tool, r.ToolServer = v.Tool.Name, v.Tool.Server
 	}
+	if rec.Tool != "" {
+		r.Tool = rec.Tool
+	}
 	return r
 }
 

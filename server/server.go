@@ -155,6 +155,9 @@ func isLoopback(hostport string) bool {
 // policies, with sign-in when o.Security has sessions.
 func newConsole(o Options) *console.Console {
 	co := console.Options{Store: o.Store, Stats: o.Stats, Policies: o.Policies, Tenants: o.Tenants}
+	if o.Store != nil {
+		co.RunsStream = "/api/runs/stream"
+	}
 	if o.Approvals != nil {
 		co.Approvals = o.Approvals
 	}

@@ -140,7 +140,23 @@ async function consoleMode() {
     const mcpRow = page.locator("#runs tbody tr", { hasText: "tools/call" }).first();
     c.check("decisions: an MCP row shows the method and the tool", (await mcpRow.locator(".tool").innerText()).includes("echo"), await mcpRow.innerText());
     c.check("decisions: no MCP row reads protocols/MCP", (await page.locator("#runs .method", { hasText: "protocols/MCP" }).count()) === 0);
+    // Live: the newest page gets a decision made now, without a reload.
+    await c.step("decisions: the page follows the trace live", async () => {
+      await page.locator("#live:not(.off)").waitFor({ timeout: T });
+      await page.waitForFunction(() => document.querySelector("#live-state")?.textContent === "live", null, { timeout: T });
+      await aos(message(90, "user", "live-check: is this row new?", "live-session"));
+      await page.locator("#runs tbody tr.fresh", { hasText: "live-session" }).waitFor({ timeout: T });
+    });
+    await page.goto(base + "/decisions");
     await shot(page, "decisions");
+    await page.fill("input[name=q]", "PASTE.example");
+    await Promise.all([page.waitForURL(/q=PASTE/), page.click("form.filters button[type=submit]")]);
+    const found = await page.locator("#runs tbody tr[data-id]").allInnerTexts();
+    c.check("decisions: the text filter (any case, in the input)", found.length === 1 && found[0].includes("http_post"), found);
+    await page.goto(base + "/decisions?tool=echo");
+    const tools = await page.locator("#runs tbody tr[data-id] .tool").allInnerTexts();
+    c.check("decisions: the tool filter", tools.length >= 2 && tools.every((x) => x.endsWith("echo")), tools);
+    await page.goto(base + "/decisions");
     await page.selectOption("select[name=decision]", "deny");
     await Promise.all([page.waitForURL(/decision=deny/), page.click("form.filters button[type=submit]")]);
     const denied = await page.locator("#runs tbody tr[data-id]").count();
