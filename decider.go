@@ -19,6 +19,16 @@ type Observer interface {
 	Observe(ev *Event, out *Outcome, recordErr error)
 }
 
+// Observers tells every Observer it holds, in order.
+type Observers []Observer
+
+// Observe calls Observe on each of os.
+func (os Observers) Observe(ev *Event, out *Outcome, recordErr error) {
+	for _, o := range os {
+		o.Observe(ev, out, recordErr)
+	}
+}
+
 // Async runs the async hooks of an event that was decided and not refused
 // (a step that is being taken); it must not block.
 type Async interface {

@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"context"
+	"net/http"
 	"net/url"
 	"strings"
 )
@@ -29,4 +31,38 @@ func HostPort(host, scheme string) string {
 		return strings.TrimSuffix(host, ":") + ":" + port
 	}
 	return host
+}
+
+// SameOrigin reports whether r carries exactly one Origin header naming
+// the origin r arrived at: the scheme it came on (https with TLS) and its
+// Host. A request without an Origin is not same-origin.
+func SameOrigin(r *http.Request) bool {
+	v := r.Header.Values("Origin")
+	if len(v) != 1 {
+		return false
+	}
+	o, ok := CanonicalOrigin(v[0])
+	if !ok {
+		return false
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return o == scheme+"://"+HostPort(r.Host, scheme)
+}
+
+type scopesKey struct{}
+
+// WithScopes returns ctx carrying the scopes the request's credential
+// grants (the server's guard sets it when auth is on).
+func WithScopes(ctx context.Context, s Scope) context.Context {
+	return context.WithValue(ctx, scopesKey{}, s)
+}
+
+// ScopesFrom returns the scopes WithScopes put in ctx; false when there
+// are none (no auth: everything is open).
+func ScopesFrom(ctx context.Context) (Scope, bool) {
+	s, ok := ctx.Value(scopesKey{}).(Scope)
+	return s, ok
 }

@@ -302,6 +302,19 @@ func (g *Guardian) TenantPolicies(tenant string) *policy.Set {
 	return nil
 }
 
+// ReloadStatus returns when tenant's policy set ("" for the shared one)
+// was loaded and how its last reload went; the zero value for a tenant that
+// is not declared.
+func (g *Guardian) ReloadStatus(tenant string) policy.ReloadStatus {
+	if tenant == "" {
+		return g.engine.Status()
+	}
+	if s, ok := g.tenants[tenant]; ok {
+		return s.engine.Status()
+	}
+	return policy.ReloadStatus{}
+}
+
 // PolicyPaths returns the policy files and directories besides the pack.
 func (g *Guardian) PolicyPaths() []string { return append([]string(nil), g.paths...) }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,8 +23,29 @@ type Options struct {
 // Engine is the policy guardian: a warden.Handler over an atomically
 // swappable Set. It is safe for concurrent use.
 type Engine struct {
-	set  atomic.Pointer[Set]
-	opts Options
+	set    atomic.Pointer[Set]
+	opts   Options
+	mu     sync.Mutex // guards status
+	status ReloadStatus
+}
+
+// ReloadStatus says when the set in force was loaded and how the last
+// reload went (the console's policies page shows it).
+type ReloadStatus struct {
+	// Loaded is when the set in force was swapped in (at start-up, or by
+	// the last successful reload).
+	Loaded time.Time
+	// Reloaded is when the last reload was tried (zero: never), and Err
+	// why it failed (nil: it succeeded, or there was none).
+	Reloaded time.Time
+	Err      error
+}
+
+// Status returns the engine's ReloadStatus.
+func (e *Engine) Status() ReloadStatus {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.status
 }
 
 var _ warden.Handler = (*Engine)(nil)
@@ -38,6 +60,7 @@ func NewEngine(set *Set, opts Options) *Engine {
 	}
 	e := &Engine{opts: opts}
 	e.set.Store(set)
+	e.status.Loaded = time.Now()
 	return e
 }
 
@@ -48,6 +71,16 @@ func (e *Engine) Swap(s *Set) {
 		s = newSet(nil, nil)
 	}
 	e.set.Store(s)
+	e.mu.Lock()
+	e.status.Loaded = time.Now()
+	e.mu.Unlock()
+}
+
+// reloaded notes a reload tried at, with its error.
+func (e *Engine) reloaded(at time.Time, err error) {
+	e.mu.Lock()
+	e.status.Reloaded, e.status.Err = at, err
+	e.mu.Unlock()
 }
 
 // Set returns the current policy set.

@@ -30,6 +30,7 @@ func (e *Engine) Reload(log *slog.Logger) error {
 	}
 	old := e.Set()
 	s, err := LoadSet(old.Spec())
+	defer func(at time.Time) { e.reloaded(at, err) }(time.Now())
 	if err != nil {
 		log.Warn("policy reload failed, keeping the previous policies",
 			"policies", old.Len(), "revision", short(old.Revision()), "from", old.Spec().String(), "err", err.Error())

@@ -231,3 +231,33 @@ func TestWatch(t *testing.T) {
 		t.Fatalf("Watch returned %v", err)
 	}
 }
+
+// TestReloadStatus: the engine says when its set was loaded and how the
+// last reload went (the console's policies page).
+func TestReloadStatus(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a.yaml", fmt.Sprintf(onePolicy, "a"))
+	s, err := LoadSet(Spec{Paths: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := NewEngine(s, Options{})
+	st := e.Status()
+	if st.Loaded.IsZero() || !st.Reloaded.IsZero() || st.Err != nil {
+		t.Fatalf("at start: %+v", st)
+	}
+	bad := writeFile(t, dir, "c.yaml", "id: c\nversion: \"1\"\nevents: [e]\ndecision: nope\n")
+	_ = e.Reload(nil)
+	failed := e.Status()
+	if failed.Err == nil || !strings.Contains(failed.Err.Error(), bad+":4:") || failed.Reloaded.IsZero() || !failed.Loaded.Equal(st.Loaded) {
+		t.Fatalf("after a failed reload: %+v", failed)
+	}
+	os.Remove(bad)
+	if err := e.Reload(nil); err != nil {
+		t.Fatal(err)
+	}
+	ok := e.Status()
+	if ok.Err != nil || ok.Loaded.Before(failed.Reloaded) || ok.Reloaded.Before(failed.Reloaded) {
+		t.Fatalf("after a good reload: %+v", ok)
+	}
+}

@@ -3,12 +3,14 @@ package server
 import (
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/console"
 )
 
 // Security is what every surface asks of a request before it is routed
@@ -20,6 +22,9 @@ type Security struct {
 	// Origins are browser origins allowed besides the same origin, in
 	// auth.CanonicalOrigin form.
 	Origins []string
+	// Sessions, with Auth on, lets the console's session cookie stand for
+	// a token (nil: bearer tokens and client certificates only).
+	Sessions *auth.Sessions
 }
 
 // guard applies sec in front of next, in this order, so that nothing is
@@ -27,11 +32,19 @@ type Security struct {
 //
 //  1. a request with an Origin header that is neither the request's own
 //     origin nor one of sec.Origins: 403 (a web page driving warden);
-//  2. with auth on, a request without a valid bearer token: 401 with
-//     WWW-Authenticate: Bearer; a token without the scope the surface
-//     needs: 403 (see needScope). The token is then removed from the
-//     request, so no gateway forwards it upstream, and its principal goes
-//     in the context (warden.WithPrincipal) for the trace;
+//  2. with auth on, a request without a valid credential: 401 with
+//     WWW-Authenticate: Bearer (a browser asking for a console page, Accept
+//     text/html, is sent to the sign-in page instead); a credential without the scope
+//     the surface needs: 403 (see needScope). The credential is a bearer
+//     token; without an Authorization header, a verified client
+//     certificate auth.clients names, or the console's session cookie. A
+//     request authenticated by the cookie that is not a GET or HEAD must
+//     carry a same-origin Origin header (403 otherwise): with SameSite=
+//     Strict and JSON-only POSTs, that is the console's CSRF defence. The
+//     token and the session cookie are then removed from the request, so no
+//     gateway forwards them upstream, and the principal goes in the context
+//     (warden.WithPrincipal) for the trace, its scopes too
+//     (auth.WithScopes) for the console;
 //  3. a POST whose Content-Type is not application/json: 415 (a browser's
 //     "simple request" cannot send application/json without a preflight).
 func guard(sec Security, next http.Handler) http.Handler {
@@ -44,15 +57,14 @@ func guard(sec Security, next http.Handler) http.Handler {
 		if authOn {
 			need, open := needScope(r)
 			if !open {
-				tok, ok := sec.Auth.Lookup(bearer(r))
-				if !ok {
-					// A client certificate the configured CA verified, whose
-					// subject auth.clients names, stands for a token.
-					if cl, cok := sec.Auth.LookupSubject(verifiedSubject(r)); cok {
-						tok, ok = auth.Token{Name: cl.Subject, Scopes: cl.Scopes, Tenant: cl.Tenant}, true
+				tok, how := credential(sec, r)
+				if how == "" {
+					if sec.Sessions != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+						console.IsPage(r.URL.Path) && strings.Contains(r.Header.Get("Accept"), "text/html") {
+						// A browser without a session signs in first.
+						http.Redirect(w, r, console.LoginPath+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+						return
 					}
-				}
-				if !ok {
 					challenge := `Bearer realm="warden"`
 					if r.Header.Get("Authorization") != "" {
 						challenge += `, error="invalid_token"`
@@ -61,13 +73,19 @@ func guard(sec Security, next http.Handler) http.Handler {
 					httpError(w, http.StatusUnauthorized, "unauthorized: a valid bearer token is required (Authorization: Bearer <token>)")
 					return
 				}
+				if how == viaCookie && r.Method != http.MethodGet && r.Method != http.MethodHead && !auth.SameOrigin(r) {
+					httpError(w, http.StatusForbidden, "forbidden: a request signed in with the session cookie must carry a same-origin Origin header")
+					return
+				}
 				// An approver may read the approvals it decides without read.
 				if !tok.Scopes.Allows(need) && !(need == auth.Read && isApprovals(r) && tok.Scopes.Allows(auth.Approve)) {
-					httpError(w, http.StatusForbidden, "forbidden: token "+tok.Name+" lacks the "+need.String()+" scope")
+					httpError(w, http.StatusForbidden, "forbidden: "+how+" "+tok.Name+" lacks the "+need.String()+" scope")
 					return
 				}
 				r.Header.Del("Authorization")
-				r = r.WithContext(warden.WithPrincipal(r.Context(), warden.Principal{Name: tok.Name, Tenant: tok.Tenant}))
+				dropSessionCookie(r)
+				ctx := warden.WithPrincipal(r.Context(), warden.Principal{Name: tok.Name, Tenant: tok.Tenant})
+				r = r.WithContext(auth.WithScopes(ctx, tok.Scopes))
 			}
 		}
 		if r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")) {
@@ -76,6 +94,52 @@ func guard(sec Security, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// How a request authenticated (credential's second result; "" for not).
+const (
+	viaToken  = "token"
+	viaCert   = "client certificate"
+	viaCookie = "session"
+)
+
+// credential returns the token r authenticates as, and how: a bearer
+// token; without one, a client certificate the configured CA verified whose
+// subject auth.clients names; without an Authorization header, the
+// console's session cookie.
+func credential(sec Security, r *http.Request) (auth.Token, string) {
+	if tok, ok := sec.Auth.Lookup(bearer(r)); ok {
+		return tok, viaToken
+	}
+	if cl, ok := sec.Auth.LookupSubject(verifiedSubject(r)); ok {
+		return auth.Token{Name: cl.Subject, Scopes: cl.Scopes, Tenant: cl.Tenant}, viaCert
+	}
+	if sec.Sessions != nil && r.Header.Get("Authorization") == "" {
+		if c, err := r.Cookie(auth.SessionCookie); err == nil {
+			if tok, ok := sec.Sessions.Check(c.Value); ok {
+				return tok, viaCookie
+			}
+		}
+	}
+	return auth.Token{}, ""
+}
+
+// dropSessionCookie removes the console's session cookie from r's Cookie
+// headers, keeping the others (a gateway forwards them upstream).
+func dropSessionCookie(r *http.Request) {
+	if _, err := r.Cookie(auth.SessionCookie); err != nil {
+		return
+	}
+	var keep []string
+	for _, c := range r.Cookies() {
+		if c.Name != auth.SessionCookie {
+			keep = append(keep, c.String())
+		}
+	}
+	r.Header.Del("Cookie")
+	if len(keep) > 0 {
+		r.Header.Set("Cookie", strings.Join(keep, "; "))
+	}
 }
 
 // verifiedSubject is the subject of the client certificate the TLS
@@ -89,9 +153,12 @@ func verifiedSubject(r *http.Request) string {
 
 // needScope is the scope a request needs, or open for /healthz.
 //
+//	open:    /healthz; the console's sign-in page, static files and session
+//	         API (GET /login, GET /static/*, POST /api/session[/logout])
 //	decide:  /aos, /mcp/*, /a2a/* (every method), POST /api/hooks/dispatch
-//	approve: POST /api/approvals/{id} (and, besides read, GET /api/approvals...)
-//	read:    GET /api/*, GET / (the UI), GET /metrics
+//	approve: POST /api/approvals/{id} (and, besides read, GET /api/approvals...
+//	         and the console's approvals pages)
+//	read:    GET /api/*, the console's pages, GET /metrics
 //	admin:  everything else (/debug/pprof, ...); admin also grants all of the above
 //
 // Paths are taken as sent: one that is not clean is only ever redirected by
@@ -102,21 +169,26 @@ func needScope(r *http.Request) (need auth.Scope, open bool) {
 	switch {
 	case p == "/healthz":
 		return 0, true
+	case read && console.IsPublic(p):
+		return 0, true
+	case r.Method == http.MethodPost && (p == console.SessionPath || p == console.LogoutPath):
+		return 0, true
 	case p == "/aos" || strings.HasPrefix(p, "/mcp/") || strings.HasPrefix(p, "/a2a/"):
 		return auth.Decide, false
 	case p == "/api/hooks/dispatch" && r.Method == http.MethodPost:
 		return auth.Decide, false
 	case strings.HasPrefix(p, "/api/approvals/") && r.Method == http.MethodPost:
 		return auth.Approve, false
-	case read && (strings.HasPrefix(p, "/api/") || p == "/" || p == "/metrics"):
+	case read && (strings.HasPrefix(p, "/api/") || console.IsPage(p) || p == "/metrics"):
 		return auth.Read, false
 	}
 	return auth.Admin, false
 }
 
-// isApprovals reports whether r reads the approvals API.
+// isApprovals reports whether r reads the approvals API or the console's
+// approvals pages.
 func isApprovals(r *http.Request) bool {
-	return r.URL.Path == "/api/approvals" || strings.HasPrefix(r.URL.Path, "/api/approvals/")
+	return r.URL.Path == "/api/approvals" || strings.HasPrefix(r.URL.Path, "/api/approvals/") || console.IsApprovalPage(r.URL.Path)
 }
 
 // bearer is the token of an "Authorization: Bearer <token>" header, or "".
@@ -136,15 +208,11 @@ func originAllowed(r *http.Request, origins, allowed []string) bool {
 	if len(origins) != 1 {
 		return false
 	}
+	if auth.SameOrigin(r) {
+		return true
+	}
 	o, ok := auth.CanonicalOrigin(origins[0])
-	if !ok {
-		return false
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return o == scheme+"://"+auth.HostPort(r.Host, scheme) || slices.Contains(allowed, o)
+	return ok && slices.Contains(allowed, o)
 }
 
 // isJSON reports whether a Content-Type is application/json (parameters

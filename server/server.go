@@ -1,9 +1,8 @@
 // Package server assembles warden's HTTP surfaces on one listener: the AOS
-// endpoint, the admin API, health, metrics and the web UI.
+// endpoint, the admin API, health, metrics and the operator console.
 package server
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/console"
+	"github.com/wardenhq/warden/stats"
 )
 
 // Options are the parts the server routes to.
@@ -47,6 +48,11 @@ type Options struct {
 	Done <-chan struct{}
 	// Security is checked before any surface sees a request (guard.go).
 	Security Security
+	// Stats, Policies and Tenants are what the console shows besides the
+	// trace and the approvals (nil: the pages say so).
+	Stats    *stats.Observer
+	Policies console.Policies
+	Tenants  []string
 }
 
 // defaultLast is the number of records the runs API gives without ?last=,
@@ -85,11 +91,10 @@ func New(o Options) http.Handler {
 	if o.A2A != nil {
 		mux.Handle("/a2a/", holdable(o.A2A))
 	}
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline' 'self'; style-src 'unsafe-inline'")
-		_, _ = w.Write(indexHTML)
-	})
+	con := newConsole(o)
+	for _, p := range console.Routes {
+		mux.Handle(p, con)
+	}
 	if o.Pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -146,8 +151,21 @@ func isLoopback(hostport string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-//go:embed index.html
-var indexHTML []byte
+// newConsole is the operator console over o's store, approvals, stats and
+// policies, with sign-in when o.Security has sessions.
+func newConsole(o Options) *console.Console {
+	co := console.Options{Store: o.Store, Stats: o.Stats, Policies: o.Policies, Tenants: o.Tenants}
+	if o.Store != nil {
+		co.RunsStream = "/api/runs/stream"
+	}
+	if o.Approvals != nil {
+		co.Approvals = o.Approvals
+	}
+	if o.Security.Auth.Enabled() {
+		co.Auth, co.Sessions = o.Security.Auth, o.Security.Sessions
+	}
+	return console.New(co)
+}
 
 func httpError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")

@@ -119,8 +119,8 @@ func TestHealthMetricsUIAndRouting(t *testing.T) {
 			t.Errorf("metrics lack %q:\n%s", want, grepLines(metrics, "warden_"))
 		}
 	}
-	if code, body := get(t, srv.URL+"/"); code != 200 || !strings.Contains(body, "/api/hooks/runs") {
-		t.Fatalf("ui %d", code)
+	if code, body := get(t, srv.URL+"/"); code != 200 || !strings.Contains(body, "<h1>Decisions</h1>") {
+		t.Fatalf("console %d: %.300s", code, body)
 	}
 	if code, _ := get(t, srv.URL+"/aos"); code != http.StatusTeapot {
 		t.Fatalf("/aos not routed to the AOS handler: %d", code)

@@ -17,14 +17,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/a2agate"
 	"github.com/wardenhq/warden/aos"
+	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/mcpgate"
 	"github.com/wardenhq/warden/notify"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/sqlite"
+	"github.com/wardenhq/warden/stats"
 )
 
 // serveGCPercent is the GC target of `warden serve` unless GOGC is set.
@@ -86,7 +89,10 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "opening the trace in %s: %v", *data, err)
 	}
-	opts.Store, opts.Observer, opts.Logger = store, metrics, log
+	// The console's counts (the overview, the policies' matches) beside the
+	// Prometheus metrics.
+	counts := stats.New(nil)
+	opts.Store, opts.Observer, opts.Logger = store, warden.Observers{metrics, counts}, log
 	opts.OnAsyncRun, opts.OnAsyncDrop = metrics.AsyncRun, metrics.AsyncDrop
 	if cfg.Approvals.URL == "" {
 		// Notification links point at this server unless approvals.url says
@@ -118,6 +124,15 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
+	var sessions *auth.Sessions // console sign-in, with auth on
+	if cfg.Auth.Enabled() {
+		key, err := auth.LoadSessionKey(*data)
+		if err != nil {
+			store.Close()
+			return fail(stderr, "the console's session key: %v", err)
+		}
+		sessions = auth.NewSessions(key, &cfg.Auth)
+	}
 	lim := cfg.Limits
 	if *insecure {
 		if cfg.Auth.Enabled() || loopback {
@@ -148,7 +163,10 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		RunsBytes:   lim.RunsBytes,
 		BodyTimeout: lim.BodyTimeout,
 		Done:        shutdown,
-		Security:    server.Security{Auth: &cfg.Auth, Origins: cfg.Origins},
+		Security:    server.Security{Auth: &cfg.Auth, Origins: cfg.Origins, Sessions: sessions},
+		Stats:       counts,
+		Policies:    gd,
+		Tenants:     cfg.TenantNames(),
 	})
 
 	inner, err := net.Listen("tcp", *addr)

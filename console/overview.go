@@ -1,0 +1,76 @@
+package console
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/stats"
+)
+
+// overviewTop is how many denied tools and policies the overview lists.
+const overviewTop = 8
+
+// maxOverviewApprovals bounds the approvals the pending chart reads.
+const maxOverviewApprovals = 1000
+
+// overviewData is the overview page.
+type overviewData struct {
+	Since         time.Time
+	Hour          stats.Summary
+	Total, Denied uint64
+	Rate          string
+	Charts        []*chart
+	Tops          []*hbars
+	Pending       []warden.Approval
+	PendingMore   bool
+	NoStats       bool
+	Err           string
+}
+
+// overview serves the last hour at a glance: decisions per second by
+// outcome, p50/p99 latency, the most denied tools and policies, and the
+// pending approvals, as charts drawn here in SVG.
+func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
+	d := overviewData{}
+	p := page{Title: "Overview", Nav: "overview", Data: &d}
+	var pts []stats.Point
+	if c.o.Stats == nil {
+		d.NoStats = true
+		pts = make([]stats.Point, 60)
+		now := c.o.Now().UTC().Truncate(time.Minute)
+		for i := range pts {
+			pts[i].Time = now.Add(time.Duration(i-59) * time.Minute)
+		}
+	} else {
+		pts = c.o.Stats.Series(60)
+		d.Hour = c.o.Stats.Summary(time.Hour, overviewTop)
+		d.Since = d.Hour.Since
+		d.Total, d.Denied = d.Hour.Outcomes.Total(), d.Hour.Outcomes[stats.Deny]
+		d.Rate = trimFloat(float64(d.Total) / 3600)
+	}
+	d.Charts = append(d.Charts, rateChart(pts), latencyChart(pts))
+	d.Tops = append(d.Tops, topChart("Most denied tools", d.Hour.DeniedTools, "o-deny"),
+		topChart("Most denied policies", d.Hour.DeniedPolicies, "o-deny"))
+	if c.o.Approvals != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
+		defer cancel()
+		tenant := warden.PrincipalFrom(r.Context()).Tenant
+		recent, err := c.o.Approvals.List(ctx, warden.ApprovalQuery{Tenant: tenant, Limit: maxOverviewApprovals})
+		if err != nil {
+			d.Err = "listing approvals: " + err.Error()
+		}
+		d.Charts = append(d.Charts, pendingChart(pts, recent))
+		for i := len(recent) - 1; i >= 0; i-- {
+			if a := recent[i]; a.State == warden.ApprovalPending {
+				if len(d.Pending) == 10 {
+					d.PendingMore = true
+					break
+				}
+				d.Pending = append(d.Pending, a)
+			}
+		}
+	}
+	c.render(w, r, http.StatusOK, "overview", p)
+}

@@ -1,0 +1,203 @@
+// Package stats keeps what the console's overview and policies pages chart:
+// per-minute counts of the decisions of the last 24 hours, by outcome, with a
+// latency histogram for p50/p99, the most denied tools and policies, and how
+// often each policy matched and decided. An Observer is told of every
+// decision (it is a warden.Observer), so it is built to cost little there:
+// one uncontended mutex, no allocation once a minute's keys are known, and
+// memory bounded whatever the traffic.
+package stats
+
+import (
+	"math/bits"
+	"sync"
+	"time"
+
+	"github.com/wardenhq/warden"
+)
+
+// Bounds of an Observer.
+const (
+	// Minutes is how many per-minute buckets are kept: 24 hours.
+	Minutes = 24 * 60
+	// MaxKeys bounds the distinct tools and policies one minute keeps; the
+	// rest are counted under Other.
+	MaxKeys = 256
+	// Other is the key past MaxKeys distinct tools or policies in a minute.
+	Other = "(other)"
+)
+
+// Outcomes a decision is counted under: its verdict, or Error when it could
+// not be recorded (and was denied).
+const (
+	Allow = iota
+	Modify
+	Ask
+	Defer
+	Deny
+	Error
+	numOutcomes
+)
+
+// OutcomeNames names the outcomes, by index.
+var OutcomeNames = [numOutcomes]string{"allow", "modify", "ask", "defer", "deny", "error"}
+
+// Latency histogram: four buckets per power of two of microseconds, from
+// under 1 µs up to 2^histOctaves µs (about 67 s); longer goes in the last.
+const (
+	histSub     = 4
+	histOctaves = 26
+	histBuckets = 1 + histOctaves*histSub
+)
+
+// minute is one minute's counts. Its maps are cleared, not dropped, when the
+// minute is reused a day later, so a steady stream allocates nothing.
+type minute struct {
+	at       int64 // unix minute this bucket holds; 0: empty
+	outcomes [numOutcomes]uint32
+	hist     [histBuckets]uint32
+	// deniedTools and deniedPolicies count denials by tool name and
+	// policy id; policies counts, per policy id, [matched, decided].
+	deniedTools    map[string]uint32
+	deniedPolicies map[string]uint32
+	policies       map[string]*[2]uint32
+}
+
+// Observer counts decisions per minute (see the package doc). It implements
+// warden.Observer and is safe for concurrent use. The zero value is not
+// usable: call New.
+type Observer struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	minutes [Minutes]minute
+}
+
+var _ warden.Observer = (*Observer)(nil)
+
+// New returns an empty Observer reading the time from now (nil: time.Now).
+func New(now func() time.Time) *Observer {
+	if now == nil {
+		now = time.Now
+	}
+	return &Observer{now: now}
+}
+
+// outcomeOf is the outcome index a decision is counted under.
+func outcomeOf(out *warden.Outcome, recordErr error) int {
+	if recordErr != nil {
+		return Error
+	}
+	switch out.Verdict {
+	case warden.Modify:
+		return Modify
+	case warden.Ask:
+		return Ask
+	case warden.Defer:
+		return Defer
+	case warden.Deny:
+		return Deny
+	}
+	return Allow
+}
+
+// histIndex is the histogram bucket of a latency.
+func histIndex(d time.Duration) int {
+	us := uint64(0)
+	if d > 0 {
+		us = uint64(d / time.Microsecond)
+	}
+	if us == 0 {
+		return 0
+	}
+	oct := bits.Len64(us) - 1 // us in [2^oct, 2^(oct+1))
+	if oct >= histOctaves {
+		return histBuckets - 1
+	}
+	var sub uint64
+	if oct >= 2 {
+		sub = (us >> (oct - 2)) & (histSub - 1)
+	} else {
+		sub = (us << (2 - oct)) & (histSub - 1)
+	}
+	return 1 + oct*histSub + int(sub)
+}
+
+// histUpper is the upper bound of histogram bucket i.
+func histUpper(i int) time.Duration {
+	if i == 0 {
+		return time.Microsecond
+	}
+	i--
+	oct, sub := i/histSub, i%histSub
+	// bucket covers [2^oct * (1 + sub/4), 2^oct * (1 + (sub+1)/4)) µs
+	upper := (float64(uint64(1)<<oct) * (1 + float64(sub+1)/histSub))
+	return time.Duration(upper * float64(time.Microsecond))
+}
+
+// Observe counts one decision; it implements warden.Observer.
+func (o *Observer) Observe(ev *warden.Event, out *warden.Outcome, recordErr error) {
+	at := o.now().Unix() / 60
+	oc := outcomeOf(out, recordErr)
+	h := histIndex(out.Latency)
+	o.mu.Lock()
+	m := &o.minutes[at%Minutes]
+	if m.at != at {
+		m.reset(at)
+	}
+	m.outcomes[oc]++
+	m.hist[h]++
+	if oc == Deny {
+		if ev != nil && ev.Tool.Name != "" {
+			m.deniedTools = count(m.deniedTools, ev.Tool.Name)
+		}
+		if out.PolicyID != "" {
+			m.deniedPolicies = count(m.deniedPolicies, out.PolicyID)
+		}
+	}
+	for i := range out.Results {
+		r := &out.Results[i]
+		if r.PolicyID == "" {
+			continue
+		}
+		c := m.policies[r.PolicyID]
+		if c == nil {
+			if m.policies == nil {
+				m.policies = make(map[string]*[2]uint32, 8)
+			}
+			key := r.PolicyID
+			if len(m.policies) >= MaxKeys {
+				key = Other
+			}
+			if c = m.policies[key]; c == nil {
+				c = new([2]uint32)
+				m.policies[key] = c
+			}
+		}
+		c[0]++
+		if r.PolicyID == out.PolicyID && r.Mode != warden.Audit.String() {
+			c[1]++
+		}
+	}
+	o.mu.Unlock()
+}
+
+// count adds one to m[key] (Other once m holds MaxKeys keys).
+func count(m map[string]uint32, key string) map[string]uint32 {
+	if m == nil {
+		m = make(map[string]uint32, 8)
+	}
+	if _, ok := m[key]; !ok && len(m) >= MaxKeys {
+		key = Other
+	}
+	m[key]++
+	return m
+}
+
+func (m *minute) reset(at int64) {
+	m.at = at
+	m.outcomes = [numOutcomes]uint32{}
+	m.hist = [histBuckets]uint32{}
+	clear(m.deniedTools)
+	clear(m.deniedPolicies)
+	clear(m.policies)
+}
