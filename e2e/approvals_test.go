@@ -18,7 +18,7 @@ import (
 const askPolicy = `id: email-needs-approval
 version: "1"
 events: [steps/toolCallRequest, protocols/MCP, tool.pre_call]
-when: 'tool.name == "send_email"'
+when: 'tool.name == "send_email" && direction != "inbound"'
 decision: ask
 reason: sending email needs approval
 `
@@ -173,6 +173,9 @@ func TestHeldApprovalsLoad(t *testing.T) {
 			req, _ := http.NewRequest("POST", srv.url+"/mcp/up", strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
+			// 1,000 agents, a session each (one session may have at most
+			// approval.MaxPendingPerSession pending).
+			req.Header.Set("Mcp-Session-Id", fmt.Sprintf("agent-%d", i))
 			resp, err := client.Do(req)
 			if err != nil {
 				answers <- "error: " + err.Error()
@@ -204,7 +207,8 @@ func TestHeldApprovalsLoad(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	if len(pending) != held {
-		t.Fatalf("%d approvals pending, want %d", len(pending), held)
+		_, body := send(t, "GET", srv.url+"/api/approvals?state=pending&limit=1000", "", "", "", "")
+		t.Fatalf("want %d approvals pending; the last listing: %.300s", held, body)
 	}
 	if n, _ := up.count(); n != 0 {
 		t.Fatalf("%d held calls reached the upstream", n)
