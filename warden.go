@@ -120,6 +120,7 @@ const (
 	SurfaceA2A   = "a2a"
 	SurfaceHooks = "hooks"
 	SurfaceSDK   = "sdk"
+	SurfaceACS   = "acs"
 	// SurfaceApproval marks the trace record of an approval's own decision
 	// (approved, denied, expired): not a step an agent took.
 	SurfaceApproval = "approval"

@@ -115,7 +115,8 @@ var all = func() []Event {
 	var out []Event
 	out = append(out, aosEvents()...)
 	out = append(out, aghEvents()...)
-	return append(out, standardAgentsEvents()...)
+	out = append(out, standardAgentsEvents()...)
+	return append(out, acsEvents()...)
 }()
 
 // All returns every catalog entry in a stable order: the AOS methods first

@@ -32,7 +32,8 @@ func TestMatch(t *testing.T) {
 		{"tool.pre_call", []string{"tool.pre_call"}},
 		{"tool.*", []string{"tool.pre_call", "tool.post_call", "tool.post_error"}},
 		{"session.pre_*", []string{"session.pre_create", "session.pre_resume", "session.pre_stop"}},
-		{"protocols/*", []string{"protocols/MCP(outbound)", "protocols/MCP(inbound)", "protocols/A2A(outbound)", "protocols/A2A(inbound)"}},
+		{"protocols/*", nil}, // counted below: AOS's four and ACS's wrapped MCP methods
+		{"protocols/MCP/tools/*", []string{"protocols/MCP/tools/list", "protocols/MCP/tools/call"}},
 		{"tasks/pushNotificationConfig/?et", []string{
 			"tasks/pushNotificationConfig/get(outbound)", "tasks/pushNotificationConfig/get(inbound)",
 			"tasks/pushNotificationConfig/set(outbound)", "tasks/pushNotificationConfig/set(inbound)"}},
@@ -50,8 +51,12 @@ func TestMatch(t *testing.T) {
 			t.Errorf("Match(%q) = %v, want %v", tt.pattern, got, tt.want)
 		}
 	}
-	if n := len(Match("steps/*")); n != 7 {
-		t.Errorf("steps/* matched %d, want 7", n)
+	// The seven AOS steps (six of them ACS hooks too) and ACS's other 13.
+	if n := len(Match("steps/*")); n != 7+13 {
+		t.Errorf("steps/* matched %d, want 20", n)
+	}
+	if n := len(Match("protocols/*")); n != 4+len(ACSMCPMethods) {
+		t.Errorf("protocols/* matched %d, want %d", n, 4+len(ACSMCPMethods))
 	}
 	if n := len(Match("*")); n != len(All()) {
 		t.Errorf("* matched %d of %d", n, len(All()))

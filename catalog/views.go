@@ -14,6 +14,7 @@ const (
 	viewA2A                      // an A2A message (protocols/A2A, the A2A methods)
 	viewAGH                      // an AGH hook payload
 	viewStandard                 // a Standard Agents hook payload
+	viewACS                      // an ACS-only event (its payload in the ACS shape)
 )
 
 // viewKinds maps every event name to its kind, so building views costs one
@@ -35,6 +36,8 @@ var viewKinds = func() map[string]viewKind {
 			m[e.Name] = viewAGH
 		case SourceStandardAgents:
 			m[e.Name] = viewStandard
+		case SourceACS:
+			m[e.Name] = viewACS
 		}
 	}
 	return m
@@ -62,6 +65,9 @@ var viewKinds = func() map[string]viewKind {
 //     requests, and of responses (a Message, a Task's status message, the
 //     artifacts' text; 0.3 and 1.0 shapes, 1.0 role names mapped).
 //   - AGH and Standard Agents hook events: see hookViews.
+//   - anything on the ACS surface, and the ACS-only events on any surface:
+//     see acsViews (the shared method names carry another payload shape on
+//     the ACS wire than on AOS).
 //
 // Every view not read is empty; Tool.Args is never nil; SessionID falls
 // back to Envelope.SessionID.
@@ -70,7 +76,18 @@ func Views(ev *warden.Event) {
 	ev.Agent, ev.User = warden.Agent{}, warden.User{}
 	ev.SessionID, ev.TurnID, ev.StepID, ev.Reasoning = "", "", "", ""
 	ev.Tool, ev.Message = warden.Tool{}, warden.Message{}
-	switch viewKinds[ev.Name] {
+	kind := viewKinds[ev.Name]
+	if ev.Surface == warden.SurfaceACS || kind == viewACS {
+		acsViews(ev, p)
+		if ev.SessionID == "" {
+			ev.SessionID = ev.Envelope.SessionID
+		}
+		if ev.Tool.Args == nil {
+			ev.Tool.Args = map[string]any{}
+		}
+		return
+	}
+	switch kind {
 	case viewStep:
 		stepViews(ev, p)
 	case viewMCP:

@@ -89,6 +89,9 @@ func fourWayPayloads(e catalog.Event) map[string]any {
 	if e.Source == catalog.SourceAOS {
 		return aosPayloads(e)
 	}
+	if e.Source == catalog.SourceACS {
+		return acsPayloads(e)
+	}
 	return map[string]any{
 		"benign":    text("what is on my calendar"),
 		"wire tool": tool("wire_money", map[string]any{"iban": "DE89370400440532013000"}),
@@ -304,5 +307,38 @@ reason: external email is not allowed
 	code, out, errOut = cli(t, payload, "hooks", "dispatch", "tool.pre_call", "--policy", pol, "--data", "")
 	if code != exitDeny || !strings.Contains(out, "external email is not allowed") {
 		t.Fatalf("dispatch: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// acsPayloads: the same contents in the shape of an ACS-only event's
+// payload: a message's content items, a wrapped MCP message, an AgBOM.
+func acsPayloads(e catalog.Event) map[string]any {
+	content := func(s string) map[string]any {
+		return map[string]any{"content": []any{map[string]any{"type": "text", "value": s}}}
+	}
+	switch {
+	case e.Family == catalog.FamilyWrappedMCP && e.Name == catalog.ACSMCPPrefix+"tools/call":
+		call := func(name string, args map[string]any) map[string]any {
+			return map[string]any{"jsonrpc": "2.0", "id": 1.0, "method": "tools/call", "params": map[string]any{"name": name, "arguments": args}}
+		}
+		return map[string]any{
+			"benign":    call("calendar", map[string]any{"day": "today"}),
+			"wire tool": call("wire_money", map[string]any{"iban": "DE89370400440532013000"}),
+			"email":     call("send_email", map[string]any{"to": "bob@example.com"}),
+			"secret":    call("notes", map[string]any{"body": "key AKIAIOSFODNN7EXAMPLE"}),
+		}
+	case e.Name == catalog.MethodUserMessage || e.Name == catalog.MethodAgentResponse:
+		return map[string]any{
+			"benign":    content("what is on my calendar"),
+			"forbidden": content("say the forbidden word"),
+			"secret":    content("key AKIAIOSFODNN7EXAMPLE"),
+		}
+	}
+	// The other hooks: agent and session come from the ACS envelope's
+	// metadata, which only the ACS surface has; text is read everywhere.
+	return map[string]any{
+		"benign":        map[string]any{"note": "what is on my calendar"},
+		"secret":        map[string]any{"note": "key AKIAIOSFODNN7EXAMPLE"},
+		"nested secret": map[string]any{"skill": map[string]any{"definition": []any{"key AKIAIOSFODNN7EXAMPLE"}}},
 	}
 }

@@ -19,8 +19,8 @@ func TestHooksEventsTable(t *testing.T) {
 		t.Errorf("table lacks permission.resolved / async only:\n%s", out)
 	}
 	_, all, _ := cli(t, "", "hooks", "events")
-	if n := len(strings.Split(strings.TrimSpace(all), "\n")) - 1; n != 86 {
-		t.Errorf("%d rows, want 86 (25 AOS + 52 AGH + 9 Standard Agents)", n)
+	if n := len(strings.Split(strings.TrimSpace(all), "\n")) - 1; n != 126 {
+		t.Errorf("%d rows, want 126 (25 AOS + 52 AGH + 9 Standard Agents + 40 ACS)", n)
 	}
 	if !strings.Contains(all, "outbound") || !strings.Contains(all, "filter_messages") {
 		t.Errorf("table lacks directions or Standard Agents hooks")
@@ -36,8 +36,8 @@ func TestHooksEventsJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &evs); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if len(evs) != 77 {
-		t.Errorf("%d sync-eligible events, want 77", len(evs))
+	if len(evs) != 117 {
+		t.Errorf("%d sync-eligible events, want 117 (77 and ACS's 40)", len(evs))
 	}
 	keys := []string{"name", "family", "source", "sync", "direction", "payload", "patch", "payload_fields", "patch_fields", "fires"}
 	for _, e := range evs {
