@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/catalog"
 )
 
 const (
@@ -17,6 +18,19 @@ const (
 
 func ev(name, dir string, payload map[string]any) *warden.Event {
 	return &warden.Event{Name: name, Surface: warden.SurfaceAOS, Direction: dir, Payload: payload}
+}
+
+// acs builds an event of the ACS surface with its views, as the Decider
+// would (catalog.Views).
+func acs(method string, payload map[string]any) *warden.Event {
+	e := &warden.Event{Name: method, Surface: warden.SurfaceACS, Payload: payload,
+		Envelope: warden.Envelope{Context: map[string]any{"agent_id": "a1", "session_id": "s1"}}}
+	catalog.Views(e)
+	return e
+}
+
+func acsContent(text string) map[string]any {
+	return map[string]any{"content": []any{map[string]any{"type": "text", "value": text}}}
 }
 
 func mcpCall(dir, text string) *warden.Event {
@@ -47,7 +61,7 @@ func TestBuiltinPack(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range s.Policies() {
-		if p.Version != "1" || p.Description == "" || (p.Reason == "" && p.ReasonExpr == "") {
+		if p.Version == "" || p.Description == "" || (p.Reason == "" && p.ReasonExpr == "") {
 			t.Errorf("policy %s lacks version, description or reason", p.ID)
 		}
 	}
@@ -116,6 +130,29 @@ func TestBuiltinPack(t *testing.T) {
 		{"injection from user", message("user", injection), want{audit: "audit-injection-in-prompts"}},
 		{"injection in trigger", ev("steps/agentTrigger", "", map[string]any{"prompt": injection}),
 			want{audit: "audit-injection-in-prompts"}},
+
+		// The same risks on the ACS wire (issue 10): one policy set.
+		{"acs: ordinary tool call", acs("steps/toolCallRequest", map[string]any{"tool": map[string]any{"name": "read_file"},
+			"arguments": map[string]any{"path": map[string]any{"value": "/srv/q3.txt"}}}), want{}},
+		{"acs: secret in tool call", acs("steps/toolCallRequest", map[string]any{"tool": map[string]any{"name": "http_post"},
+			"arguments": map[string]any{"body": map[string]any{"value": "key=" + awsKey}}}),
+			want{verdict: warden.Deny, policy: "deny-secrets-in-tool-calls"}},
+		{"acs: card in tool call", acs("steps/toolCallRequest", map[string]any{"tool": map[string]any{"name": "create_ticket"},
+			"arguments": map[string]any{"body": map[string]any{"value": "refund " + card}}}),
+			want{verdict: warden.Modify, policy: "redact-financial-pii-in-tool-calls", gone: card}},
+		{"acs: secret in answer", acs("steps/agentResponse", acsContent("Your key is "+awsKey)),
+			want{verdict: warden.Modify, policy: "redact-secrets-in-answers", gone: awsKey}},
+		{"acs: card in answer", acs("steps/agentResponse", acsContent("Card "+card+" charged")),
+			want{verdict: warden.Modify, policy: "redact-financial-pii-in-answers", gone: card}},
+		{"acs: injection from user", acs("steps/userMessage", acsContent(injection)), want{audit: "audit-injection-in-prompts"}},
+		{"acs: injection in tool result", acs("steps/toolCallResult", map[string]any{"tool": map[string]any{"name": "fetch"},
+			"exit_status": "ok", "outputs": []any{map[string]any{"value": injection}}}),
+			want{verdict: warden.Deny, policy: "deny-injection-in-retrieved-content"}},
+		{"acs: secret to wrapped mcp", acs("protocols/MCP/tools/call", map[string]any{"jsonrpc": "2.0", "id": 1.0, "method": "tools/call",
+			"params": map[string]any{"name": "search", "arguments": map[string]any{"q": "key " + awsKey}}}),
+			want{verdict: warden.Deny, policy: "deny-secrets-outbound-mcp"}},
+		{"acs: secret to memory", acs("steps/memoryStore", map[string]any{"content": map[string]any{"value": "aws " + awsKey}}),
+			want{verdict: warden.Deny, policy: "deny-secrets-in-memory"}},
 	}
 	e := NewEngine(s, Options{})
 	for _, tc := range tests {
