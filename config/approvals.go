@@ -64,19 +64,9 @@ func parseApprovals(file string, v *yaml.Node) (Approvals, ErrorList) {
 		return ap, errs
 	}
 	dur := func(n *yaml.Node, key string, dst *time.Duration, lo, hi time.Duration, example string) {
-		if n.Kind != yaml.ScalarNode {
-			add(n, "approvals.%s: expected a duration such as %s", key, example)
-			return
-		}
-		d, err := ParseAge(n.Value)
-		switch {
-		case err != nil:
-			add(n, "approvals.%s: expected a duration such as %s, got %q", key, example, n.Value)
-		case d < lo:
-			add(n, "approvals.%s: %s is less than the minimum of %s", key, n.Value, fmtDur(lo))
-		case d > hi:
-			add(n, "approvals.%s: %s is more than the maximum of %s", key, n.Value, fmtDur(hi))
-		default:
+		if d, msg := boundedDuration(n, "approvals."+key, lo, hi, example); msg != "" {
+			add(n, "%s", msg)
+		} else {
 			*dst = d
 		}
 	}
@@ -236,4 +226,22 @@ func fmtDur(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// boundedDuration reads a duration (ParseAge: 90s, 15m, 2h, 1d) in
+// [lo, hi] at key where; msg is the error, "" when it is valid.
+func boundedDuration(n *yaml.Node, where string, lo, hi time.Duration, example string) (d time.Duration, msg string) {
+	if n.Kind != yaml.ScalarNode {
+		return 0, fmt.Sprintf("%s: expected a duration such as %s", where, example)
+	}
+	d, err := ParseAge(n.Value)
+	switch {
+	case err != nil:
+		return 0, fmt.Sprintf("%s: expected a duration such as %s, got %q", where, example, n.Value)
+	case d < lo:
+		return 0, fmt.Sprintf("%s: %s is less than the minimum of %s", where, n.Value, fmtDur(lo))
+	case d > hi:
+		return 0, fmt.Sprintf("%s: %s is more than the maximum of %s", where, n.Value, fmtDur(hi))
+	}
+	return d, ""
 }

@@ -48,6 +48,8 @@ type Config struct {
 	// Approvals are the hold time, retry window and notifications of steps
 	// that ask a human (approvals:), defaults filled in.
 	Approvals Approvals
+	// ACS is the Agent Control Standard endpoint's keys and windows (acs:).
+	ACS ACS
 }
 
 // Upstream is a server a gateway forwards to (warden.Upstream).
@@ -55,7 +57,7 @@ type Upstream = warden.Upstream
 
 // Default returns the configuration used without --config.
 func Default() *Config {
-	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals()}
+	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals(), ACS: DefaultACS()}
 }
 
 // Error and ErrorList are the policy loader's located errors: a config and
@@ -158,6 +160,10 @@ func Parse(file string, data []byte) (*Config, error) {
 			decls, herrs := hooks.Parse(file, v)
 			errs = append(errs, herrs...)
 			c.Hooks = decls
+		case "acs":
+			a, aerrs := parseACS(file, v)
+			errs = append(errs, aerrs...)
+			c.ACS = a
 		case "tenants":
 			t, terrs := parseTenants(file, v)
 			errs = append(errs, terrs...)
@@ -175,7 +181,7 @@ func Parse(file string, data []byte) (*Config, error) {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, limits, auth, origins, tenants, trace, tls, approvals)", k.Value)
+			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, limits, auth, origins, tenants, trace, tls, approvals, acs)", k.Value)
 		}
 	}
 	if len(c.Auth.Clients) > 0 && c.TLS.ClientCA == "" {
