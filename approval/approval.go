@@ -128,8 +128,12 @@ func (m *Manager) Wait() time.Duration { return m.o.Wait }
 func (m *Manager) TTL() time.Duration { return m.o.TTL }
 
 // holds reports whether surface holds an asked call open: every surface
-// but AOS, which answers at once.
-func holds(surface string) bool { return surface != warden.SurfaceAOS }
+// but AOS and ACS, which answer at once (ACS with an ask disposition whose
+// ask_details name the approval; the identical step is let through once
+// after it is approved).
+func holds(surface string) bool {
+	return surface != warden.SurfaceAOS && surface != warden.SurfaceACS
+}
 
 // Use implements warden.Approvals: an approved, unused approval of the
 // identical step decided within the TTL lets it through, once; a pending
