@@ -155,7 +155,7 @@ func verifiedSubject(r *http.Request) string {
 //
 //	open:    /healthz; the console's sign-in page, static files and session
 //	         API (GET /login, GET /static/*, POST /api/session[/logout])
-//	decide:  /aos, /mcp/*, /a2a/* (every method), POST /api/hooks/dispatch
+//	decide:  /aos, /acs, /mcp/*, /a2a/* (every method), POST /api/hooks/dispatch
 //	approve: POST /api/approvals/{id} (and, besides read, GET /api/approvals...
 //	         and the console's approvals pages)
 //	read:    GET /api/*, the console's pages, GET /metrics
@@ -173,7 +173,7 @@ func needScope(r *http.Request) (need auth.Scope, open bool) {
 		return 0, true
 	case r.Method == http.MethodPost && (p == console.SessionPath || p == console.LogoutPath):
 		return 0, true
-	case p == "/aos" || strings.HasPrefix(p, "/mcp/") || strings.HasPrefix(p, "/a2a/"):
+	case p == "/aos" || p == "/acs" || strings.HasPrefix(p, "/mcp/") || strings.HasPrefix(p, "/a2a/"):
 		return auth.Decide, false
 	case p == "/api/hooks/dispatch" && r.Method == http.MethodPost:
 		return auth.Decide, false

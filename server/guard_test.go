@@ -78,7 +78,7 @@ func newGuarded(t *testing.T, sec Security) (http.Handler, *surfaces) {
 	s := &surfaces{hits: map[string]int{}}
 	st := storetest.NewMem()
 	h := New(Options{
-		AOS: s.handler("aos"), Dispatch: s.handler("dispatch"), MCP: s.handler("mcp"), A2A: s.handler("a2a"),
+		AOS: s.handler("aos"), ACS: s.handler("acs"), Dispatch: s.handler("dispatch"), MCP: s.handler("mcp"), A2A: s.handler("a2a"),
 		HookCatalog: s.handler("catalog"), Store: st, Metrics: NewMetrics(), Pprof: true, Security: sec,
 	})
 	return h, s
@@ -106,7 +106,7 @@ func do(h http.Handler, method, path, ct, origin, token string) *httptest.Respon
 	return w
 }
 
-var deciding = []string{"/aos", "/mcp/x", "/a2a/x", "/api/hooks/dispatch"}
+var deciding = []string{"/aos", "/acs", "/mcp/x", "/a2a/x", "/api/hooks/dispatch"}
 
 // TestAttackCrossOriginSimpleRequest is issue 8 item 1: a web page's
 // cross-origin text/plain POST (no preflight) to every deciding surface is
@@ -175,6 +175,7 @@ func TestAttackScopes(t *testing.T) {
 		need string // decide, read, admin, open
 	}{
 		{req{"POST", "/aos"}, "decide"},
+		{req{"POST", "/acs"}, "decide"},
 		{req{"POST", "/mcp/x"}, "decide"},
 		{req{"GET", "/mcp/x"}, "decide"},
 		{req{"DELETE", "/mcp/x"}, "decide"},

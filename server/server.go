@@ -22,6 +22,7 @@ import (
 // Options are the parts the server routes to.
 type Options struct {
 	AOS         http.Handler // POST /aos
+	ACS         http.Handler // POST /acs (nil: not served)
 	Dispatch    http.Handler // POST /api/hooks/dispatch (nil: not served)
 	HookCatalog http.Handler // GET /api/hooks/catalog (nil: not served)
 	MCP         http.Handler // /mcp/{server} (nil: not served)
@@ -66,6 +67,9 @@ const (
 func New(o Options) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/aos", o.AOS)
+	if o.ACS != nil {
+		mux.Handle("/acs", o.ACS)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
