@@ -22,8 +22,11 @@ func TestEventsAPI(t *testing.T) {
 		}
 		return evs
 	}
-	if n := len(list("")); n != 86 {
-		t.Errorf("all: %d events, want 86", n)
+	if n := len(list("")); n != 126 {
+		t.Errorf("all: %d events, want 126 (AOS 25, AGH 52, Standard Agents 9, ACS 40)", n)
+	}
+	if n := len(list("?family=wrapped-mcp")); n != 25 {
+		t.Errorf("wrapped-mcp: %d events, want 25", n)
 	}
 	perm := list("?family=permission&sync_only=true")
 	if len(perm) != 1 || perm[0]["name"] != "permission.request" || perm[0]["sync"] != "yes" || perm[0]["source"] != "agh" {
