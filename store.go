@@ -47,6 +47,13 @@ type Record struct {
 	// Tool is the name of the tool the step calls or answers (the event's
 	// tool view, Event.Tool.Name); "" when the step is not a tool call.
 	Tool string `json:"tool"`
+	// PrevHash and Hash chain the trace (docs/verify.md): Hash is the
+	// lowercase hex SHA-256 over the record's canonical content and
+	// PrevHash, the Hash of the record stored before it ("" for the first).
+	// The store sets both when it records; a record given to Record need
+	// not (and cannot) set them. "" in records from before the chain.
+	PrevHash string `json:"prev_hash"`
+	Hash     string `json:"hash"`
 }
 
 // Query selects and orders the records a Scan visits. Zero fields match

@@ -29,7 +29,8 @@ const (
 const scanSQL = `SELECT rowid, id, time, event, surface, direction, request_id,
 	agent_id, session_id, turn_id, step_id, decision, reason, reason_codes,
 	policy_id, policy_version, latency_us, blob_off, results_len, input_len,
-	output_len, policy_revision, views_len, caller, tenant, approval_id, tool FROM runs`
+	output_len, policy_revision, views_len, caller, tenant, approval_id, tool,
+	prev_hash, hash FROM runs`
 
 // row is one scanned row, its blob not yet read.
 type row struct {
@@ -381,7 +382,7 @@ func (s *Store) readChunk(ctx context.Context, query string, args []any, buf []r
 			&r.RequestID, &r.AgentID, &r.SessionID, &r.TurnID, &r.StepID,
 			&r.Decision, &r.Reason, &w.codes, &r.PolicyID, &r.PolicyVersion,
 			&r.LatencyUS, &w.off, &w.nRes, &w.nIn, &w.nOut, &r.PolicyRevision, &w.nVws,
-			&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool); err != nil {
+			&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool, &r.PrevHash, &r.Hash); err != nil {
 			return nil, s.readErr(ctx, "read run", err)
 		}
 	}

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -183,16 +185,27 @@ func (s *Store) write(b []*request) (err error) {
 			_ = rollback(ctx, c)
 			return err
 		}
+		// The chain's head is read under the same lock: another process
+		// may have appended since this one's last batch.
+		head, err := readHead(ctx, dc.(driver.QueryerContext))
+		if err != nil {
+			bad = rollback(ctx, c)
+			return err
+		}
 		st := s.stmt.(driver.StmtExecContext)
 		for _, r := range b {
+			h := chainHash(&r.content, head)
+			r.args[prevHashArg].Value = hex.EncodeToString(head)
+			r.args[hashArg].Value = hex.EncodeToString(h[:])
 			if _, err := st.ExecContext(ctx, r.args[:]); err != nil {
 				if isConstraint(err) {
 					r.err = fmt.Errorf("sqlite: record rejected: %w", err)
-					continue
+					continue // the head stays: the row is not in the trace
 				}
 				bad = rollback(ctx, c)
 				return fmt.Errorf("sqlite: insert: %w", err)
 			}
+			head = h[:]
 		}
 		if _, err := c.ExecContext(ctx, "COMMIT", nil); err != nil {
 			bad = rollback(ctx, c)
@@ -210,6 +223,44 @@ func (s *Store) write(b []*request) (err error) {
 		err = s.checkFiles()
 	}
 	return err
+}
+
+// readHead returns the bytes of the newest row's hash, or of the newest
+// checkpoint's when retention has deleted every row, or none (a new trace,
+// or one whose newest row is from before the chain). The caller holds the
+// write lock.
+func readHead(ctx context.Context, q driver.QueryerContext) ([]byte, error) {
+	for _, query := range []string{
+		`SELECT hash FROM runs ORDER BY rowid DESC LIMIT 1`,
+		`SELECT last_hash FROM trace_checkpoints ORDER BY rowid DESC LIMIT 1`,
+	} {
+		rows, err := q.QueryContext(ctx, query, nil)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: read chain head: %w", err)
+		}
+		v := make([]driver.Value, 1)
+		err = rows.Next(v)
+		rows.Close()
+		if err == io.EOF {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: read chain head: %w", err)
+		}
+		var h string
+		switch x := v[0].(type) {
+		case string:
+			h = x
+		case []byte:
+			h = string(x)
+		}
+		b, ok := decodeHash(h)
+		if !ok {
+			return nil, fmt.Errorf("sqlite: chain head %q is not a SHA-256 hash", h)
+		}
+		return b, nil
+	}
+	return nil, nil
 }
 
 // writeBlobs appends the batch's blobs in one write at the blob file's
