@@ -32,15 +32,18 @@ const (
 // request is one Record call in flight. Its args are built on the caller's
 // goroutine so that the writer only binds and steps.
 type request struct {
-	args  [nCols]driver.NamedValue
-	blob  []byte // results, input, output, views back to back (blobs.go)
+	args [nCols]driver.NamedValue
+	blob []byte // results, input, output, views back to back (blobs.go)
 	// content is SHA-256 of the record's canonical encoding (hash.go),
 	// computed by fill so that the writer only chains it.
 	content [32]byte
 	canon   *canon
-	state atomic.Int32
-	err   error      // set by the writer when this record alone failed
-	done  chan error // buffered 1; the writer sends exactly once
+	// prev and hash back the prev_hash and hash arguments (set by the
+	// writer).
+	prev, hash [32]byte
+	state      atomic.Int32
+	err        error      // set by the writer when this record alone failed
+	done       chan error // buffered 1; the writer sends exactly once
 }
 
 var requestPool = sync.Pool{New: func() any {
@@ -133,8 +136,8 @@ func (r *request) fill(rec *warden.Record) error {
 	a[23].Value = rec.Tenant
 	a[24].Value = rec.ApprovalID
 	a[25].Value = rec.Tool
-	a[prevHashArg].Value = "" // set by the writer
-	a[hashArg].Value = ""
+	a[prevHashArg].Value = nil // set by the writer
+	a[hashArg].Value = nil
 	return nil
 }
 

@@ -114,13 +114,15 @@ var migrations = []migration{
 	// records (prune.go), so the chain stays verifiable from the newest
 	// one. (Another branch adds the ACS tables as 6 → 7 too; whichever
 	// merges second renumbers its entry to the next version.)
-	sqlStep(`ALTER TABLE runs ADD COLUMN prev_hash TEXT NOT NULL DEFAULT '';
-		ALTER TABLE runs ADD COLUMN hash TEXT NOT NULL DEFAULT '';
+	// The hashes are 32-byte BLOBs, not hex: 64 bytes less per row for
+	// the writer to insert (warden.Record gives them in hex).
+	sqlStep(`ALTER TABLE runs ADD COLUMN prev_hash BLOB NOT NULL DEFAULT x'';
+		ALTER TABLE runs ADD COLUMN hash BLOB NOT NULL DEFAULT x'';
 		CREATE TABLE trace_checkpoints (
 			time       INTEGER NOT NULL, -- unix microseconds, UTC
 			last_rowid INTEGER NOT NULL, -- the last deleted record's rowid
 			last_id    TEXT NOT NULL,    -- its id
-			last_hash  TEXT NOT NULL,    -- its hash: the next record's prev_hash
+			last_hash  TEXT NOT NULL,    -- its hash, hex: the next record's prev_hash
 			deleted    INTEGER NOT NULL, -- records deleted since the previous checkpoint
 			public_key TEXT NOT NULL,    -- hex Ed25519 public key
 			signature  TEXT NOT NULL     -- hex Ed25519 signature (prune.go: checkpointMessage)

@@ -1,11 +1,12 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -194,9 +195,10 @@ func (s *Store) write(b []*request) (err error) {
 		}
 		st := s.stmt.(driver.StmtExecContext)
 		for _, r := range b {
-			h := chainHash(&r.content, head)
-			r.args[prevHashArg].Value = hex.EncodeToString(head)
-			r.args[hashArg].Value = hex.EncodeToString(h[:])
+			r.hash = chainHash(&r.content, head)
+			n := copy(r.prev[:], head)
+			r.args[prevHashArg].Value = r.prev[:n]
+			r.args[hashArg].Value = r.hash[:]
 			if _, err := st.ExecContext(ctx, r.args[:]); err != nil {
 				if isConstraint(err) {
 					r.err = fmt.Errorf("sqlite: record rejected: %w", err)
@@ -205,7 +207,7 @@ func (s *Store) write(b []*request) (err error) {
 				bad = rollback(ctx, c)
 				return fmt.Errorf("sqlite: insert: %w", err)
 			}
-			head = h[:]
+			head = r.hash[:]
 		}
 		if _, err := c.ExecContext(ctx, "COMMIT", nil); err != nil {
 			bad = rollback(ctx, c)
@@ -225,12 +227,11 @@ func (s *Store) write(b []*request) (err error) {
 	return err
 }
 
-// readHead returns the bytes of the newest row's hash, or of the newest
-// checkpoint's when retention has deleted every row, or none (a new trace,
-// or one whose newest row is from before the chain). The caller holds the
-// write lock.
+// readHead returns the newest row's hash, or the newest checkpoint's when
+// retention has deleted every row, or none (a new trace, or one whose newest
+// row is from before the chain). The caller holds the write lock.
 func readHead(ctx context.Context, q driver.QueryerContext) ([]byte, error) {
-	for _, query := range []string{
+	for i, query := range []string{
 		`SELECT hash FROM runs ORDER BY rowid DESC LIMIT 1`,
 		`SELECT last_hash FROM trace_checkpoints ORDER BY rowid DESC LIMIT 1`,
 	} {
@@ -247,18 +248,23 @@ func readHead(ctx context.Context, q driver.QueryerContext) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: read chain head: %w", err)
 		}
-		var h string
+		var h []byte
 		switch x := v[0].(type) {
 		case string:
-			h = x
+			h = []byte(x)
 		case []byte:
-			h = string(x)
+			h = bytes.Clone(x)
 		}
-		b, ok := decodeHash(h)
-		if !ok {
-			return nil, fmt.Errorf("sqlite: chain head %q is not a SHA-256 hash", h)
+		if i == 1 { // a checkpoint's hash is hex
+			var ok bool
+			if h, ok = decodeHash(string(h)); !ok {
+				return nil, fmt.Errorf("sqlite: checkpoint hash %q is not a SHA-256 hash", v[0])
+			}
 		}
-		return b, nil
+		if len(h) != 0 && len(h) != sha256.Size {
+			return nil, fmt.Errorf("sqlite: chain head is %d bytes, not a SHA-256 hash", len(h))
+		}
+		return h, nil
 	}
 	return nil, nil
 }
