@@ -99,7 +99,8 @@ func (r *request) fill(rec *warden.Record) error {
 		codes, codeBytes = string(b), b
 	}
 	us := rec.Time.UnixMicro()
-	in, out := len(r.blob)-len(rec.Input)-len(rec.Output)-len(rec.Views), len(r.blob)-len(rec.Output)-len(rec.Views)
+	in := resLen + len(rec.Input) // the input's end
+	out := in + len(rec.Output)   // the output's end
 	r.canon.digest(&rowContent{
 		id: rec.ID, us: us, event: rec.Event, surface: rec.Surface, direction: rec.Direction,
 		requestID: rec.RequestID, agentID: rec.AgentID, sessionID: rec.SessionID,
