@@ -68,4 +68,3 @@ func printVerify(w io.Writer, rep *sqlite.VerifyReport) {
 	}
 	fmt.Fprintf(w, "ok: %d records verified, head %s\n", rep.Verified, head)
 }
-
