@@ -50,8 +50,9 @@ type Record struct {
 	// PrevHash and Hash chain the trace (docs/verify.md): Hash is the
 	// lowercase hex SHA-256 over the record's canonical content and
 	// PrevHash, the Hash of the record stored before it ("" for the first).
-	// The store sets both when it records; a record given to Record need
-	// not (and cannot) set them. "" in records from before the chain.
+	// The store computes both as it commits and gives them in the records
+	// it reads back; Record ignores them in the record it is given and
+	// does not fill them in. "" in records from before the chain.
 	PrevHash string `json:"prev_hash"`
 	Hash     string `json:"hash"`
 }
