@@ -116,7 +116,7 @@ func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
 		ph, h   []byte
 		blob    []byte
 		pos     int64
-		chained = cp != nil // a hashed row has been seen (or a checkpoint)
+		chained = cp != nil && cp.LastHash != "" // a hashed row has been seen (or deleted)
 		content [sha256.Size]byte
 	)
 	for rows.Next() {

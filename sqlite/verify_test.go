@@ -205,6 +205,30 @@ func TestVerifyLegacyRows(t *testing.T) {
 	}
 }
 
+func TestVerifyPrunedLegacyRows(t *testing.T) {
+	dir := privateDir(t)
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	s := open(t, dir, Options{})
+	for i := range 4 {
+		recordAll(t, s, testRecord(fmt.Sprintf("old%d", i), t0.Add(time.Duration(i)*time.Hour)))
+	}
+	s.Close()
+	sqlExec(t, rawDB(t, dir), `UPDATE runs SET hash = x'', prev_hash = x''`)
+	s = open(t, dir, Options{})
+	recordAll(t, s, testRecord("new0", t0.Add(10*time.Hour)), testRecord("new1", t0.Add(11*time.Hour)))
+	now := t0.Add(13 * time.Hour)
+	r := Retention{MaxAge: 11*time.Hour + 30*time.Minute, Now: func() time.Time { return now }}
+	if st, err := s.Prune(context.Background(), r); err != nil || st.Deleted != 2 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	s.Close()
+	// The checkpoint of the legacy rows has no hash: the legacy rows left
+	// are skipped, then the chain starts.
+	if rep := verifyDir(t, dir); !rep.OK() || rep.Legacy != 2 || rep.Verified != 2 || rep.Checkpoint == nil {
+		t.Fatalf("%+v %+v", rep, rep.Broken)
+	}
+}
+
 func TestVerifyCheckpoint(t *testing.T) {
 	dir := privateDir(t)
 	s := open(t, dir, Options{})
