@@ -279,18 +279,18 @@ func (p *pruner) deleteBatch(ctx context.Context, batch int, cutoff int64, all b
 	if !all && cutoff == 0 {
 		return 0, -1, nil
 	}
-	tx, err := p.db.BeginTx(ctx, nil) // IMMEDIATE (_txlock): the write lock
-	if err != nil {
-		return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	if p.key == nil {
+	if p.key == nil { // before the write lock: creating it syncs a file
 		key, err := loadSignKey(p.dir)
 		if err != nil {
 			return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
 		}
 		p.key = key
 	}
+	tx, err := p.db.BeginTx(ctx, nil) // IMMEDIATE (_txlock): the write lock
+	if err != nil {
+		return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 	rows, err := tx.QueryContext(ctx, `SELECT rowid, time, id, hash FROM runs ORDER BY rowid LIMIT ?`, batch)
 	if err != nil {
 		return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
