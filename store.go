@@ -47,6 +47,14 @@ type Record struct {
 	// Tool is the name of the tool the step calls or answers (the event's
 	// tool view, Event.Tool.Name); "" when the step is not a tool call.
 	Tool string `json:"tool"`
+	// PrevHash and Hash chain the trace (docs/verify.md): Hash is the
+	// lowercase hex SHA-256 over the record's canonical content and
+	// PrevHash, the Hash of the record stored before it ("" for the first).
+	// The store computes both as it commits and gives them in the records
+	// it reads back; Record ignores them in the record it is given and
+	// does not fill them in. "" in records from before the chain.
+	PrevHash string `json:"prev_hash"`
+	Hash     string `json:"hash"`
 }
 
 // Query selects and orders the records a Scan visits. Zero fields match

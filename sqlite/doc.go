@@ -6,14 +6,16 @@
 //
 // # Tables
 //
-// trace.db holds two tables (schema.go; the version is PRAGMA user_version,
+// trace.db holds three tables (schema.go; the version is PRAGMA user_version,
 // migrated by [Open]). runs has one small row per recorded decision, the
 // columns Scan filters on and where its blob is. approvals (schema 4) has
 // one row per [warden.Approval] (CONTRACT §11), every field a column, times
 // as unix microseconds in UTC (0 for none), with four small indexes: the id,
 // (state, expires) for expiry and the pending list, the retry key (partial:
 // approved and unused only), and (session_id, created) for a session's
-// timeline.
+// timeline. trace_checkpoints (schema 7) holds the signed checkpoints
+// retention writes so that the hash chain of the runs (hash.go,
+// [Store.Verify]) stays verifiable after the oldest records are deleted.
 //
 // # Writing
 //

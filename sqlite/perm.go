@@ -14,9 +14,9 @@ import (
 var ErrOpenPermissions = errors.New("accessible by group or others")
 
 // traceFiles are the files of a data directory whose mode is checked: the
-// database, its WAL and shared memory, the blob file and the redaction key
-// (package redact).
-var traceFiles = []string{FileName, FileName + "-wal", FileName + "-shm", BlobFileName, "trace.key"}
+// database, its WAL and shared memory, the blob file, the redaction key
+// (package redact) and the checkpoints' signing key (sign.go).
+var traceFiles = []string{FileName, FileName + "-wal", FileName + "-shm", BlobFileName, "trace.key", SignKeyFile}
 
 // checkPrivate refuses a data directory dir (absolute) that is not a
 // directory or that group or others may access, and any existing trace

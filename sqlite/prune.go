@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"crypto/ed25519"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -76,10 +78,12 @@ type PruneStats struct {
 type pruner struct {
 	db       *sql.DB
 	blobPath string
-	pass     sync.Mutex // one pass at a time
-	punchTo  int64      // punch up to here at the next pass (one pass late); under pass
-	mu       sync.Mutex // guards started
-	started  bool       // the background goroutine runs
+	dir      string             // the data directory: where SignKeyFile is
+	key      ed25519.PrivateKey // signs checkpoints; loaded on first use, under pass
+	pass     sync.Mutex         // one pass at a time
+	punchTo  int64              // punch up to here at the next pass (one pass late); under pass
+	mu       sync.Mutex         // guards started
+	started  bool               // the background goroutine runs
 	stop     chan struct{}
 	done     chan struct{} // closed when the background goroutine ends
 }
@@ -163,7 +167,7 @@ func (s *Store) prunerOf() (*pruner, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", s.path, err)
 	}
 	db.SetMaxOpenConns(1)
-	s.pruner = &pruner{db: db, blobPath: filepath.Join(s.dir, BlobFileName), stop: make(chan struct{}), done: make(chan struct{})}
+	s.pruner = &pruner{db: db, blobPath: filepath.Join(s.dir, BlobFileName), dir: s.dir, stop: make(chan struct{}), done: make(chan struct{})}
 	return s.pruner, nil
 }
 
@@ -275,26 +279,36 @@ func (p *pruner) deleteBatch(ctx context.Context, batch int, cutoff int64, all b
 	if !all && cutoff == 0 {
 		return 0, -1, nil
 	}
+	if p.key == nil { // before the write lock: creating it syncs a file
+		key, err := loadSignKey(p.dir)
+		if err != nil {
+			return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
+		}
+		p.key = key
+	}
 	tx, err := p.db.BeginTx(ctx, nil) // IMMEDIATE (_txlock): the write lock
 	if err != nil {
 		return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	rows, err := tx.QueryContext(ctx, `SELECT rowid, time FROM runs ORDER BY rowid LIMIT ?`, batch)
+	rows, err := tx.QueryContext(ctx, `SELECT rowid, time, id, hash FROM runs ORDER BY rowid LIMIT ?`, batch)
 	if err != nil {
 		return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
 	}
 	n, last := 0, int64(-1)
+	var lastID, lastHash string
 	for rows.Next() {
 		var rowid, t int64
-		if err := rows.Scan(&rowid, &t); err != nil {
+		var id string
+		var h []byte
+		if err := rows.Scan(&rowid, &t, &id, &h); err != nil {
 			rows.Close()
 			return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
 		}
 		if !all && t >= cutoff {
 			break
 		}
-		n, last = n+1, rowid
+		n, last, lastID, lastHash = n+1, rowid, id, hex.EncodeToString(h)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -305,6 +319,16 @@ func (p *pruner) deleteBatch(ctx context.Context, batch int, cutoff int64, all b
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE rowid <= ?`, last); err != nil {
 		return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
+	}
+	// The chain now starts at a record whose predecessor is gone: a signed
+	// checkpoint, in the same transaction, keeps it verifiable (verify.go).
+	cp := &Checkpoint{Time: time.Now().UnixMicro(), LastRowID: last, LastID: lastID,
+		LastHash: lastHash, Deleted: int64(n), PublicKey: hex.EncodeToString(p.key.Public().(ed25519.PublicKey))}
+	cp.Signature = hex.EncodeToString(ed25519.Sign(p.key, checkpointMessage(cp)))
+	if _, err := tx.ExecContext(ctx, `INSERT INTO trace_checkpoints (time, last_rowid,
+		last_id, last_hash, deleted, public_key, signature) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		cp.Time, cp.LastRowID, cp.LastID, cp.LastHash, cp.Deleted, cp.PublicKey, cp.Signature); err != nil {
+		return 0, -1, fmt.Errorf("sqlite: prune: checkpoint: %w", err)
 	}
 	limit, err := liveStart(ctx, tx, p.blobPath)
 	if err != nil {

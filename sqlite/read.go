@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,7 +30,8 @@ const (
 const scanSQL = `SELECT rowid, id, time, event, surface, direction, request_id,
 	agent_id, session_id, turn_id, step_id, decision, reason, reason_codes,
 	policy_id, policy_version, latency_us, blob_off, results_len, input_len,
-	output_len, policy_revision, views_len, caller, tenant, approval_id, tool FROM runs`
+	output_len, policy_revision, views_len, caller, tenant, approval_id, tool,
+	prev_hash, hash FROM runs`
 
 // row is one scanned row, its blob not yet read.
 type row struct {
@@ -37,6 +39,7 @@ type row struct {
 	rec                            warden.Record
 	us, off, nRes, nIn, nOut, nVws int64
 	codes                          []byte
+	prevHash, hash                 []byte
 	fields                         []byte // a text chunk's small fields, NUL-joined
 }
 
@@ -381,7 +384,7 @@ func (s *Store) readChunk(ctx context.Context, query string, args []any, buf []r
 			&r.RequestID, &r.AgentID, &r.SessionID, &r.TurnID, &r.StepID,
 			&r.Decision, &r.Reason, &w.codes, &r.PolicyID, &r.PolicyVersion,
 			&r.LatencyUS, &w.off, &w.nRes, &w.nIn, &w.nOut, &r.PolicyRevision, &w.nVws,
-			&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool); err != nil {
+			&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool, &w.prevHash, &w.hash); err != nil {
 			return nil, s.readErr(ctx, "read run", err)
 		}
 	}
@@ -423,6 +426,7 @@ func record(w *row, blob []byte) (*warden.Record, error) {
 		r.Views = json.RawMessage(rest[w.nOut:])
 	}
 	r.Time = time.UnixMicro(w.us).UTC()
+	r.PrevHash, r.Hash = hex.EncodeToString(w.prevHash), hex.EncodeToString(w.hash)
 	if len(w.codes) > 0 {
 		if err := json.Unmarshal(w.codes, &r.ReasonCodes); err != nil {
 			return nil, fmt.Errorf("reason codes: %w", err)

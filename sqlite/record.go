@@ -20,20 +20,34 @@ const (
 	abandoned              // its Record gave up (context done): skip it
 )
 
-const nCols = 26
+const nCols = 28
+
+// prevHashArg and hashArg are the indexes of prev_hash and hash in
+// request.args: the writer sets them (hash.go).
+const (
+	prevHashArg = 26
+	hashArg     = 27
+)
 
 // request is one Record call in flight. Its args are built on the caller's
 // goroutine so that the writer only binds and steps.
 type request struct {
-	args  [nCols]driver.NamedValue
-	blob  []byte // results, input, output, views back to back (blobs.go)
-	state atomic.Int32
-	err   error      // set by the writer when this record alone failed
-	done  chan error // buffered 1; the writer sends exactly once
+	args [nCols]driver.NamedValue
+	blob []byte // results, input, output, views back to back (blobs.go)
+	// content is SHA-256 of the record's canonical encoding (hash.go),
+	// computed by fill so that the writer only chains it.
+	content [32]byte
+	canon   *canon
+	// prev and hash back the prev_hash and hash arguments (set by the
+	// writer).
+	prev, hash [32]byte
+	state      atomic.Int32
+	err        error      // set by the writer when this record alone failed
+	done       chan error // buffered 1; the writer sends exactly once
 }
 
 var requestPool = sync.Pool{New: func() any {
-	r := &request{done: make(chan error, 1)}
+	r := &request{done: make(chan error, 1), canon: newCanon()}
 	for i := range r.args {
 		r.args[i].Ordinal = i + 1
 	}
@@ -76,16 +90,29 @@ func (r *request) fill(rec *warden.Record) error {
 	b.Write(rec.Views)
 	r.blob = b.Bytes()
 	var codes driver.Value
+	var codeBytes []byte
 	if len(rec.ReasonCodes) > 0 {
 		b, err := json.Marshal(rec.ReasonCodes)
 		if err != nil {
 			return fmt.Errorf("sqlite: encode reason codes: %w", err)
 		}
-		codes = string(b)
+		codes, codeBytes = string(b), b
 	}
+	us := rec.Time.UnixMicro()
+	in := resLen + len(rec.Input) // the input's end
+	out := in + len(rec.Output)   // the output's end
+	r.canon.digest(&rowContent{
+		id: rec.ID, us: us, event: rec.Event, surface: rec.Surface, direction: rec.Direction,
+		requestID: rec.RequestID, agentID: rec.AgentID, sessionID: rec.SessionID,
+		turnID: rec.TurnID, stepID: rec.StepID, decision: rec.Decision, reason: rec.Reason,
+		codes: codeBytes, policyID: rec.PolicyID, policyVersion: rec.PolicyVersion,
+		latency: rec.LatencyUS, results: r.blob[:resLen], input: r.blob[resLen:in],
+		output: r.blob[in:out], policyRevision: rec.PolicyRevision, views: r.blob[out:],
+		caller: rec.Caller, tenant: rec.Tenant, approvalID: rec.ApprovalID, tool: rec.Tool,
+	}, &r.content)
 	a := &r.args
 	a[0].Value = rec.ID
-	a[1].Value = rec.Time.UnixMicro()
+	a[1].Value = us
 	a[2].Value = rec.Event
 	a[3].Value = rec.Surface
 	a[4].Value = rec.Direction
@@ -110,14 +137,17 @@ func (r *request) fill(rec *warden.Record) error {
 	a[23].Value = rec.Tenant
 	a[24].Value = rec.ApprovalID
 	a[25].Value = rec.Tool
+	a[prevHashArg].Value = nil // set by the writer
+	a[hashArg].Value = nil
 	return nil
 }
 
 const insertSQL = `INSERT INTO runs (id, time, event, surface, direction,
 	request_id, agent_id, session_id, turn_id, step_id, decision, reason,
 	reason_codes, policy_id, policy_version, latency_us, blob_off, results_len,
-	input_len, output_len, policy_revision, views_len, caller, tenant, approval_id, tool)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	input_len, output_len, policy_revision, views_len, caller, tenant, approval_id, tool,
+	prev_hash, hash)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // Record stores rec and returns once the transaction holding it has
 // committed (see the package documentation for what that guarantees). An

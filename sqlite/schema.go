@@ -108,6 +108,25 @@ var migrations = []migration{
 	// their views, which are not parsed back: Query.Tool does not find
 	// them).
 	sqlStep(`ALTER TABLE runs ADD COLUMN tool TEXT NOT NULL DEFAULT '';`),
+	// 6 → 7: the hash chain (hash.go, verify.go): each row's prev_hash and
+	// hash, '' in older rows (verify skips them and says how many), and
+	// the signed checkpoints retention writes when it deletes the oldest
+	// records (prune.go), so the chain stays verifiable from the newest
+	// one. (Another branch adds the ACS tables as 6 → 7 too; whichever
+	// merges second renumbers its entry to the next version.)
+	// The hashes are 32-byte BLOBs, not hex: 64 bytes less per row for
+	// the writer to insert (warden.Record gives them in hex).
+	sqlStep(`ALTER TABLE runs ADD COLUMN prev_hash BLOB NOT NULL DEFAULT x'';
+		ALTER TABLE runs ADD COLUMN hash BLOB NOT NULL DEFAULT x'';
+		CREATE TABLE trace_checkpoints (
+			time       INTEGER NOT NULL, -- unix microseconds, UTC
+			last_rowid INTEGER NOT NULL, -- the last deleted record's rowid
+			last_id    TEXT NOT NULL,    -- its id
+			last_hash  TEXT NOT NULL,    -- its hash, hex: the next record's prev_hash
+			deleted    INTEGER NOT NULL, -- records deleted since the previous checkpoint
+			public_key TEXT NOT NULL,    -- hex Ed25519 public key
+			signature  TEXT NOT NULL     -- hex Ed25519 signature (prune.go: checkpointMessage)
+		);`),
 }
 
 // migrateCursor adds the policy revision and the views (stored after the

@@ -1,11 +1,14 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -183,16 +186,28 @@ func (s *Store) write(b []*request) (err error) {
 			_ = rollback(ctx, c)
 			return err
 		}
+		// The chain's head is read under the same lock: another process
+		// may have appended since this one's last batch.
+		head, err := readHead(ctx, dc.(driver.QueryerContext))
+		if err != nil {
+			bad = rollback(ctx, c)
+			return err
+		}
 		st := s.stmt.(driver.StmtExecContext)
 		for _, r := range b {
+			r.hash = chainHash(&r.content, head)
+			n := copy(r.prev[:], head)
+			r.args[prevHashArg].Value = r.prev[:n]
+			r.args[hashArg].Value = r.hash[:]
 			if _, err := st.ExecContext(ctx, r.args[:]); err != nil {
 				if isConstraint(err) {
 					r.err = fmt.Errorf("sqlite: record rejected: %w", err)
-					continue
+					continue // the head stays: the row is not in the trace
 				}
 				bad = rollback(ctx, c)
 				return fmt.Errorf("sqlite: insert: %w", err)
 			}
+			head = r.hash[:]
 		}
 		if _, err := c.ExecContext(ctx, "COMMIT", nil); err != nil {
 			bad = rollback(ctx, c)
@@ -210,6 +225,48 @@ func (s *Store) write(b []*request) (err error) {
 		err = s.checkFiles()
 	}
 	return err
+}
+
+// readHead returns the newest row's hash, or the newest checkpoint's when
+// retention has deleted every row, or none (a new trace, or one whose newest
+// row is from before the chain). The caller holds the write lock.
+func readHead(ctx context.Context, q driver.QueryerContext) ([]byte, error) {
+	for i, query := range []string{
+		`SELECT hash FROM runs ORDER BY rowid DESC LIMIT 1`,
+		`SELECT last_hash FROM trace_checkpoints ORDER BY rowid DESC LIMIT 1`,
+	} {
+		rows, err := q.QueryContext(ctx, query, nil)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: read chain head: %w", err)
+		}
+		v := make([]driver.Value, 1)
+		err = rows.Next(v)
+		rows.Close()
+		if err == io.EOF {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: read chain head: %w", err)
+		}
+		var h []byte
+		switch x := v[0].(type) {
+		case string:
+			h = []byte(x)
+		case []byte:
+			h = bytes.Clone(x)
+		}
+		if i == 1 { // a checkpoint's hash is hex
+			var ok bool
+			if h, ok = decodeHash(string(h)); !ok {
+				return nil, fmt.Errorf("sqlite: checkpoint hash %q is not a SHA-256 hash", v[0])
+			}
+		}
+		if len(h) != 0 && len(h) != sha256.Size {
+			return nil, fmt.Errorf("sqlite: chain head is %d bytes, not a SHA-256 hash", len(h))
+		}
+		return h, nil
+	}
+	return nil, nil
 }
 
 // writeBlobs appends the batch's blobs in one write at the blob file's

@@ -1,0 +1,241 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+)
+
+// Reasons a link of the chain is broken (Broken.Reason).
+const (
+	// BrokenEdited: the row's stored hash is not the hash of its content
+	// and prev_hash (a field, a blob byte or the hash itself was changed).
+	BrokenEdited = "edited"
+	// BrokenMissing: the row is intact but its predecessor is in no row:
+	// records were deleted (without a checkpoint) before it.
+	BrokenMissing = "missing"
+	// BrokenReordered: the row is intact and its predecessor is in the
+	// trace, but not just before it: rows were moved or swapped.
+	BrokenReordered = "reordered"
+	// BrokenCheckpoint: the newest checkpoint's signature does not verify
+	// (it was forged or changed), or it was not signed by this data
+	// directory's key.
+	BrokenCheckpoint = "checkpoint"
+)
+
+// Broken is the first broken link Verify found.
+type Broken struct {
+	Position int64  `json:"position"` // 1-based, among the rows in rowid order (0: the checkpoint)
+	RowID    int64  `json:"rowid"`
+	ID       string `json:"id"`
+	Reason   string `json:"reason"`
+	Detail   string `json:"detail"`
+}
+
+// Checkpoint is a signed record of the chain where retention cut it: the
+// hash of the last record deleted, which the oldest remaining record names
+// as its prev_hash.
+type Checkpoint struct {
+	Time      int64  `json:"time_us"`
+	LastRowID int64  `json:"last_rowid"`
+	LastID    string `json:"last_id"`
+	LastHash  string `json:"last_hash"`
+	Deleted   int64  `json:"deleted"`
+	PublicKey string `json:"public_key"`
+	Signature string `json:"signature"`
+}
+
+// VerifyReport is what Verify found.
+type VerifyReport struct {
+	Verified   int64       `json:"verified"` // hashed rows whose links hold (up to the break)
+	Legacy     int64       `json:"legacy"`   // rows from before the chain (no hash), skipped
+	Head       string      `json:"head"`     // the newest row's hash when the chain holds
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+	Broken     *Broken     `json:"broken,omitempty"`
+}
+
+// OK reports whether the whole chain holds.
+func (r *VerifyReport) OK() bool { return r.Broken == nil }
+
+const verifySQL = `SELECT rowid, id, time, event, surface, direction, request_id,
+	agent_id, session_id, turn_id, step_id, decision, reason, reason_codes,
+	policy_id, policy_version, latency_us, blob_off, results_len, input_len,
+	output_len, policy_revision, views_len, caller, tenant, approval_id, tool,
+	prev_hash, hash FROM runs ORDER BY rowid`
+
+// Verify walks the trace in insertion order recomputing each row's hash
+// (hash.go) and checking that it names the previous row's hash, starting
+// from the newest checkpoint (whose signature it checks) or from the first
+// hashed row. It reads one snapshot in one streaming query: memory is one
+// row and its blob, however long the trace. A broken link is reported in
+// the VerifyReport; the error is for a trace it could not read.
+//
+// The chain cannot show that the newest records were deleted: compare the
+// reported head with one seen earlier (or published) for that.
+func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
+	conn, err := s.rdb.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: verify: %w", err)
+	}
+	defer conn.Close()
+	// One read transaction: the checkpoint and the rows are one snapshot,
+	// even while a server writes and prunes.
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return nil, fmt.Errorf("sqlite: verify: %w", err)
+	}
+	defer conn.ExecContext(context.Background(), "ROLLBACK") //nolint:errcheck // read only
+
+	rep := &VerifyReport{}
+	var prev []byte // the expected prev_hash of the next hashed row
+	cp, err := newestCheckpoint(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	if cp != nil {
+		rep.Checkpoint = cp
+		if why := s.checkCheckpoint(cp); why != "" {
+			rep.Broken = &Broken{RowID: cp.LastRowID, ID: cp.LastID, Reason: BrokenCheckpoint, Detail: why}
+			return rep, nil
+		}
+		prev, _ = decodeHash(cp.LastHash)
+	}
+
+	rows, err := conn.QueryContext(ctx, verifySQL)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: verify: %w", err)
+	}
+	defer rows.Close()
+	c := newCanon()
+	var (
+		w       row
+		ph, h   []byte
+		blob    []byte
+		pos     int64
+		chained = cp != nil && cp.LastHash != "" // a hashed row has been seen (or deleted)
+		content [sha256.Size]byte
+	)
+	for rows.Next() {
+		r := &w.rec
+		if err := rows.Scan(&w.rowid, &r.ID, &w.us, &r.Event, &r.Surface, &r.Direction,
+			&r.RequestID, &r.AgentID, &r.SessionID, &r.TurnID, &r.StepID,
+			&r.Decision, &r.Reason, &w.codes, &r.PolicyID, &r.PolicyVersion,
+			&r.LatencyUS, &w.off, &w.nRes, &w.nIn, &w.nOut, &r.PolicyRevision, &w.nVws,
+			&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool, &ph, &h); err != nil {
+			return nil, s.readErr(ctx, "verify: read run", err)
+		}
+		pos++
+		if !chained && len(h) == 0 && len(ph) == 0 {
+			rep.Legacy++
+			continue
+		}
+		chained = true
+		broken := func(reason, detail string) (*VerifyReport, error) {
+			rep.Broken = &Broken{Position: pos, RowID: w.rowid, ID: r.ID, Reason: reason, Detail: detail}
+			rep.Head = ""
+			return rep, nil
+		}
+		n := w.nRes + w.nIn + w.nOut + w.nVws
+		if int64(cap(blob)) < n {
+			blob = make([]byte, n)
+		}
+		blob = blob[:n]
+		if n > 0 {
+			if err := s.rblobs.readAt(blob, w.off); err != nil {
+				return broken(BrokenEdited, fmt.Sprintf("its blob cannot be read: %v", err))
+			}
+		}
+		i, o, v := w.nRes, w.nRes+w.nIn, w.nRes+w.nIn+w.nOut
+		c.digest(&rowContent{
+			id: r.ID, us: w.us, event: r.Event, surface: r.Surface, direction: r.Direction,
+			requestID: r.RequestID, agentID: r.AgentID, sessionID: r.SessionID,
+			turnID: r.TurnID, stepID: r.StepID, decision: r.Decision, reason: r.Reason,
+			codes: w.codes, policyID: r.PolicyID, policyVersion: r.PolicyVersion,
+			latency: r.LatencyUS, results: blob[:i], input: blob[i:o], output: blob[o:v],
+			policyRevision: r.PolicyRevision, views: blob[v:], caller: r.Caller,
+			tenant: r.Tenant, approvalID: r.ApprovalID, tool: r.Tool,
+		}, &content)
+		if len(ph) != 0 && len(ph) != sha256.Size {
+			return broken(BrokenEdited, fmt.Sprintf("its prev_hash is %d bytes, not a SHA-256 hash", len(ph)))
+		}
+		sum := chainHash(&content, ph)
+		if !bytes.Equal(sum[:], h) {
+			return broken(BrokenEdited, "its stored hash is not the hash of its content and prev_hash: the record was changed")
+		}
+		if !bytes.Equal(ph, prev) {
+			at, err := rowWithHash(ctx, conn, ph)
+			if err != nil {
+				return nil, err
+			}
+			want, got := hex.EncodeToString(prev), hex.EncodeToString(ph)
+			switch {
+			case len(ph) == 0:
+				return broken(BrokenMissing, fmt.Sprintf("it starts a chain, but the previous record's hash is %s", want))
+			case at == 0:
+				return broken(BrokenMissing, fmt.Sprintf("its predecessor (hash %s) is not in the trace: records before it were deleted", got))
+			default:
+				return broken(BrokenReordered, fmt.Sprintf("its predecessor (hash %s) is at rowid %d, not just before it", got, at))
+			}
+		}
+		prev = append(prev[:0], sum[:]...)
+		rep.Verified++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.readErr(ctx, "verify: read runs", err)
+	}
+	rep.Head = hex.EncodeToString(prev)
+	return rep, nil
+}
+
+// rowWithHash is the rowid of a row whose hash is h, 0 for none. It scans
+// the table (hash has no index): Verify calls it once, on a broken link.
+func rowWithHash(ctx context.Context, conn *sql.Conn, h []byte) (int64, error) {
+	var at int64
+	err := conn.QueryRowContext(ctx, `SELECT rowid FROM runs WHERE hash = ? LIMIT 1`, h).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: verify: %w", err)
+	}
+	return at, nil
+}
+
+// newestCheckpoint reads the newest checkpoint; nil when there is none.
+func newestCheckpoint(ctx context.Context, q queryer) (*Checkpoint, error) {
+	var cp Checkpoint
+	err := q.QueryRowContext(ctx, `SELECT time, last_rowid, last_id, last_hash, deleted,
+		public_key, signature FROM trace_checkpoints ORDER BY rowid DESC LIMIT 1`).Scan(
+		&cp.Time, &cp.LastRowID, &cp.LastID, &cp.LastHash, &cp.Deleted, &cp.PublicKey, &cp.Signature)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: read checkpoint: %w", err)
+	}
+	return &cp, nil
+}
+
+// checkCheckpoint returns why cp does not verify, "" when it does: its
+// signature must verify under its public key, and that key must be the data
+// directory's (SignKeyFile) when that file is readable.
+func (s *Store) checkCheckpoint(cp *Checkpoint) string {
+	pub, err := hex.DecodeString(cp.PublicKey)
+	if err != nil || len(pub) != ed25519.PublicKeySize {
+		return "its public key is malformed"
+	}
+	sig, err := hex.DecodeString(cp.Signature)
+	if err != nil || !ed25519.Verify(pub, checkpointMessage(cp), sig) {
+		return "its signature does not verify: the checkpoint was forged or changed"
+	}
+	if own, err := readSignKey(s.dir); err == nil && own != nil {
+		if !bytes.Equal(own.Public().(ed25519.PublicKey), pub) {
+			return fmt.Sprintf("it is signed by %s, not by this data directory's key (%s)", cp.PublicKey, SignKeyFile)
+		}
+	}
+	return ""
+}
