@@ -78,6 +78,14 @@ const verifySQL = `SELECT rowid, id, time, event, surface, direction, request_id
 // The chain cannot show that the newest records were deleted: compare the
 // reported head with one seen earlier (or published) for that.
 func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
+	return s.VerifyWithKey(ctx, nil)
+}
+
+// VerifyWithKey is Verify with the checkpoint's expected signer: when pub
+// is not nil, the newest checkpoint must be signed by it (an auditor who
+// keeps the public key apart from the data directory; `warden verify
+// --pubkey`), whatever key the directory holds.
+func (s *Store) VerifyWithKey(ctx context.Context, pub ed25519.PublicKey) (*VerifyReport, error) {
 	conn, err := s.rdb.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: verify: %w", err)
@@ -98,7 +106,7 @@ func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
 	}
 	if cp != nil {
 		rep.Checkpoint = cp
-		if why := s.checkCheckpoint(cp); why != "" {
+		if why := s.checkCheckpoint(cp, pub); why != "" {
 			rep.Broken = &Broken{RowID: cp.LastRowID, ID: cp.LastID, Reason: BrokenCheckpoint, Detail: why}
 			return rep, nil
 		}
@@ -221,9 +229,10 @@ func newestCheckpoint(ctx context.Context, q queryer) (*Checkpoint, error) {
 }
 
 // checkCheckpoint returns why cp does not verify, "" when it does: its
-// signature must verify under its public key, and that key must be the data
-// directory's (SignKeyFile) when that file is readable.
-func (s *Store) checkCheckpoint(cp *Checkpoint) string {
+// signature must verify under its public key, and that key must be want
+// when given, else the data directory's (SignKeyFile) when that file is
+// readable.
+func (s *Store) checkCheckpoint(cp *Checkpoint, want ed25519.PublicKey) string {
 	pub, err := hex.DecodeString(cp.PublicKey)
 	if err != nil || len(pub) != ed25519.PublicKeySize {
 		return "its public key is malformed"
@@ -231,6 +240,12 @@ func (s *Store) checkCheckpoint(cp *Checkpoint) string {
 	sig, err := hex.DecodeString(cp.Signature)
 	if err != nil || !ed25519.Verify(pub, checkpointMessage(cp), sig) {
 		return "its signature does not verify: the checkpoint was forged or changed"
+	}
+	if want != nil {
+		if !bytes.Equal(want, pub) {
+			return fmt.Sprintf("it is signed by %s, not by the key given (%x)", cp.PublicKey, []byte(want))
+		}
+		return ""
 	}
 	if own, err := readSignKey(s.dir); err == nil && own != nil {
 		if !bytes.Equal(own.Public().(ed25519.PublicKey), pub) {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"crypto/ed25519"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
@@ -262,6 +263,25 @@ func TestVerifyCheckpoint(t *testing.T) {
 	if rep := verifyDir(t, dir); !rep.OK() || rep.Verified != 1 || rep.Checkpoint.LastID != "r10" {
 		t.Fatalf("%+v %+v", rep, rep.Broken)
 	}
+
+	// An auditor's copy of the public key (warden verify --pubkey): the
+	// right key verifies, another key does not.
+	own, err := readSignKey(dir)
+	if err != nil || own == nil {
+		t.Fatalf("sign key: %v", err)
+	}
+	other, _, _ := ed25519.GenerateKey(nil)
+	ro, err := OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := ro.VerifyWithKey(context.Background(), own.Public().(ed25519.PublicKey)); err != nil || !rep.OK() {
+		t.Fatalf("the directory's own key: %v %+v", err, rep)
+	}
+	if rep, err := ro.VerifyWithKey(context.Background(), other); err != nil || rep.OK() || rep.Broken.Reason != BrokenCheckpoint {
+		t.Fatalf("another key: %v %+v", err, rep)
+	}
+	ro.Close()
 
 	db := rawDB(t, dir)
 	// A forged checkpoint (its hash changed to hide a deletion) fails.

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"crypto/ed25519"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/wardenhq/warden/sqlite"
 )
@@ -14,8 +18,21 @@ func cmdVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("verify", stderr)
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace)")
 	out := fs.String("o", "text", "output: text or json")
+	pubFile := fs.String("pubkey", "", "a file holding the hex Ed25519 public key the retention checkpoints must be signed by (as `warden verify` prints it); default: the data directory's own key")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	var pub ed25519.PublicKey
+	if *pubFile != "" {
+		b, err := os.ReadFile(*pubFile)
+		if err != nil {
+			return fail(stderr, "--pubkey: %v", err)
+		}
+		k, err := hex.DecodeString(strings.TrimSpace(string(b)))
+		if err != nil || len(k) != ed25519.PublicKeySize {
+			return fail(stderr, "--pubkey: %s does not hold a hex Ed25519 public key (%d hex digits)", *pubFile, 2*ed25519.PublicKeySize)
+		}
+		pub = k
 	}
 	if *out != "text" && *out != "json" {
 		return fail(stderr, "-o: expected text or json, got %q", *out)
@@ -27,7 +44,7 @@ func cmdVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer store.Close()
 	ctx, cancel := interrupted()
 	defer cancel()
-	rep, err := store.Verify(ctx)
+	rep, err := store.VerifyWithKey(ctx, pub)
 	if err != nil {
 		return fail(stderr, "verifying the trace in %s: %v", *data, err)
 	}
