@@ -14,7 +14,8 @@ import (
 // Mem is an in-memory warden.Store for tests. It meets the Store contract
 // (TestMemStore runs the suite against it), keeps records in recording order
 // for tests to inspect, and, while Err is set, fails every Record with it, as
-// a full disk would. It is a warden.ApprovalStore too (memapprovals.go).
+// a full disk would. It is a warden.ApprovalStore (memapprovals.go) and a
+// warden.ACSSessionStore (memacs.go) too.
 type Mem struct {
 	d      *memData
 	mu     sync.Mutex
@@ -29,6 +30,7 @@ type memData struct {
 	recs []warden.Record // in recording order
 	gen  int             // bumped by Reset
 	appr *memApprovals   // memapprovals.go; nil until first used
+	acs  *memACS         // memacs.go; nil until first used
 }
 
 var _ warden.Store = (*Mem)(nil)

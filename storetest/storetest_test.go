@@ -30,3 +30,11 @@ func TestMemApprovals(t *testing.T) {
 		return m
 	})
 }
+
+func TestMemACS(t *testing.T) {
+	storetest.RunACS(t, func(t *testing.T) warden.ACSSessionStore {
+		m := storetest.NewMem()
+		t.Cleanup(func() { m.Close() })
+		return m
+	})
+}
