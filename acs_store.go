@@ -11,12 +11,15 @@ import (
 // every warden serving the session: what the handshake negotiated, and the
 // head of its audit chain.
 type ACSSession struct {
-	ID       string    `json:"id"`       // metadata.session_id
-	AgentID  string    `json:"agent_id"` // metadata.agent_id at the handshake
-	Tenant   string    `json:"tenant"`   // the caller's tenant
-	Version  string    `json:"version"`  // the negotiated acs_version
-	Methods  []string  `json:"methods"`  // the methods the ServerHello said it evaluates
-	Hello    time.Time `json:"hello"`    // when the handshake was made
+	ID      string `json:"id"`       // metadata.session_id
+	AgentID string `json:"agent_id"` // metadata.agent_id at the handshake
+	Tenant  string `json:"tenant"`   // the caller's tenant
+	// KeyID is the signature key_id the handshake was signed with ("":
+	// unsigned); every later request of the session must be signed with it.
+	KeyID    string    `json:"key_id"`
+	Version  string    `json:"version"` // the negotiated acs_version
+	Methods  []string  `json:"methods"` // the methods the ServerHello said it evaluates
+	Hello    time.Time `json:"hello"`   // when the handshake was made
 	LastSeen time.Time `json:"last_seen"`
 	// Head is the hex entry_hash of the session's newest ContextEntry ("":
 	// none yet); Entries is how many the chain holds.

@@ -31,6 +31,10 @@ type ACS struct {
 	// session (acs.replay_window; at least the skew window, at most 24h,
 	// default 10m).
 	ReplayWindow time.Duration
+	// RequireProvenance refuses a session whose ClientHello declares
+	// provenance_producer "none" (-32002 PROVENANCE_REQUIRED;
+	// acs.require_provenance, default false).
+	RequireProvenance bool
 	// DeferMaxPerSession bounds the deferred steps pending in one session
 	// (acs.defer.max_per_session; 1..1000, default 3).
 	DeferMaxPerSession int
@@ -43,7 +47,7 @@ const (
 	DefaultACSDeferMax    = 3
 	minACSKeyBytes        = 16
 	acsKeysHelp           = `"<text>", "hex:<hex>" or "base64:<base64>", at least 16 bytes`
-	acsSectionKeys        = "keys, require_signatures, skew_window, replay_window, defer"
+	acsSectionKeys        = "keys, require_signatures, require_provenance, skew_window, replay_window, defer"
 	maxACSWindow          = 24 * time.Hour
 	maxACSSkew            = time.Hour
 	maxACSDeferPerSession = 1000
@@ -67,8 +71,8 @@ func (a ACS) KeyIDs() []string {
 
 // String shows the section without its key material.
 func (a ACS) String() string {
-	return fmt.Sprintf("acs{keys: %v, require_signatures: %v, skew_window: %s, replay_window: %s, defer.max_per_session: %d}",
-		a.KeyIDs(), a.RequireSignatures, a.SkewWindow, a.ReplayWindow, a.DeferMaxPerSession)
+	return fmt.Sprintf("acs{keys: %v, require_signatures: %v, require_provenance: %v, skew_window: %s, replay_window: %s, defer.max_per_session: %d}",
+		a.KeyIDs(), a.RequireSignatures, a.RequireProvenance, a.SkewWindow, a.ReplayWindow, a.DeferMaxPerSession)
 }
 
 // GoString is String: %#v must not print the keys either.
@@ -118,6 +122,10 @@ func parseACS(file string, v *yaml.Node) (ACS, ErrorList) {
 				add(n, "acs.require_signatures: expected true or false")
 			}
 			requireSet = true
+		case "require_provenance":
+			if err := n.Decode(&a.RequireProvenance); err != nil || n.Kind != yaml.ScalarNode {
+				add(n, "acs.require_provenance: expected true or false")
+			}
 		case "skew_window":
 			if d, msg := boundedDuration(n, "acs.skew_window", time.Second, maxACSSkew, "30s"); msg != "" {
 				add(n, "%s", msg)

@@ -28,6 +28,7 @@ var commands = []struct {
 	{"check", "check [--config F] [--policy PATH]... [--builtin=false]", cmdCheck},
 	{"eval", "eval --event NAME [--config F] [--policy PATH]... [--builtin=false] [--tenant T] < payload.json", cmdEval},
 	{"hooks", "hooks events [--family F] [--sync-only] [-o table|json] | hooks dispatch EVENT [--config F] [--policy PATH]... [--builtin=false] [--data DIR] < payload.json", cmdHooks},
+	{"acs", "acs stdio [--config F] [--policy PATH]... [--builtin=false] [--data DIR]", cmdACS},
 	{"mcp", "mcp stdio [--config F] [--policy PATH]... [--builtin=false] [--data DIR] [--name N] -- CMD ARGS...", cmdMCP},
 	{"runs", "runs [--data DIR] [--session S] [--event E] [--decision D] [--surface S] [--tool T] [--policy P] [--since DUR|RFC3339] [--last N] [--after ID] [--follow] [-o table|json]", cmdRuns},
 	{"verify", "verify [--data DIR] [-o text|json]", cmdVerify},

@@ -149,9 +149,15 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(cfg.A2A) > 0 {
 		a2aProxy = a2agate.New(gd, cfg.A2A, a2agate.Options{Logf: logf})
 	}
+	acsGuardian, err := acsHandler(gd, store, cfg, logf)
+	if err != nil {
+		store.Close()
+		return fail(stderr, "%v", err)
+	}
 	shutdown := make(chan struct{}) // closed as shutdown begins: ends the runs streams
 	handler := server.New(server.Options{
 		AOS:         aos.NewHandler(gd, aos.Options{Version: version, MaxBatch: lim.Batch, MaxResponse: lim.ResponseBytes, Logf: logf}),
+		ACS:         acsGuardian,
 		Dispatch:    gd.Dispatcher(),
 		HookCatalog: gd.Hooks().CatalogHandler(),
 		A2A:         a2aProxy,

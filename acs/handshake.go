@@ -1,0 +1,189 @@
+package acs
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/catalog"
+)
+
+// Profiles warden accepts (conformance.md): ACS-Core, and ACS-Audit
+// (request_hash on every ContextEntry).
+var acceptedProfiles = []string{"acs-core", "acs-audit"}
+
+// mcpWildcard in a session's methods stands for every protocols/MCP/*
+// method: the client declared MCP in wrapped_protocols.
+const mcpWildcard = catalog.ACSMCPPrefix + "*"
+
+// evaluates reports whether warden evaluates method (as the client names
+// it, a wrapped:mcp-… form included).
+func evaluates(method string) bool {
+	if method == MethodHello {
+		return false // not a hook: nothing to evaluate
+	}
+	_, ok := resolveMethod(method)
+	return ok
+}
+
+// hello answers handshake/hello: the ClientHello checked, the session
+// stored (or, for a session that exists, checked to be the same agent,
+// key and tenant), and a ServerHello stating what warden does.
+func (h *Handler) hello(ctx context.Context, r *request, transport string) (map[string]any, *Error) {
+	p := r.payload
+	version := ""
+	for _, v := range strings_(p["acs_versions_supported"]) {
+		if v == Version || (version == "" && semverRE.MatchString(v) && sameMajor(v)) {
+			version = v
+		}
+	}
+	if version == "" {
+		return nil, errf(CodeUnsupportedVersion, "params.payload.acs_versions_supported",
+			"no version warden speaks (%s) is listed", Version).with("supported_versions", []string{Version})
+	}
+	if h.opts.RequireProvenance && p["provenance_producer"] == "none" {
+		return nil, errf(CodeProvenanceRequired, "params.payload.provenance_producer",
+			`warden's policy requires provenance (acs.require_provenance), and the client declared "none"`)
+	}
+	if !contains(strings_(p["transports_supported"]), transport) {
+		return nil, errf(CodeSessionRefused, "params.payload.transports_supported",
+			"this request came over %s, which the client does not list", transport)
+	}
+	methods := evaluatedMethods(p)
+	tenant := warden.PrincipalFrom(ctx).Tenant
+	keyID := ""
+	if r.sig != nil {
+		keyID = r.sig.KeyID
+	}
+	old, err := h.opts.Sessions.ACSSession(ctx, r.sessionID)
+	switch {
+	case err == nil:
+		if e := sameParty(old, r, tenant, keyID); e != nil {
+			return nil, e
+		}
+	case !errors.Is(err, warden.ErrNoSession):
+		return nil, errf(CodeInternal, "", "reading the session: %v", err)
+	}
+	if e := h.remember(ctx, r); e != nil {
+		return nil, e
+	}
+	now := h.opts.Now()
+	s := &warden.ACSSession{ID: r.sessionID, AgentID: r.agentID, Tenant: tenant, KeyID: keyID, Version: version,
+		Methods: methods, Hello: now, LastSeen: now}
+	if err := h.opts.Sessions.PutACSSession(ctx, s); err != nil {
+		return nil, errf(CodeInternal, "", "storing the session: %v", err)
+	}
+	return h.serverHello(r, version, methods, transport, strings_(p["profiles_supported"])), nil
+}
+
+// sameParty refuses a handshake or step of a known session from another
+// agent, tenant or key, or after the session ended.
+func sameParty(s *warden.ACSSession, r *request, tenant, keyID string) *Error {
+	switch {
+	case s.Ended:
+		return errf(CodeSessionRefused, "params.metadata.session_id", "session %s has ended (steps/sessionEnd); start a new session", clip(s.ID))
+	case s.AgentID != r.agentID:
+		return errf(CodeSessionRefused, "params.metadata.agent_id", "session %s belongs to another agent", clip(s.ID))
+	case s.Tenant != tenant:
+		return errf(CodeSessionRefused, "params.metadata.session_id", "session %s belongs to another tenant", clip(s.ID))
+	case s.KeyID != keyID:
+		return errf(CodeSignatureInvalid, "params.signature.key_id", "session %s is bound to the key it was negotiated with; sign with that key", clip(s.ID))
+	}
+	return nil
+}
+
+// evaluatedMethods is the part of the client's methods_implemented that
+// warden evaluates, plus every wrapped MCP method when wrapped_protocols
+// declares MCP; sorted, without duplicates.
+func evaluatedMethods(p map[string]any) []string {
+	seen := map[string]bool{}
+	for _, m := range strings_(p["methods_implemented"]) {
+		if evaluates(m) {
+			seen[m] = true
+		}
+	}
+	if ws, ok := p["wrapped_protocols"].([]any); ok {
+		for _, w := range ws {
+			if m, _ := w.(map[string]any); m != nil && m["protocol"] == "MCP" {
+				seen[mcpWildcard] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for m := range seen {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// negotiated reports whether the session's handshake covers method.
+func negotiated(s *warden.ACSSession, method string) bool {
+	for _, m := range s.Methods {
+		if m == method || (m == mcpWildcard && strings.HasPrefix(method, catalog.ACSMCPPrefix)) {
+			return true
+		}
+	}
+	return false
+}
+
+// serverHello is the handshake's result: an ACS result (type final,
+// decision allow, so it validates as response-envelope.json's AcsResult)
+// carrying the ServerHello of handshake.json.
+func (h *Handler) serverHello(r *request, version string, methods []string, transport string, profiles []string) map[string]any {
+	evaluated := make([]string, 0, len(methods))
+	for _, m := range methods {
+		if m == mcpWildcard {
+			for _, x := range catalog.ACSMCPMethods {
+				evaluated = append(evaluated, catalog.ACSMCPPrefix+x)
+			}
+			continue
+		}
+		evaluated = append(evaluated, m)
+	}
+	algs := []string{}
+	if h.signer.Enabled() {
+		algs = append(algs, AlgHMAC)
+	}
+	approvers := []string{}
+	if h.opts.Approvals {
+		approvers = append(approvers, "human")
+	}
+	accepted := []string{}
+	for _, p := range profiles {
+		if contains(acceptedProfiles, p) && !contains(accepted, p) {
+			accepted = append(accepted, p)
+		}
+	}
+	return map[string]any{
+		"type": "final", "acs_version": version, "request_id": r.requestID, "decision": "allow",
+		"reasoning":          "session negotiated",
+		"negotiated_version": version,
+		"methods_evaluated":  evaluated,
+		"selected_transport": transport,
+		"timeout_config":     map[string]any{"default_ms": h.opts.DecisionTimeout.Milliseconds()},
+		// warden fails closed: a step without a usable answer is refused.
+		"on_decision_failure":            "deny",
+		"skew_window_ms":                 h.opts.SkewWindow.Milliseconds(),
+		"signature_algorithms_supported": algs,
+		"signatures_required":            h.opts.RequireSignatures,
+		"approver_types_supported":       approvers,
+		"policy_requires_provenance":     h.opts.RequireProvenance,
+		"profiles_accepted":              accepted,
+		"guardian":                       map[string]any{"name": "warden", "version": h.opts.Version},
+	}
+}
+
+// strings_ returns the string members of a JSON array.
+func strings_(v any) []string {
+	a, _ := v.([]any)
+	out := make([]string, 0, len(a))
+	for _, x := range a {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}

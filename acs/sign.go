@@ -1,0 +1,147 @@
+package acs
+
+import (
+	"crypto/hkdf"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Signer signs and verifies ACS messages with HMAC-SHA256 (CONTRACT §14):
+// the per-session key is HKDF-SHA256 over the key_id's input keying
+// material, no salt, info the UTF-8 session_id, 32 bytes; the signed
+// input is the RFC 8785 (JCS) form of the whole JSON-RPC message without
+// its signature member (params.signature, result.signature or
+// error.signature); the value is standard base64 with padding. The key
+// material is never logged or returned.
+type Signer struct {
+	keys map[string][]byte
+}
+
+// NewSigner returns a signer over keys (by key_id); it keeps its own copy.
+func NewSigner(keys map[string][]byte) *Signer {
+	s := &Signer{keys: make(map[string][]byte, len(keys))}
+	for id, k := range keys {
+		s.keys[id] = append([]byte(nil), k...)
+	}
+	return s
+}
+
+// Has reports whether keyID names a configured key.
+func (s *Signer) Has(keyID string) bool { _, ok := s.keys[keyID]; return ok }
+
+// Enabled reports whether any key is configured.
+func (s *Signer) Enabled() bool { return len(s.keys) > 0 }
+
+// sessionKey derives the session's HMAC key.
+func (s *Signer) sessionKey(keyID, session string) ([]byte, error) {
+	ikm, ok := s.keys[keyID]
+	if !ok {
+		return nil, fmt.Errorf("unknown key_id %q", clip(keyID))
+	}
+	return hkdf.Key(sha256.New, ikm, nil, session, 32)
+}
+
+// mac computes the signature value of msg (the signature member already
+// removed) under the session's key.
+func (s *Signer) mac(keyID, session string, msg map[string]any) (string, error) {
+	key, err := s.sessionKey(keyID, session)
+	if err != nil {
+		return "", err
+	}
+	in, err := Canonical(msg)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write(in)
+	return base64.StdEncoding.EncodeToString(m.Sum(nil)), nil
+}
+
+// verify checks a request's signature: the message without
+// params.signature, under the session's key, compared in constant time.
+func (s *Signer) verify(r *request) *Error {
+	sig := r.sig
+	if sig.Algorithm != AlgHMAC {
+		return errf(CodeSignatureInvalid, "params.signature.algorithm", "%q is not supported (ACS-Core: %s)", clip(sig.Algorithm), AlgHMAC)
+	}
+	if !s.Has(sig.KeyID) {
+		return errf(CodeSignatureInvalid, "params.signature.key_id", "no key %q is configured (acs.keys)", clip(sig.KeyID))
+	}
+	got, err := base64.StdEncoding.DecodeString(sig.Value)
+	if err != nil {
+		if got, err = base64.RawStdEncoding.DecodeString(sig.Value); err != nil {
+			return errf(CodeSignatureInvalid, "params.signature.value", "not base64")
+		}
+	}
+	want, err := s.mac(sig.KeyID, r.sessionID, without(r.msg, "params"))
+	if err != nil {
+		return errf(CodeSignatureInvalid, "params.signature", "cannot compute the signing input: %v", err)
+	}
+	w, _ := base64.StdEncoding.DecodeString(want)
+	if !hmac.Equal(got, w) {
+		return errf(CodeSignatureInvalid, "params.signature.value", "does not verify: the signature must be HMAC-SHA256 over the JCS form of the whole message without params.signature, keyed by HKDF-SHA256(key %q, info session_id)", sig.KeyID)
+	}
+	return nil
+}
+
+// sign puts the signature of the response msg under member ("result" or
+// "error").
+func (s *Signer) sign(keyID, session string, msg map[string]any, member string) error {
+	v, err := s.mac(keyID, session, msg)
+	if err != nil {
+		return err
+	}
+	inner, _ := msg[member].(map[string]any)
+	inner["signature"] = map[string]any{"algorithm": AlgHMAC, "value": v, "key_id": keyID}
+	return nil
+}
+
+// without returns msg with msg[member].signature left out (a shallow copy;
+// msg is not changed).
+func without(msg map[string]any, member string) map[string]any {
+	inner, ok := msg[member].(map[string]any)
+	if !ok {
+		return msg
+	}
+	if _, has := inner["signature"]; !has {
+		return msg
+	}
+	out := make(map[string]any, len(msg))
+	for k, v := range msg {
+		out[k] = v
+	}
+	in2 := make(map[string]any, len(inner))
+	for k, v := range inner {
+		if k != "signature" {
+			in2[k] = v
+		}
+	}
+	out[member] = in2
+	return out
+}
+
+// Canonical returns the RFC 8785 (JCS) form of v.
+func Canonical(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return jcs.Transform(b)
+}
+
+// RequestHash is the ACS-Audit request_hash of a request: lowercase hex
+// SHA-256 of the JCS form of its params (signature included).
+func RequestHash(params map[string]any) (string, error) {
+	b, err := Canonical(params)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:]), nil
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acs"
+	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden/guardian"
+	"github.com/wardenhq/warden/sqlite"
+)
+
+// acsHandler builds the ACS Guardian (CONTRACT §14) of gd from the
+// config's acs: section, keeping its sessions in store.
+func acsHandler(gd *guardian.Guardian, store warden.Store, cfg *config.Config, logf func(string, ...any)) (*acs.Handler, error) {
+	sessions, ok := store.(warden.ACSSessionStore)
+	if !ok {
+		return nil, errors.New("acs: the trace store keeps no ACS sessions")
+	}
+	a := cfg.ACS
+	return acs.NewHandler(gd, acs.Options{
+		Sessions: sessions, Keys: a.Keys, RequireSignatures: a.RequireSignatures, RequireProvenance: a.RequireProvenance,
+		SkewWindow: a.SkewWindow, ReplayWindow: a.ReplayWindow, DeferMax: a.DeferMaxPerSession,
+		Approvals: gd.Approvals() != nil, ApprovalsURL: cfg.Approvals.URL, ApprovalWait: cfg.Approvals.Wait,
+		MaxBatch: cfg.Limits.Batch, MaxResponse: cfg.Limits.ResponseBytes, Version: version, Logf: logf,
+	})
+}
+
+// cmdACS is `warden acs stdio [--config F] [--policy PATH]... [--data DIR]`
+// (CONTRACT §14): an ACS Guardian on stdin/stdout with Content-Length
+// framing, for an agent that starts its Guardian as a subprocess. stdout
+// is the ACS channel; everything else goes to stderr.
+func cmdACS(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "stdio" {
+		return fail(stderr, "acs: usage: warden acs stdio [--config F] [--policy PATH]... [--builtin=false] [--data DIR]")
+	}
+	fs := newFlags("acs stdio", stderr)
+	gf := addGuardianFlags(fs)
+	data := fs.String("data", "./warden-data", "data directory (SQLite trace and ACS sessions; several processes may share it)")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitError
+	}
+	cfg := config.Default()
+	if *gf.config != "" {
+		c, err := config.Load(*gf.config)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitError
+		}
+		cfg = c
+	}
+	store, err := sqlite.Open(*data, sqlite.Options{})
+	if err != nil {
+		return fail(stderr, "opening the trace in %s: %v", *data, err)
+	}
+	defer store.Close()
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	opts := gf.options()
+	opts.Config, opts.ConfigFile = cfg, ""
+	opts.Store, opts.Logger = store, log
+	gd, err := guardian.Open(opts)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitError
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		gd.Close(cctx)
+	}()
+	h, err := acsHandler(gd, store, cfg, func(f string, a ...any) { log.Info(fmt.Sprintf(f, a...)) })
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- h.ServeStdio(ctx, stdin, stdout) }()
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return fail(stderr, "%v", err)
+		}
+	case <-ctx.Done(): // a signal: stop while a read is blocked
+	}
+	return exitOK
+}
