@@ -172,7 +172,7 @@ type Holder interface {
 // hold it; any other held outcome is refused (Outcome.WithoutHold); the rest
 // is returned as it is.
 func Settle(ctx context.Context, core Core, out Outcome) Outcome {
-	if out.Verdict == Ask && out.ApprovalID != "" {
+	if out.Verdict.Holds() && out.ApprovalID != "" {
 		if h, ok := core.(Holder); ok {
 			return h.Await(ctx, out)
 		}

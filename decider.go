@@ -119,7 +119,7 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 	if d.store != nil {
 		rec := NewRecord(ev, &out, time.Now())
 		out.RecordID = rec.ID
-		asked := out.Verdict == Ask && d.appr != nil
+		asked := out.Verdict.Holds() && d.appr != nil
 		if asked {
 			asked = d.retry(ctx, ev, &out, rec)
 		}
@@ -138,7 +138,7 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 				ReasonCodes: []string{CodeTraceUnavailable}, Results: out.Results, Latency: out.Latency,
 				// No RecordID: this decision is not in the trace.
 			}
-		} else if asked && out.Verdict == Ask {
+		} else if asked && out.Verdict.Holds() {
 			d.open(ctx, ev, &out, rec)
 		}
 	}

@@ -21,8 +21,10 @@ const (
 	Allow
 	Modify
 	Ask
-	// Defer asks the caller to hold the step and come back later (the ACS
-	// standard's fifth disposition); no built-in guardian produces it yet.
+	// Defer asks the caller to hold the step until it is resolved (the ACS
+	// standard's fifth disposition): a policy's decision: defer. Like Ask it
+	// opens an approval; surfaces that hold calls hold it, ACS answers it
+	// as defer with defer_details.
 	Defer
 	Deny
 )

@@ -199,7 +199,7 @@ func (g *gate) outcome(ctx context.Context, msg *message, dir, session string, t
 }
 
 // held reports whether out waits for an approval.
-func held(out warden.Outcome) bool { return out.Verdict == warden.Ask && out.ApprovalID != "" }
+func held(out warden.Outcome) bool { return out.Verdict.Holds() && out.ApprovalID != "" }
 
 // verdictOf maps a settled outcome to what the gateway does with msg.
 func (g *gate) verdictOf(msg *message, out warden.Outcome) verdict {

@@ -123,6 +123,7 @@ func (e *Engine) decide(ctx context.Context, ev *warden.Event, set *Set) (warden
 	// The matches stay on the stack unless there are more than a few.
 	var dbuf, abuf, mbuf, lbuf [2]match
 	denies, asks, modifies, allows := dbuf[:0], abuf[:0], mbuf[:0], lbuf[:0]
+	var defers []match
 	for _, p := range cands {
 		t0 := time.Now()
 		ok, err := true, error(nil)
@@ -161,6 +162,8 @@ func (e *Engine) decide(ctx context.Context, ev *warden.Event, set *Set) (warden
 			denies = append(denies, m)
 		case p.Decision == warden.Ask:
 			asks = append(asks, m)
+		case p.Decision == warden.Defer:
+			defers = append(defers, m)
 		case p.Decision == warden.Modify:
 			modifies = append(modifies, m)
 		default:
@@ -170,7 +173,7 @@ func (e *Engine) decide(ctx context.Context, ev *warden.Event, set *Set) (warden
 	// The Joch rule (warden.Stronger) picks the verdict; modifies apply only
 	// when nothing stronger matched, and a modify that fails closed is a deny.
 	var by [warden.Deny + 1][]match // by verdict; stays on the stack
-	by[warden.Deny], by[warden.Ask], by[warden.Modify], by[warden.Allow] = denies, asks, modifies, allows
+	by[warden.Deny], by[warden.Defer], by[warden.Ask], by[warden.Modify], by[warden.Allow] = denies, defers, asks, modifies, allows
 	top := strongest(&by)
 	var payload map[string]any
 	if top == warden.Modify {

@@ -235,6 +235,11 @@ func (l *loader) document(file string, root *yaml.Node) *Policy {
 			p.When, whenN = v.Value, k
 		case "decision":
 			d, err := warden.ParseVerdict(v.Value)
+			if v.Value == warden.Defer.String() {
+				// defer: the step waits, like ask, for a resolution
+				// (an approval); on ACS it is the defer disposition.
+				d, err = warden.Defer, nil
+			}
 			if err != nil {
 				l.errs.add(file, k.Line, k.Column, "%v", err)
 			}
@@ -315,7 +320,7 @@ func eventNodes(v *yaml.Node) []*yaml.Node {
 // fieldNames are the scalar fields and what they hold, for type errors.
 var fieldNames = map[string]string{
 	"id": "string", "version": "string", "description": "string", "when": "CEL expression (string)",
-	"decision": "string (allow, deny, modify or ask)", "reason": "string",
+	"decision": "string (allow, deny, modify, ask or defer)", "reason": "string",
 	"reasonExpr": "CEL expression (string)", "mode": "string (enforce or audit)", "priority": "integer",
 }
 
