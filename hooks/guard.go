@@ -20,11 +20,13 @@ const (
 // may only touch the fields of the event's patch type, and may never
 // escalate (AGH's rules): turn a denied/blocked/rejected permission decision
 // into anything else, widen permissions, raise a TTL, a child count or depth,
-// or drop required capabilities. AOS events are not restricted here (their
-// modifies come from policies and remote Guardians).
+// or drop required capabilities. AOS and ACS events are not restricted
+// here: their modifies come from policies and remote Guardians, and what
+// the agent gets back is a Guardian's answer (a modifiedRequest, ACS
+// modifications), not a hook patch.
 func guard(ev *warden.Event, next map[string]any) error {
 	e, ok := catalog.Lookup(ev.Name)
-	if !ok || e.Source == catalog.Source("aos") {
+	if !ok || e.Source == catalog.Source("aos") || e.Source == catalog.SourceACS {
 		return nil
 	}
 	before := ev.Payload

@@ -21,8 +21,10 @@ import (
 
 // Options are the parts the server routes to.
 type Options struct {
-	AOS         http.Handler // POST /aos
-	ACS         http.Handler // POST /acs (nil: not served)
+	AOS http.Handler // POST /aos
+	ACS http.Handler // POST /acs (nil: not served)
+	// ACSSessions serves GET /api/acs/sessions/{id} (nil: not served).
+	ACSSessions http.Handler
 	Dispatch    http.Handler // POST /api/hooks/dispatch (nil: not served)
 	HookCatalog http.Handler // GET /api/hooks/catalog (nil: not served)
 	MCP         http.Handler // /mcp/{server} (nil: not served)
@@ -69,6 +71,9 @@ func New(o Options) http.Handler {
 	mux.Handle("/aos", o.AOS)
 	if o.ACS != nil {
 		mux.Handle("/acs", o.ACS)
+	}
+	if o.ACSSessions != nil {
+		mux.Handle("GET /api/acs/sessions/{id}", o.ACSSessions)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
