@@ -110,7 +110,8 @@ func helloPayload(methods ...string) map[string]any {
 	}
 	return map[string]any{"acs_versions_supported": []any{"0.1.0"}, "methods_implemented": ms,
 		"transports_supported": []any{"http", "stdio"}, "provenance_producer": "none",
-		"profiles_supported": []any{"acs-core", "acs-audit"}}
+		"profiles_supported": []any{"acs-core", "acs-audit"},
+		"wrapped_protocols":  []any{map[string]any{"protocol": "MCP", "version": "2025-06-18"}}}
 }
 
 var allHooks = append(append([]string{}, hooksList()...), "system/ping", "protocols/MCP/tools/call", "agbom/snapshot", "agbom/changed")
