@@ -18,14 +18,14 @@ var testKey = []byte("0123456789abcdef0123456789abcdef")
 // fixture is a Handler on a Guardian with acs/testdata/policies.yaml (no
 // built-in pack) and an in-memory store.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	h     *Handler
 	store *storetest.Mem
 	g     *guardian.Guardian
 	now   time.Time
 }
 
-func newFixture(t *testing.T, mod func(*Options)) *fixture {
+func newFixture(t testing.TB, mod func(*Options)) *fixture {
 	t.Helper()
 	store := storetest.NewMem()
 	g, err := guardian.Open(guardian.Options{Policies: []string{"testdata/policies.yaml"}, NoBuiltin: true, Store: store})
@@ -168,3 +168,8 @@ func text(role, s string) map[string]any {
 }
 
 var _ warden.ACSSessionStore = (*storetest.Mem)(nil)
+
+type time_ = time.Time
+
+func jsonMarshal(v any) ([]byte, error)   { return json.Marshal(v) }
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
