@@ -105,7 +105,7 @@ func TestACSLifecycleAcrossRestart(t *testing.T) {
 	r, err = c.Call(ctx, "steps/toolCallRequest", tool("search", map[string]any{"q": "x", "limit": 500}))
 	acsStep(t, c, r, err, "modify", &head)
 	mods, _ := r.Result["modifications"].(map[string]any)
-	if ov, _ := mods["parameter_overrides"].(map[string]any); ov == nil || ov["limit"] != float64(100) {
+	if ov, _ := mods["parameter_overrides"].(map[string]any); ov == nil || fmt.Sprint(ov["limit"]) != "100" {
 		t.Errorf("modify: want parameter_overrides {limit: 100}: %s", r.Raw)
 	}
 	email := tool("send_email", map[string]any{"to": "cfo@example.com", "body": "numbers"})
