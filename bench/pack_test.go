@@ -11,9 +11,13 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acs"
 	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/guardian"
+	"github.com/wardenhq/warden/internal/acsclient"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/storetest"
 )
 
 // recorder keeps the last outcome the decider produced.
@@ -136,5 +140,87 @@ func TestPolicyPack(t *testing.T) {
 				t.Errorf("audit results %v, want %v", audit, tc.audit)
 			}
 		})
+	}
+}
+
+// handlerTransport hands acsclient's requests straight to an ACS handler.
+type handlerTransport struct{ h *acs.Handler }
+
+func (t handlerTransport) RoundTrip(ctx context.Context, body []byte) ([]byte, int, error) {
+	return t.h.Handle(ctx, body, "http"), 200, nil
+}
+
+func (handlerTransport) Name() string { return "http" }
+
+// TestPolicyPackACS: the ACS benchmark request (requests/acs_tool_call.json, the same
+// call on the ACS wire) meets the same pack — one policy set serves both wires — and,
+// signed, is allowed with exactly the one audit match, like the AOS request.
+func TestPolicyPackACS(t *testing.T) {
+	set, err := policy.Load("policies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The method is the same on both wires, so are the policies it meets.
+	if n := len(set.Candidates(catalog.MethodToolCallRequest)); n != 12 {
+		t.Errorf("%d policies apply to %s, want 12", n, catalog.MethodToolCallRequest)
+	}
+	rec := &recorder{}
+	store := storetest.NewMem()
+	g, err := guardian.Open(guardian.Options{Policies: []string{"policies"}, NoBuiltin: true, Store: store, Observer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(context.Background())
+	key := []byte("0123456789abcdef0123456789abcdef")
+	h, err := acs.NewHandler(g, acs.Options{Sessions: store, Keys: map[string][]byte{"k1": key}, RequireSignatures: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	raw, err := os.ReadFile("requests/acs_tool_call.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := acsclient.DecodeObject(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := msg["params"].(map[string]any)
+	md := params["metadata"].(map[string]any)
+	c := acsclient.NewWithTransport(handlerTransport{h}, acsclient.Options{KeyID: "k1", Key: key, AgentID: md["agent_id"].(string)})
+	ctx := context.Background()
+	if r, err := c.Handshake(ctx, []string{catalog.MethodToolCallRequest}); err != nil || r.Error != nil {
+		t.Fatalf("handshake: %v %v", err, r)
+	}
+	var mods []func(*acsclient.Envelope)
+	for k, v := range md {
+		if k != "session_id" {
+			mods = append(mods, acsclient.WithMetadata(k, v))
+		}
+	}
+	r, err := c.Call(ctx, msg["method"].(string), params["payload"], mods...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.VerifyResponse(r); err != nil {
+		t.Fatalf("answer: %v\n%s", err, r.Raw)
+	}
+	if r.Decision() != "allow" {
+		t.Fatalf("decision %q: %s", r.Decision(), r.Raw)
+	}
+	rec.mu.Lock()
+	out := rec.out
+	rec.mu.Unlock()
+	var audit []string
+	for _, res := range out.Results {
+		if res.Error != "" {
+			t.Errorf("policy %s failed: %s", res.PolicyID, res.Error)
+		}
+		if res.Mode == "audit" {
+			audit = append(audit, res.PolicyID)
+		}
+	}
+	if len(audit) != 1 || audit[0] != "shadow-review-search-tools" {
+		t.Errorf("audit results %v, want [shadow-review-search-tools]", audit)
 	}
 }
