@@ -1,4 +1,5 @@
-// Command loadgen is a closed-loop HTTP load generator for AOS JSON-RPC endpoints.
+// Command loadgen is a closed-loop HTTP load generator for AOS and ACS JSON-RPC
+// endpoints.
 //
 // Each of -c workers sends the -body request, waits for the answer, and sends the next
 // one at once, over a keep-alive connection pool, for -warmup then -d. Every request
@@ -7,6 +8,12 @@
 // anything else is an error. Latencies of decisions completed in the measured window go
 // into a log-linear histogram (bounded memory, < 0.4% relative error), from which the
 // percentiles are read.
+//
+// In ACS mode (-acs, or -acs-key-id with -acs-key-file) the body is an ACS request:
+// each worker is one ACS session that first sends handshake/hello (not measured), then
+// builds every request afresh from the template (a new request_id and timestamp, its
+// session's session_id) and signs it with HMAC-SHA256 over its JCS form; an answer
+// counts only when it is a JSON-RPC result holding result.decision (see acs.go).
 //
 // loadgen only targets loopback addresses and always stops by itself.
 package main
@@ -42,6 +49,10 @@ type config struct {
 	json    bool
 	label   string
 	auth    string // the Authorization header's value ("" for none)
+
+	acs        bool   // -acs: the body is an ACS request (unsigned unless a key is given)
+	acsKeyFile string // -acs-key-file: the key material, hex
+	acsKeyID   string // -acs-key-id: the key_id to sign with (ACS mode, signed)
 }
 
 func main() {
@@ -56,15 +67,18 @@ func main() {
 	flag.BoolVar(&cfg.json, "json", false, "print one JSON object instead of text")
 	flag.StringVar(&cfg.label, "label", "", "name printed with the results")
 	flag.StringVar(&cfg.auth, "token-file", "", "file holding a bearer token to send (Authorization: Bearer ...)")
+	flag.BoolVar(&cfg.acs, "acs", false, "the body is an ACS request: one session per connection, a handshake first, a fresh request_id and timestamp per request (unsigned without -acs-key-id)")
+	flag.StringVar(&cfg.acsKeyFile, "acs-key-file", "", "file holding the ACS key material as hex (\"hex:\" prefix allowed), with -acs-key-id")
+	flag.StringVar(&cfg.acsKeyID, "acs-key-id", "", "sign every ACS request with HMAC-SHA256 under this key_id (implies -acs; needs -acs-key-file)")
 	flag.Parse()
 
-	if err := run(cfg); err != nil {
+	if err := run(cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(cfg config) error {
+func run(cfg config, out io.Writer) error {
 	if cfg.url == "" || cfg.body == "" {
 		return errors.New("-url and -body are required")
 	}
@@ -81,8 +95,13 @@ func run(cfg config) error {
 	if err != nil {
 		return err
 	}
-	tpl, err := newTemplate(raw)
-	if err != nil {
+	var tpl *template
+	var acs *acsTemplate
+	if cfg.acs || cfg.acsKeyID != "" || cfg.acsKeyFile != "" {
+		if acs, err = newACSTemplate(raw, cfg.acsKeyID, cfg.acsKeyFile); err != nil {
+			return fmt.Errorf("%s: %w", cfg.body, err)
+		}
+	} else if tpl, err = newTemplate(raw); err != nil {
 		return fmt.Errorf("%s: %w", cfg.body, err)
 	}
 
@@ -108,11 +127,29 @@ func run(cfg config) error {
 		auth = "Bearer " + strings.TrimSpace(string(tok))
 	}
 	probe := &worker{client: client, url: cfg.url, tpl: tpl, prefix: "probe-", auth: auth}
+	if acs != nil {
+		probe.acs = acs.session()
+		if err := probe.handshake(context.Background()); err != nil {
+			return fmt.Errorf("probe handshake: %w", err)
+		}
+	}
 	if err := probe.do(context.Background()); err != nil {
 		return fmt.Errorf("probe request: %w", err)
 	}
 
 	runID := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	workers := make([]*worker, cfg.conns)
+	for i := range workers {
+		workers[i] = &worker{client: client, url: cfg.url, tpl: tpl, auth: auth,
+			prefix: "lg-" + runID + "-" + strconv.Itoa(i) + "-"}
+	}
+	if acs != nil {
+		// Every worker is its own ACS session: negotiate them all before the clock
+		// starts, so that no handshake is in the warm-up or the measured window.
+		if err := handshakeAll(workers, acs, cfg.timeout); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	measureFrom := start.Add(cfg.warmup)
 	measureTo := measureFrom.Add(cfg.dur)
@@ -121,12 +158,8 @@ func run(cfg config) error {
 	defer cancel()
 
 	var measured atomic.Int64
-	workers := make([]*worker, cfg.conns)
 	var wg sync.WaitGroup
-	for i := range workers {
-		w := &worker{client: client, url: cfg.url, tpl: tpl, auth: auth,
-			prefix: "lg-" + runID + "-" + strconv.Itoa(i) + "-"}
-		workers[i] = w
+	for _, w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -160,9 +193,15 @@ func run(cfg config) error {
 
 	var total histogram
 	var errs errCounts
+	var prep time.Duration
+	var prepN int64
 	for _, w := range workers {
 		total.merge(&w.hist)
 		errs.add(&w.errs)
+		if w.acs != nil {
+			prep += w.acs.prep
+			prepN += w.acs.prepN
+		}
 	}
 	rep := report{
 		Label:     cfg.label,
@@ -183,11 +222,17 @@ func run(cfg config) error {
 		MaxUS:     us(total.max),
 		FirstErr:  errs.first,
 	}
+	if acs != nil {
+		rep.ACS, rep.Signed = true, acs.key != nil
+		if prepN > 0 {
+			rep.PrepUS = us(prep / time.Duration(prepN))
+		}
+	}
 	if cfg.json {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(out)
 		return enc.Encode(rep)
 	}
-	rep.print(os.Stdout)
+	rep.print(out)
 	return nil
 }
 
@@ -262,7 +307,8 @@ func newTemplate(raw []byte) (*template, error) {
 type worker struct {
 	client *http.Client
 	url    string
-	tpl    *template
+	tpl    *template   // AOS mode
+	acs    *acsSession // ACS mode (tpl is nil)
 	prefix string
 	seq    uint64
 	body   []byte
@@ -280,9 +326,17 @@ type statusError struct {
 
 func (e *statusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.code, e.body) }
 
-type bodyError struct{ body string }
+type bodyError struct {
+	body string
+	why  string // "" for the AOS check's message
+}
 
-func (e *bodyError) Error() string { return "answer without a decision for our id: " + e.body }
+func (e *bodyError) Error() string {
+	if e.why != "" {
+		return e.why + ": " + e.body
+	}
+	return "answer without a decision for our id: " + e.body
+}
 
 func (w *worker) do(ctx context.Context) error {
 	w.seq++
@@ -290,13 +344,29 @@ func (w *worker) do(ctx context.Context) error {
 	w.idq = append(w.idq, w.prefix...)
 	w.idq = strconv.AppendUint(w.idq, w.seq, 10)
 	w.idq = append(w.idq, '"')
+	if w.acs != nil {
+		return w.doACS(ctx, false)
+	}
 	w.body = append(w.body[:0], w.tpl.head...)
 	w.body = append(w.body, w.idq...)
 	w.body = append(w.body, w.tpl.tail...)
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(w.body))
+	b, err := w.post(ctx)
 	if err != nil {
 		return err
+	}
+	if !bytes.Contains(b, []byte(`"decision"`)) || !bytes.Contains(b, w.idq) {
+		return &bodyError{body: snippet(b)}
+	}
+	return nil
+}
+
+// post sends w.body and returns the answer's bytes (valid until the next post); an
+// answer that is not HTTP 200 is a *statusError.
+func (w *worker) post(ctx context.Context) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(w.body))
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if w.auth != "" {
@@ -304,22 +374,19 @@ func (w *worker) do(ctx context.Context) error {
 	}
 	res, err := w.client.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	w.resp.Reset()
 	_, err = w.resp.ReadFrom(res.Body)
 	res.Body.Close()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b := w.resp.Bytes()
 	if res.StatusCode != http.StatusOK {
-		return &statusError{code: res.StatusCode, body: snippet(b)}
+		return nil, &statusError{code: res.StatusCode, body: snippet(b)}
 	}
-	if !bytes.Contains(b, []byte(`"decision"`)) || !bytes.Contains(b, w.idq) {
-		return &bodyError{body: snippet(b)}
-	}
-	return nil
+	return b, nil
 }
 
 func snippet(b []byte) string {
@@ -458,6 +525,11 @@ type report struct {
 	P999US    float64 `json:"p999_us"`
 	MaxUS     float64 `json:"max_us"`
 	FirstErr  string  `json:"first_error,omitempty"`
+	// ACS mode: whether requests were signed, and the client's mean time to build
+	// (and sign) one request, measured around that work alone.
+	ACS    bool    `json:"acs,omitempty"`
+	Signed bool    `json:"signed,omitempty"`
+	PrepUS float64 `json:"client_prep_us,omitempty"`
 }
 
 func (r *report) print(out io.Writer) {
@@ -473,6 +545,13 @@ func (r *report) print(out io.Writer) {
 	}
 	fmt.Fprintf(out, "latency      mean %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
 		fmtUS(r.MeanUS), fmtUS(r.P50US), fmtUS(r.P90US), fmtUS(r.P99US), fmtUS(r.P999US), fmtUS(r.MaxUS))
+	if r.ACS {
+		what := "unsigned"
+		if r.Signed {
+			what = "signed (HMAC-SHA256 over JCS)"
+		}
+		fmt.Fprintf(out, "acs          %s, client build per request %s\n", what, fmtUS(r.PrepUS))
+	}
 }
 
 func fmtUS(v float64) string {
