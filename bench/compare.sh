@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compare.sh — load-test warden's AOS endpoint against the floor server.
+# compare.sh — load-test warden's AOS (or ACS) endpoint against the floor server.
 #
 # Builds cmd/warden, bench/floor and bench/loadgen, then RUNS times runs the same
 # closed-loop load (C connections, D measured after WARMUP) against the floor and
@@ -14,6 +14,15 @@
 #   WARDEN_ARGS="..."  extra flags for `warden serve`
 #   AUTH=1      serve with auth.tokens configured and send the bearer token with every
 #               request (to the floor too, so the client does the same work)
+#   ACS=1       load warden's ACS endpoint (POST /acs) instead of AOS: warden runs with
+#               acs.keys {k1: "hex:<32 random bytes>"} (so signatures are required),
+#               BODY defaults to bench/requests/acs_tool_call.json, and loadgen runs in
+#               ACS mode (-acs-key-id k1 -acs-key-file): one session per connection, a
+#               handshake first (not measured), every request with a fresh request_id
+#               and timestamp, signed (HMAC-SHA256 over JCS); an ACS error answer is an
+#               error. The floor gets the same requests at /aos, so the client does the
+#               same work for both.
+#   ACS=unsigned  the same without keys: unsigned requests, signatures not required
 #   STRICT=1    exit 1 when a target is missed
 set -euo pipefail
 
@@ -23,10 +32,24 @@ WARMUP=${WARMUP:-2s}
 RUNS=${RUNS:-1}
 PROFILE=${PROFILE:-0}
 STRICT=${STRICT:-0}
+ACS=${ACS:-0}
+case $ACS in
+0 | 1 | unsigned) ;;
+*)
+	echo "ACS=$ACS: want 0, 1 or unsigned" >&2
+	exit 2
+	;;
+esac
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-BODY=${BODY:-bench/requests/tool_call.json}
+if [[ $ACS == 0 ]]; then
+	BODY=${BODY:-bench/requests/tool_call.json}
+	wire=aos
+else
+	BODY=${BODY:-bench/requests/acs_tool_call.json}
+	wire=acs
+fi
 POLICY=${POLICY:-bench/policies}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/warden-bench.XXXXXX")
@@ -106,23 +129,37 @@ stop_server() {
 
 # load NAME URL — runs loadgen, keeps its JSON result in $OUT/NAME.json.
 load() {
-	local auth=()
-	if [[ ${AUTH:-0} == 1 ]]; then auth=(-token-file "$tmp/token"); fi
+	local extra=()
+	if [[ ${AUTH:-0} == 1 ]]; then extra+=(-token-file "$tmp/token"); fi
+	case $ACS in
+	1) extra+=(-acs-key-id k1 -acs-key-file "$tmp/acs.key") ;;
+	unsigned) extra+=(-acs) ;;
+	esac
 	"$tmp/bin/loadgen" -url "$2" -body "$BODY" -c "$C" -d "$D" -warmup "$WARMUP" \
-		-label "$1" -json "${auth[@]}" >"$OUT/$1.json"
+		-label "$1" -json "${extra[@]}" >"$OUT/$1.json"
 }
 
+# warden's --config, when AUTH or ACS need one.
+config=""
 # With AUTH=1: a fresh token, and a config that accepts only it (scope decide).
 if [[ ${AUTH:-0} == 1 ]]; then
 	"$tmp/bin/warden" token new --name bench --scopes decide >"$tmp/token.out"
 	head -n 1 "$tmp/token.out" >"$tmp/token"
-	{ echo "auth:"; echo "  tokens:"; tail -n 1 "$tmp/token.out" | sed 's/^/    /'; } >"$tmp/auth.yaml"
+	{ echo "auth:"; echo "  tokens:"; tail -n 1 "$tmp/token.out" | sed 's/^/    /'; } >>"$tmp/warden.yaml"
+	config=$tmp/warden.yaml
+fi
+# With ACS=1: a fresh random 32-byte key k1; configuring a key makes warden require
+# signatures (acs.require_signatures defaults to true when keys are set).
+if [[ $ACS == 1 ]]; then
+	od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$tmp/acs.key"
+	{ echo "acs:"; echo "  keys:"; echo "    k1: \"hex:$(cat "$tmp/acs.key")\""; } >>"$tmp/warden.yaml"
+	config=$tmp/warden.yaml
 fi
 
 run_floor() {
 	local tag="floor-$1"
 	start_server "$tag" "$tmp/bin/floor" -addr 127.0.0.1:0
-	load "$tag" "$server_url/aos"
+	load "$tag" "$server_url/aos" # the floor answers any path; ACS bodies too
 	stop_server "$tag"
 }
 
@@ -131,7 +168,7 @@ run_warden() {
 	local extra=()
 	if [[ -n ${WARDEN_ARGS:-} ]]; then read -r -a extra <<<"$WARDEN_ARGS"; fi
 	if [[ $PROFILE == 1 && $1 == 1 ]]; then extra+=(--pprof); fi
-	if [[ ${AUTH:-0} == 1 ]]; then extra+=(--config "$tmp/auth.yaml"); fi
+	if [[ -n $config ]]; then extra+=(--config "$config"); fi
 	start_server "$tag" "$tmp/bin/warden" serve --addr 127.0.0.1:0 --data "$tmp/data-$1" --builtin=false --policy "$POLICY" "${extra[@]}"
 	if [[ $PROFILE == 1 && $1 == 1 ]]; then
 		local secs=${D%s}
@@ -141,7 +178,7 @@ run_warden() {
 				log "no CPU profile: $server_url/debug/pprof/profile not available") &
 		prof_pid=$!
 	fi
-	load "$tag" "$server_url/aos"
+	load "$tag" "$server_url/$wire"
 	if [[ -n $prof_pid ]]; then wait "$prof_pid" || true; fi
 	# Keep the server's own view (trace batch sizes and commit times) for reading later.
 	curl -sf -o "$OUT/$tag.metrics" "$server_url/metrics" 2>/dev/null || true
@@ -154,7 +191,7 @@ field() { jq -r ".$2" "$OUT/$1.json"; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
-log "load: C=$C D=$D WARMUP=$WARMUP RUNS=$RUNS body=$BODY ($(jq -cj . "$BODY" | wc -c) bytes) policies=$POLICY ($(cat "$POLICY"/*.yaml | grep -c '^id:') policies) auth=${AUTH:-0}"
+log "load: C=$C D=$D WARMUP=$WARMUP RUNS=$RUNS body=$BODY ($(jq -cj . "$BODY" | wc -c) bytes) policies=$POLICY ($(cat "$POLICY"/*.yaml | grep -c '^id:') policies) auth=${AUTH:-0} acs=$ACS (warden at /$wire)"
 for ((r = 1; r <= RUNS; r++)); do
 	if ((r % 2)); then
 		log "run $r/$RUNS: floor, then warden"
@@ -170,7 +207,7 @@ done
 ms() { awk -v v="$1" 'BEGIN {printf "%.2f ms", v/1000}'; }
 
 echo
-echo "C=$C connections, D=$D measured after WARMUP=$WARMUP, RUNS=$RUNS, $(nproc) CPUs, $(go env GOVERSION)"
+echo "C=$C connections, D=$D measured after WARMUP=$WARMUP, RUNS=$RUNS, $(nproc) CPUs, $(go env GOVERSION), warden at /$wire (ACS=$ACS), body $BODY"
 echo "load average before: $load_start, after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?") (other work on the machine skews both servers)"
 echo
 echo "| run | server | decisions/s | p50 | p99 | p99.9 | errors |"
@@ -191,6 +228,13 @@ for s in floor warden; do
 	printf '| median | %s | %.0f | %s | %s | %s | %s |\n' "$s" "${med[$s.rps]}" \
 		"$(ms "${med[$s.p50_us]}")" "$(ms "${med[$s.p99_us]}")" "$(ms "${med[$s.p999_us]}")" "${med[$s.errors]}"
 done
+
+if [[ $ACS != 0 ]]; then
+	echo
+	echo "loadgen's own time to build$([[ $ACS == 1 ]] && echo " and sign") one ACS request (mean per run, floor and warden): $(for ((r = 1; r <= RUNS; r++)); do
+		printf '%.1f/%.1f µs ' "$(field "floor-$r" client_prep_us)" "$(field "warden-$r" client_prep_us)"
+	done)"
+fi
 
 rps_ratio=$(awk -v w="${med[warden.rps]}" -v f="${med[floor.rps]}" 'BEGIN {printf "%.3f", w/f}')
 p99_ratio=$(awk -v w="${med[warden.p99_us]}" -v f="${med[floor.p99_us]}" 'BEGIN {printf "%.3f", w/f}')
