@@ -129,7 +129,7 @@ const (
 )
 
 // Surfaces lists every surface, as a record's Surface names it.
-var Surfaces = []string{SurfaceAOS, SurfaceMCP, SurfaceA2A, SurfaceHooks, SurfaceSDK}
+var Surfaces = []string{SurfaceAOS, SurfaceACS, SurfaceMCP, SurfaceA2A, SurfaceHooks, SurfaceSDK}
 
 // Directions of protocol messages. Step events have no direction ("").
 const (

@@ -182,7 +182,9 @@ func TestACSLifecycleAcrossRestart(t *testing.T) {
 	if err != nil || h != head || len(got.Entries) != 11 {
 		t.Fatalf("chain of %d entries: head %s, err %v; want 11 entries and head %s", len(got.Entries), h, err, head)
 	}
-	if !strings.Contains(srv.out.String(), "warden listening") {
-		t.Log(srv.out.String())
+	// The trace has every decided step, on the acs surface.
+	code, body = send(t, "GET", srv.url+"/api/runs?surface=acs&limit=100", "", "", "", "")
+	if code != http.StatusOK || strings.Count(body, `"surface":"acs"`) < 11 {
+		t.Fatalf("/api/runs?surface=acs: %d, %d records: %.300s", code, strings.Count(body, `"surface":"acs"`), body)
 	}
 }
