@@ -112,8 +112,7 @@ var migrations = []migration{
 	// hash, '' in older rows (verify skips them and says how many), and
 	// the signed checkpoints retention writes when it deletes the oldest
 	// records (prune.go), so the chain stays verifiable from the newest
-	// one. (Another branch adds the ACS tables as 6 → 7 too; whichever
-	// merges second renumbers its entry to the next version.)
+	// one. (The ACS tables, from another branch, came second: 7 → 8.)
 	// The hashes are 32-byte BLOBs, not hex: 64 bytes less per row for
 	// the writer to insert (warden.Record gives them in hex).
 	sqlStep(`ALTER TABLE runs ADD COLUMN prev_hash BLOB NOT NULL DEFAULT x'';
@@ -127,6 +126,51 @@ var migrations = []migration{
 			public_key TEXT NOT NULL,    -- hex Ed25519 public key
 			signature  TEXT NOT NULL     -- hex Ed25519 signature (prune.go: checkpointMessage)
 		);`),
+	// 7 → 8: ACS sessions (warden.ACSSessionStore, CONTRACT §9; acs.go),
+	// written in plain transactions like the approvals, not by the record
+	// writer. WITHOUT ROWID: each table is looked up only by its primary
+	// key, so its rows live in that b-tree and need no second one.
+	//   - acs_sessions: one row per session, its handshake and chain head;
+	//   - acs_entries: each session's audit chain, (session, seq) with seq
+	//     counting from 1, so ACSEntries pages with seq > after;
+	//   - acs_requests: the replay window, (session, key) for the replay
+	//     check; acs_requests_at, (session, at), lets RememberRequest
+	//     delete the session's expired keys with one range seek.
+	sqlStep(`CREATE TABLE acs_sessions (
+		id        TEXT NOT NULL PRIMARY KEY, -- metadata.session_id
+		agent_id  TEXT NOT NULL,
+		tenant    TEXT NOT NULL,
+		key_id    TEXT NOT NULL,    -- the handshake's signature key ('': unsigned)
+		version   TEXT NOT NULL,    -- the negotiated acs_version
+		methods   TEXT NOT NULL,    -- JSON array of strings
+		hello     INTEGER NOT NULL, -- unix microseconds, UTC (0: none)
+		last_seen INTEGER NOT NULL, -- unix microseconds, UTC (0: none)
+		head      TEXT NOT NULL,    -- the newest entry's entry_hash ('': none)
+		entries   INTEGER NOT NULL, -- entries in the chain (the newest one's seq)
+		ended     INTEGER NOT NULL, -- 1: ended
+		ended_at  INTEGER NOT NULL  -- unix microseconds of the first EndACSSession (0: none)
+	) WITHOUT ROWID;
+	CREATE TABLE acs_entries (
+		session       TEXT NOT NULL,
+		seq           INTEGER NOT NULL, -- 1, 2, ... in chain order
+		entry_id      TEXT NOT NULL,
+		step_id       TEXT NOT NULL,
+		step_type     TEXT NOT NULL,
+		request_hash  TEXT NOT NULL,
+		timestamp     INTEGER NOT NULL, -- unix microseconds, UTC (0: none)
+		previous_hash TEXT NOT NULL,
+		entry_hash    TEXT NOT NULL,
+		decision      TEXT NOT NULL,
+		record_id     TEXT NOT NULL,
+		PRIMARY KEY (session, seq)
+	) WITHOUT ROWID;
+	CREATE TABLE acs_requests (
+		session TEXT NOT NULL,
+		key     TEXT NOT NULL,    -- a request_id, or "nonce:" + a nonce
+		at      INTEGER NOT NULL, -- unix microseconds, UTC
+		PRIMARY KEY (session, key)
+	) WITHOUT ROWID;
+	CREATE INDEX acs_requests_at ON acs_requests (session, at);`),
 }
 
 // migrateCursor adds the policy revision and the views (stored after the

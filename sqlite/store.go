@@ -104,10 +104,12 @@ type Store struct {
 	pruner  *pruner // nil until StartPruning or Prune
 	pclosed bool
 
-	// adb is the connection approvals are written on (approvals.go); nil
-	// for a store from OpenReadOnly. Its operations hold mu's R lock, so
-	// Close waits for them before it closes adb.
+	// adb is the connection approvals and ACS sessions are written on
+	// (approvals.go, acs.go); nil for a store from OpenReadOnly. Its
+	// operations hold mu's R lock, so Close waits for them before it
+	// closes adb.
 	adb *sql.DB
+	acs acsStmts // the ACS methods' prepared statements (acsstmt.go)
 
 	nBatches, nRecords, nErrors, nFailed atomic.Uint64
 	nTaken                               atomic.Uint64 // records the writer has started writing (tests)

@@ -1,0 +1,198 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wardenhq/warden"
+)
+
+// ACS sessions (warden.ACSSessionStore, CONTRACT §9) live in three tables of
+// trace.db (schema 8, schema.go): acs_sessions, one row per session;
+// acs_entries, each session's audit chain, numbered from 1; acs_requests, the
+// keys of each session's replay window. Like approvals they skip the record
+// writer's group commit: every change is one short IMMEDIATE transaction of
+// prepared statements (acsstmt.go) on the approvals' connection, with the
+// trace's synchronous setting, so it is durable when the call returns.
+// SQLite's write lock serializes each against every other writer, also one
+// in another process sharing the directory: two replicas never both record
+// one request key, and AppendACSEntry is a compare-and-set of the head
+// (UPDATE ... WHERE head = prev), so two appenders never both extend one
+// head. Reads go through the read-only connections (also on a store from
+// OpenReadOnly); the changing methods return ErrReadOnly there, and
+// ErrClosed after Close.
+//
+// Replay keys are forgotten eagerly but cheaply: each RememberRequest first
+// deletes its session's keys older than its window, one range seek on
+// acs_requests_at (session, at) that finds the few keys that expired since
+// the session's previous request. A session thus holds only the keys of its
+// last window; one that goes quiet keeps them: as many as the requests of
+// that window, each of which also added an entry to its chain. Keys are not
+// pruned across sessions: the window is the caller's, per call, and one
+// session's request is no occasion to judge another's keys.
+//
+// Times are stored as unix microseconds (UTC) like the approvals, 0 for the
+// zero time; they read back in UTC, truncated to the microsecond.
+
+var _ warden.ACSSessionStore = (*Store)(nil)
+
+// defaultACSEntries is ACSEntries' limit when it is given none.
+const defaultACSEntries = 1000
+
+// PutACSSession creates or replaces the session's handshake state in one
+// upsert. Head and Entries are never written by it (a new session starts
+// with an empty chain), and it never clears ended: a Put made from a copy
+// read before EndACSSession cannot reopen the session.
+func (s *Store) PutACSSession(ctx context.Context, x *warden.ACSSession) error {
+	if x == nil || x.ID == "" {
+		return errors.New("sqlite: ACS session has no id")
+	}
+	methods := []byte("[]")
+	if len(x.Methods) > 0 {
+		methods, _ = json.Marshal(x.Methods) // a []string always marshals
+	}
+	ended := 0
+	if x.Ended {
+		ended = 1
+	}
+	return s.acsTx(ctx, "put ACS session", []int{acsPut}, func(st []*sql.Stmt) error {
+		_, err := st[0].ExecContext(ctx, x.ID, x.AgentID, x.Tenant, x.KeyID, x.Version,
+			string(methods), micro(x.Hello), micro(x.LastSeen), ended)
+		if err != nil {
+			return s.approvalErr(ctx, "put ACS session", err)
+		}
+		return nil
+	})
+}
+
+// ACSSession returns the session, or warden.ErrNoSession. It reads through
+// the read-only connections.
+func (s *Store) ACSSession(ctx context.Context, id string) (*warden.ACSSession, error) {
+	st, err := s.acsStmt(acsGetSession)
+	if err != nil {
+		return nil, err
+	}
+	x, err := scanACSSession(st.QueryRowContext(ctx, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %q", warden.ErrNoSession, id)
+	}
+	if err != nil {
+		return nil, s.readErr(ctx, "read ACS session", err)
+	}
+	return x, nil
+}
+
+// RememberRequest records key for the session at `at`, or returns
+// warden.ErrReplay (writing nothing) if the session recorded it at or after
+// at-window. In one transaction it deletes the session's keys older than
+// the window, then inserts the key unless it is still there.
+func (s *Store) RememberRequest(ctx context.Context, session, key string, at time.Time, window time.Duration) error {
+	const what = "remember ACS request"
+	return s.acsTx(ctx, what, []int{acsForget, acsRemember}, func(st []*sql.Stmt) error {
+		if _, err := st[0].ExecContext(ctx, session, ceilMicro(at.Add(-window))); err != nil {
+			return s.approvalErr(ctx, what, err)
+		}
+		res, err := st[1].ExecContext(ctx, session, key, at.UnixMicro())
+		if err != nil {
+			return s.approvalErr(ctx, what, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return s.approvalErr(ctx, what, err)
+		} else if n == 0 {
+			return fmt.Errorf("%w: %q in session %q", warden.ErrReplay, key, session)
+		}
+		return nil
+	})
+}
+
+// AppendACSEntry appends e to the session's chain if its head is still
+// prev: one UPDATE ... WHERE head = prev moves the head and counts the entry,
+// and the entry is inserted with that count as its seq, in one transaction.
+// Otherwise it is warden.ErrChainMoved, or warden.ErrNoSession, and nothing
+// is written. e must have an EntryHash (the next head).
+func (s *Store) AppendACSEntry(ctx context.Context, session, prev string, e *warden.ACSEntry) error {
+	if e == nil || e.EntryHash == "" {
+		return fmt.Errorf("sqlite: ACS entry for session %q has no entry hash", session)
+	}
+	const what = "append ACS entry"
+	return s.acsTx(ctx, what, []int{acsAdvance, acsExists, acsInsert}, func(st []*sql.Stmt) error {
+		var seq int64
+		err := st[0].QueryRowContext(ctx, e.EntryHash, session, prev).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			var one int
+			switch err = st[1].QueryRowContext(ctx, session).Scan(&one); {
+			case errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("%w: %q", warden.ErrNoSession, session)
+			case err == nil:
+				return fmt.Errorf("%w: session %q", warden.ErrChainMoved, session)
+			}
+		}
+		if err != nil {
+			return s.approvalErr(ctx, what, err)
+		}
+		if _, err := st[2].ExecContext(ctx, session, seq, e.EntryID, e.StepID, e.StepType,
+			e.RequestHash, micro(e.Timestamp), e.PreviousHash, e.EntryHash, e.Decision,
+			e.RecordID); err != nil {
+			return s.approvalErr(ctx, what, err)
+		}
+		return nil
+	})
+}
+
+// ACSEntries returns the session's entries after the first `after`, oldest
+// first, at most limit (<= 0: 1000); never nil. An unknown session is
+// warden.ErrNoSession. It reads through the read-only connections.
+func (s *Store) ACSEntries(ctx context.Context, session string, after int64, limit int) ([]warden.ACSEntry, error) {
+	if limit <= 0 {
+		limit = defaultACSEntries
+	}
+	st, err := s.acsStmt(acsGetEntries)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, session, after, limit)
+	if err != nil {
+		return nil, s.readErr(ctx, "read ACS entries", err)
+	}
+	defer rows.Close()
+	out := []warden.ACSEntry{}
+	for rows.Next() {
+		e, err := scanACSEntry(rows)
+		if err != nil {
+			return nil, s.readErr(ctx, "read ACS entries", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.readErr(ctx, "read ACS entries", err)
+	}
+	if len(out) == 0 { // none: is there such a session?
+		if _, err := s.ACSSession(ctx, session); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// EndACSSession marks the session ended; the first call's at is kept in
+// ended_at (not part of warden.ACSSession). An unknown session is
+// warden.ErrNoSession.
+func (s *Store) EndACSSession(ctx context.Context, id string, at time.Time) error {
+	const what = "end ACS session"
+	return s.acsTx(ctx, what, []int{acsEnd}, func(st []*sql.Stmt) error {
+		res, err := st[0].ExecContext(ctx, micro(at), id)
+		if err != nil {
+			return s.approvalErr(ctx, what, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return s.approvalErr(ctx, what, err)
+		} else if n == 0 {
+			return fmt.Errorf("%w: %q", warden.ErrNoSession, id)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,284 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/storetest"
+)
+
+func TestACS(t *testing.T) {
+	storetest.RunACS(t, func(t *testing.T) warden.ACSSessionStore {
+		return open(t, t.TempDir(), Options{})
+	})
+}
+
+// acsIndexes are the indexes of schema 8's ACS tables.
+var acsIndexes = []string{
+	"acs_requests_at:CREATE INDEX acs_requests_at ON acs_requests (session, at)",
+}
+
+func testACSSession(id string) *warden.ACSSession {
+	return &warden.ACSSession{ID: id, AgentID: "agent", Tenant: "acme", Version: "1.0",
+		Methods: []string{"steps/toolCallRequest"}, Hello: base, LastSeen: base}
+}
+
+func testACSEntry(n int, prev string) *warden.ACSEntry {
+	return &warden.ACSEntry{EntryID: fmt.Sprint("e", n), StepID: fmt.Sprint("req-", n),
+		StepType: "steps/toolCallRequest", Timestamp: base.Add(time.Duration(n) * time.Second),
+		PreviousHash: prev, EntryHash: fmt.Sprintf("%064x", n), Decision: "allow"}
+}
+
+// goAll runs fn(i) for i in [0, n) on n goroutines and waits for them.
+func goAll(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() { defer wg.Done(); fn(i) }()
+	}
+	wg.Wait()
+}
+
+// TestACSTwoStores: two stores on one directory (two processes, or two
+// replicas sharing it) agree: of 16 RememberRequests of one key, half
+// through each, one succeeds; of appends racing on one head, one wins; and
+// the chain they build together is linked.
+func TestACSTwoStores(t *testing.T) {
+	dir := t.TempDir()
+	stores := []*Store{open(t, dir, Options{}), open(t, dir, Options{})}
+	ctx := context.Background()
+	if err := stores[0].PutACSSession(ctx, testACSSession("s1")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := stores[1].ACSSession(ctx, "s1"); err != nil || got.AgentID != "agent" {
+		t.Fatalf("the other store reads %+v, %v", got, err)
+	}
+	for round := range 3 {
+		var mu sync.Mutex
+		ok := 0
+		goAll(16, func(i int) {
+			err := stores[i%2].RememberRequest(ctx, "s1", fmt.Sprint("req-", round), base, time.Minute)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				ok++
+			case !errors.Is(err, warden.ErrReplay):
+				t.Errorf("store %d: %v", i%2, err)
+			}
+		})
+		if ok != 1 {
+			t.Errorf("round %d: %d RememberRequests succeeded, want 1", round, ok)
+		}
+	}
+	// Each goroutine appends 10 entries, through either store in turn,
+	// rereading the head through the other when it moved.
+	var moved sync.Map
+	goAll(16, func(i int) {
+		for n, tries := 0, 0; n < 10; tries++ {
+			cur, err := stores[(i+tries)%2].ACSSession(ctx, "s1")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			err = stores[(i+tries+1)%2].AppendACSEntry(ctx, "s1", cur.Head, testACSEntry(1000*i+n, cur.Head))
+			switch {
+			case err == nil:
+				n++
+			case errors.Is(err, warden.ErrChainMoved):
+				moved.Store(i, true)
+			default:
+				t.Errorf("appender %d: %v", i, err)
+				return
+			}
+		}
+	})
+	for _, s := range stores {
+		x, err := s.ACSSession(ctx, "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		chain, err := s.ACSEntries(ctx, "s1", 0, 0)
+		if err != nil || len(chain) != 160 || x.Entries != 160 {
+			t.Fatalf("%d entries stored, Entries %d, %v; want 160", len(chain), x.Entries, err)
+		}
+		prev := ""
+		for i, e := range chain {
+			if e.PreviousHash != prev {
+				t.Fatalf("entry %d follows %q, want %q", i, e.PreviousHash, prev)
+			}
+			prev = e.EntryHash
+		}
+		if x.Head != prev {
+			t.Errorf("Head %q, want the last entry's %q", x.Head, prev)
+		}
+	}
+	n := 0
+	moved.Range(func(any, any) bool { n++; return true })
+	t.Logf("%d of 16 appenders found the head moved at least once", n)
+}
+
+// TestACSForgetsKeys: RememberRequest deletes its session's keys older than
+// the window, and only its session's.
+func TestACSForgetsKeys(t *testing.T) {
+	s := open(t, t.TempDir(), Options{})
+	ctx := context.Background()
+	count := func(session string) (n int) {
+		t.Helper()
+		if err := s.rdb.QueryRow(`SELECT count(*) FROM acs_requests WHERE session = ?`, session).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if err := s.RememberRequest(ctx, "quiet", "k", base, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	const window, step = time.Second, 10 * time.Millisecond
+	for i := range 300 {
+		if err := s.RememberRequest(ctx, "busy", fmt.Sprint("k", i), base.Add(time.Duration(i)*step), window); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count("busy"); n != int(window/step)+1 {
+		t.Errorf("busy session holds %d keys, want the %d of its window", n, int(window/step)+1)
+	}
+	if n := count("quiet"); n != 1 {
+		t.Errorf("quiet session holds %d keys, want its 1", n)
+	}
+}
+
+// TestACSPlans: every ACS statement that looks up rows seeks a primary key,
+// or acs_requests_at for the expired keys; none scans a table or sorts.
+func TestACSPlans(t *testing.T) {
+	s := open(t, t.TempDir(), Options{})
+	want := map[int]string{
+		acsForget:     "USING COVERING INDEX acs_requests_at (session=? AND at<?)",
+		acsAdvance:    "USING PRIMARY KEY (id=?)",
+		acsExists:     "USING PRIMARY KEY (id=?)",
+		acsEnd:        "USING PRIMARY KEY (id=?)",
+		acsGetSession: "USING PRIMARY KEY (id=?)",
+		acsGetEntries: "USING PRIMARY KEY (session=? AND seq>?)",
+	}
+	for i, w := range want {
+		args := make([]any, strings.Count(acsSQL[i], "?"))
+		for j := range args {
+			args[j] = "x"
+		}
+		plan := queryPlan(t, s, acsSQL[i], args)
+		if !strings.Contains(plan, "SEARCH") || !strings.Contains(plan, w) || strings.Contains(plan, "TEMP B-TREE") {
+			t.Errorf("statement %d: plan %q, want a SEARCH %s", i, plan, w)
+		}
+	}
+}
+
+// TestACSDurable: ACS state survives Close and reopen; a read-only store
+// reads it and changes nothing; a closed one refuses changes.
+func TestACSDurable(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s := open(t, dir, Options{Synchronous: "full"})
+	if err := s.PutACSSession(ctx, testACSSession("s1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendACSEntry(ctx, "s1", "", testACSEntry(1, "")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RememberRequest(ctx, "s1", "req-1", base, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range changeACS(s) {
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+		}
+	}
+	s = open(t, dir, Options{})
+	if err := s.RememberRequest(ctx, "s1", "req-1", base.Add(time.Minute), time.Hour); !errors.Is(err, warden.ErrReplay) {
+		t.Errorf("a key remembered before the restart: %v, want ErrReplay", err)
+	}
+	r, err := OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, st := range []*Store{s, r} {
+		if x, err := st.ACSSession(ctx, "s1"); err != nil || x.Entries != 1 || x.Head != fmt.Sprintf("%064x", 1) {
+			t.Errorf("after reopening: %+v, %v", x, err)
+		}
+		if es, err := st.ACSEntries(ctx, "s1", 0, 0); err != nil || len(es) != 1 || es[0].EntryID != "e1" {
+			t.Errorf("entries after reopening: %+v, %v", es, err)
+		}
+	}
+	for name, err := range changeACS(r) {
+		if !errors.Is(err, ErrReadOnly) {
+			t.Errorf("%s on a read-only store: %v, want ErrReadOnly", name, err)
+		}
+	}
+}
+
+// changeACS calls every changing ACS method of s and returns their errors.
+func changeACS(s *Store) map[string]error {
+	ctx := context.Background()
+	h := fmt.Sprintf("%064x", 1)
+	return map[string]error{
+		"PutACSSession":   s.PutACSSession(ctx, testACSSession("s2")),
+		"RememberRequest": s.RememberRequest(ctx, "s1", "req-2", base, time.Hour),
+		"AppendACSEntry":  s.AppendACSEntry(ctx, "s1", h, testACSEntry(2, h)),
+		"EndACSSession":   s.EndACSSession(ctx, "s1", base),
+	}
+}
+
+// BenchmarkACSStep measures what one ACS step costs the store: its
+// RememberRequest and its AppendACSEntry, two IMMEDIATE transactions, on one
+// session with a 10-minute replay window and a step a second, so that after
+// the first 600 steps the window holds 600 keys and each call prunes one.
+// serial/* is one caller (latency); parallel is 64 callers on sessions of
+// their own (throughput, reported as steps/s; the commits serialize).
+func BenchmarkACSStep(b *testing.B) {
+	steps := func(b *testing.B, s *Store, session string, n int) {
+		ctx := context.Background()
+		if err := s.PutACSSession(ctx, testACSSession(session)); err != nil {
+			b.Error(err) // not Fatal: it may run on a goroutine of its own
+			return
+		}
+		head := ""
+		for i := range n {
+			at := base.Add(time.Duration(i) * time.Second)
+			if err := s.RememberRequest(ctx, session, fmt.Sprint("13fa8d6f-8a4b-4c1e-9f2a-", i), at, 10*time.Minute); err != nil {
+				b.Error(err)
+				return
+			}
+			e := testACSEntry(i+1, head)
+			if err := s.AppendACSEntry(ctx, session, head, e); err != nil {
+				b.Error(err)
+				return
+			}
+			head = e.EntryHash
+		}
+	}
+	for _, sync := range []string{"normal", "full"} {
+		b.Run("serial/"+sync, func(b *testing.B) {
+			s := open(b, b.TempDir(), Options{Synchronous: sync})
+			b.ResetTimer()
+			steps(b, s, "s1", b.N)
+		})
+	}
+	b.Run("parallel/normal", func(b *testing.B) {
+		s := open(b, b.TempDir(), Options{})
+		const callers = 64
+		b.ResetTimer()
+		start := time.Now()
+		goAll(callers, func(i int) {
+			steps(b, s, fmt.Sprint("s", i), (b.N+callers-1)/callers)
+		})
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "steps/s")
+	})
+}
