@@ -6,7 +6,7 @@
 //
 // # Tables
 //
-// trace.db holds three tables (schema.go; the version is PRAGMA user_version,
+// trace.db holds these tables (schema.go; the version is PRAGMA user_version,
 // migrated by [Open]). runs has one small row per recorded decision, the
 // columns Scan filters on and where its blob is. approvals (schema 4) has
 // one row per [warden.Approval] (CONTRACT §11), every field a column, times
@@ -16,6 +16,8 @@
 // timeline. trace_checkpoints (schema 7) holds the signed checkpoints
 // retention writes so that the hash chain of the runs (hash.go,
 // [Store.Verify]) stays verifiable after the oldest records are deleted.
+// acs_sessions, acs_entries and acs_requests (schema 8) keep the ACS
+// sessions: their handshake, their audit chains and their replay windows.
 //
 // # Writing
 //
@@ -81,6 +83,16 @@
 // connections, so [OpenReadOnly] stores list them; their changing methods
 // return [ErrReadOnly] there, and [ErrClosed] after Close. Retention prunes
 // decided approvals by age only, never a pending one (see [Retention]).
+//
+// # ACS sessions
+//
+// [Store] is also a [warden.ACSSessionStore] (acs.go), written the same way
+// as the approvals: one short IMMEDIATE transaction per change, of prepared
+// statements. [Store.AppendACSEntry] is a compare-and-set of the session's
+// head and [Store.RememberRequest] an insert that fails on a key still in the
+// window, so replicas sharing the directory agree on every chain and every
+// replay. Each RememberRequest deletes its session's expired keys. Retention
+// does not prune the ACS tables.
 //
 // # Reading
 //
