@@ -160,7 +160,15 @@ func TestVerifyDetects(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			if _, err := f.WriteAt([]byte("7"), off+nRes+5); err != nil { // {"i":41} → {"i":71}
+			// The input is {"i":N} with N the writer's count: change N's
+			// first digit (16 concurrent writers decide which N is at
+			// rowid 42, so writing a fixed digit could leave it as it was).
+			b := make([]byte, 1)
+			if _, err := f.ReadAt(b, off+nRes+5); err != nil {
+				t.Fatal(err)
+			}
+			b[0] = '0' + (b[0]-'0'+1)%10
+			if _, err := f.WriteAt(b, off+nRes+5); err != nil {
 				t.Fatal(err)
 			}
 		}, BrokenEdited, 42},
