@@ -113,9 +113,6 @@ func references(out *warden.Outcome, decision warden.Verdict) []any {
 		if rs.PolicyVersion != "" {
 			ref["policy_version"] = rs.PolicyVersion
 		}
-		if rs.Guardian != "" {
-			ref["policy_name"] = rs.Guardian
-		}
 		refs = append(refs, ref)
 	}
 	return refs
