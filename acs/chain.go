@@ -87,10 +87,10 @@ func VerifyEntries(entries []warden.ACSEntry) (string, error) {
 	return prev, nil
 }
 
-// appendEntry appends the step's ContextEntry to the session's chain,
-// re-reading the head when another request appended first, and returns
-// the new head.
-func appendEntry(ctx context.Context, st warden.ACSSessionStore, r *request, decision, recordID string, now time.Time) (string, error) {
+// appendEntry appends the step's ContextEntry to the session's chain on
+// head (the head read before deciding), re-reading the head when another
+// request appended first, and returns the new head.
+func appendEntry(ctx context.Context, st warden.ACSSessionStore, r *request, head, decision, recordID string, now time.Time) (string, error) {
 	rh, err := RequestHash(r.params)
 	if err != nil {
 		return "", fmt.Errorf("request_hash: %w", err)
@@ -99,16 +99,19 @@ func appendEntry(ctx context.Context, st warden.ACSSessionStore, r *request, dec
 		EntryID: uuid.NewString(), StepID: r.requestID, StepType: r.method, RequestHash: rh,
 		Timestamp: now.UTC().Truncate(time.Millisecond), Decision: decision, RecordID: recordID,
 	}
-	for range maxAppendTries {
-		s, err := st.ACSSession(ctx, r.sessionID)
-		if err != nil {
-			return "", err
+	for try := range maxAppendTries {
+		if try > 0 {
+			s, err := st.ACSSession(ctx, r.sessionID)
+			if err != nil {
+				return "", err
+			}
+			head = s.Head
 		}
-		e.PreviousHash = s.Head
+		e.PreviousHash = head
 		if e.EntryHash, err = EntryHash(e); err != nil {
 			return "", err
 		}
-		err = st.AppendACSEntry(ctx, r.sessionID, s.Head, e)
+		err = st.AppendACSEntry(ctx, r.sessionID, head, e)
 		if err == nil {
 			return e.EntryHash, nil
 		}

@@ -3,8 +3,10 @@ package acs
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wardenhq/warden"
@@ -175,5 +177,44 @@ func TestModifications(t *testing.T) {
 				t.Errorf("got %s, want %s", ga, gb)
 			}
 		})
+	}
+}
+
+// TestConcurrentSteps: 16 callers stepping one session at once; every step
+// is answered and the chain is one line of all of them.
+func TestConcurrentSteps(t *testing.T) {
+	f := newFixture(t, nil)
+	s := f.session()
+	s.hello()
+	const callers, each = 16, 10
+	msgs := make([][]map[string]any, callers)
+	for g := range msgs {
+		for range each {
+			msgs[g] = append(msgs[g], s.msg("steps/toolCallRequest", toolCall("ls", nil), nil))
+		}
+	}
+	errs := make(chan error, callers*each)
+	var wg sync.WaitGroup
+	for g := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, m := range msgs[g] {
+				b, _ := json.Marshal(m)
+				var a map[string]any
+				if err := json.Unmarshal(f.h.Handle(context.Background(), b, "http"), &a); err != nil || a["result"] == nil {
+					errs <- fmt.Errorf("%v %v", err, a)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	es, _ := f.store.ACSEntries(context.Background(), s.id, 0, 0)
+	if _, err := VerifyEntries(es); err != nil || len(es) != callers*each {
+		t.Fatalf("%d entries, %v", len(es), err)
 	}
 }

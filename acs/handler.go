@@ -292,7 +292,7 @@ func (h *Handler) step(ctx context.Context, r *request, keyID string) (map[strin
 		h.tools.Put(r.requestID, ev.Tool)
 	}
 	res, decision := h.result(ctx, r, s, &out)
-	head, err := appendEntry(context.WithoutCancel(ctx), h.opts.Sessions, r, decision, out.RecordID, h.opts.Now())
+	head, err := appendEntry(context.WithoutCancel(ctx), h.opts.Sessions, r, s.Head, decision, out.RecordID, h.opts.Now())
 	if err != nil {
 		h.opts.Logf("acs: %s %s: appending to the session's chain: %v", r.method, r.requestID, err)
 		return nil, errf(CodeInternal, "", "the step was decided (%s) but could not be written to the session's audit chain", decision)

@@ -91,56 +91,20 @@ func (s *Store) ACSSession(ctx context.Context, id string) (*warden.ACSSession, 
 // at-window. In one transaction it deletes the session's keys older than
 // the window, then inserts the key unless it is still there.
 func (s *Store) RememberRequest(ctx context.Context, session, key string, at time.Time, window time.Duration) error {
-	const what = "remember ACS request"
-	return s.acsTx(ctx, what, []int{acsForget, acsRemember}, func(st []*sql.Stmt) error {
-		if _, err := st[0].ExecContext(ctx, session, ceilMicro(at.Add(-window))); err != nil {
-			return s.approvalErr(ctx, what, err)
-		}
-		res, err := st[1].ExecContext(ctx, session, key, at.UnixMicro())
-		if err != nil {
-			return s.approvalErr(ctx, what, err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return s.approvalErr(ctx, what, err)
-		} else if n == 0 {
-			return fmt.Errorf("%w: %q in session %q", warden.ErrReplay, key, session)
-		}
-		return nil
-	})
+	return s.acsDo(ctx, &acsOp{session: session, key: key, at: at, window: window})
 }
 
 // AppendACSEntry appends e to the session's chain if its head is still
 // prev: one UPDATE ... WHERE head = prev moves the head and counts the entry,
 // and the entry is inserted with that count as its seq, in one transaction.
 // Otherwise it is warden.ErrChainMoved, or warden.ErrNoSession, and nothing
-// is written. e must have an EntryHash (the next head).
+// is written. e must have an EntryHash (the next head). Concurrent calls
+// (and RememberRequest calls) are group-committed (acsbatch.go).
 func (s *Store) AppendACSEntry(ctx context.Context, session, prev string, e *warden.ACSEntry) error {
 	if e == nil || e.EntryHash == "" {
 		return fmt.Errorf("sqlite: ACS entry for session %q has no entry hash", session)
 	}
-	const what = "append ACS entry"
-	return s.acsTx(ctx, what, []int{acsAdvance, acsExists, acsInsert}, func(st []*sql.Stmt) error {
-		var seq int64
-		err := st[0].QueryRowContext(ctx, e.EntryHash, session, prev).Scan(&seq)
-		if errors.Is(err, sql.ErrNoRows) {
-			var one int
-			switch err = st[1].QueryRowContext(ctx, session).Scan(&one); {
-			case errors.Is(err, sql.ErrNoRows):
-				return fmt.Errorf("%w: %q", warden.ErrNoSession, session)
-			case err == nil:
-				return fmt.Errorf("%w: session %q", warden.ErrChainMoved, session)
-			}
-		}
-		if err != nil {
-			return s.approvalErr(ctx, what, err)
-		}
-		if _, err := st[2].ExecContext(ctx, session, seq, e.EntryID, e.StepID, e.StepType,
-			e.RequestHash, micro(e.Timestamp), e.PreviousHash, e.EntryHash, e.Decision,
-			e.RecordID); err != nil {
-			return s.approvalErr(ctx, what, err)
-		}
-		return nil
-	})
+	return s.acsDo(ctx, &acsOp{session: session, prev: prev, e: e})
 }
 
 // ACSEntries returns the session's entries after the first `after`, oldest

@@ -23,6 +23,7 @@ const (
 	acsPut = iota
 	acsForget
 	acsRemember
+	acsRenew
 	acsAdvance
 	acsExists
 	acsInsert
@@ -50,6 +51,7 @@ var acsSQL = [acsStatements]string{
 			ended = max(ended, excluded.ended)`,
 	acsForget:   `DELETE FROM acs_requests WHERE session = ? AND at < ?`,
 	acsRemember: `INSERT INTO acs_requests (session, key, at) VALUES (?, ?, ?) ON CONFLICT (session, key) DO NOTHING`,
+	acsRenew:    `UPDATE acs_requests SET at = ? WHERE session = ? AND key = ? AND at < ?`,
 	acsAdvance: `UPDATE acs_sessions SET head = ?, entries = entries + 1
 		WHERE id = ? AND head = ? RETURNING entries`,
 	acsExists: `SELECT 1 FROM acs_sessions WHERE id = ?`,

@@ -108,8 +108,9 @@ type Store struct {
 	// (approvals.go, acs.go); nil for a store from OpenReadOnly. Its
 	// operations hold mu's R lock, so Close waits for them before it
 	// closes adb.
-	adb *sql.DB
-	acs acsStmts // the ACS methods' prepared statements (acsstmt.go)
+	adb      *sql.DB
+	acs      acsStmts   // the ACS methods' prepared statements (acsstmt.go)
+	acsBatch acsBatcher // the ACS writes waiting for their group commit (acsbatch.go)
 
 	nBatches, nRecords, nErrors, nFailed atomic.Uint64
 	nTaken                               atomic.Uint64 // records the writer has started writing (tests)
