@@ -7,6 +7,7 @@ require (
 	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/go-json-experiment/json v1.27.2
 	github.com/goccy/go-json v0.12.0
 	github.com/google/uuid v1.6.0
 	github.com/gowebpki/jcs v1.0.2

@@ -6,10 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 
-	"github.com/gowebpki/jcs"
+	"github.com/wardenhq/warden/internal/canon"
 )
 
 // Signer signs and verifies ACS messages with HMAC-SHA256 (CONTRACT §14):
@@ -127,13 +126,7 @@ func without(msg map[string]any, member string) map[string]any {
 }
 
 // Canonical returns the RFC 8785 (JCS) form of v.
-func Canonical(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return jcs.Transform(b)
-}
+func Canonical(v any) ([]byte, error) { return canon.Marshal(v) }
 
 // RequestHash is the ACS-Audit request_hash of a request: lowercase hex
 // SHA-256 of the JCS form of its params (signature included).

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/gowebpki/jcs"
+	"github.com/wardenhq/warden/internal/canon"
 
 	"github.com/wardenhq/warden"
 )
@@ -32,7 +32,7 @@ func Key(ev *warden.Event) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("approval key: %w", err)
 	}
-	c, err := jcs.Transform(b)
+	c, err := canon.Transform(b)
 	if err != nil {
 		return "", fmt.Errorf("approval key: %w", err)
 	}

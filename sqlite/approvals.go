@@ -117,6 +117,8 @@ func (s *Store) approvalTx(ctx context.Context, what string, fn func(tx *sql.Tx)
 	if s.closed {
 		return ErrClosed
 	}
+	s.txMu.Lock() // see Store.txMu
+	defer s.txMu.Unlock()
 	tx, err := s.adb.BeginTx(ctx, nil)
 	if err != nil {
 		return s.approvalErr(ctx, what, err)

@@ -172,6 +172,8 @@ func (s *Store) write(b []*request) (err error) {
 	}
 	ctx := context.Background() // a commit is never interrupted by one waiter
 	bad := false
+	s.txMu.Lock()
+	defer s.txMu.Unlock()
 	err = s.conn.Raw(func(dc any) error {
 		c := dc.(driver.ExecerContext)
 		if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE", nil); err != nil {
