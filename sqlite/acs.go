@@ -14,10 +14,11 @@ import (
 // ACS sessions (warden.ACSSessionStore, CONTRACT §9) live in three tables of
 // trace.db (schema 8, schema.go): acs_sessions, one row per session;
 // acs_entries, each session's audit chain, numbered from 1; acs_requests, the
-// keys of each session's replay window. Like approvals they skip the record
-// writer's group commit: every change is one short IMMEDIATE transaction of
-// prepared statements (acsstmt.go) on the approvals' connection, with the
-// trace's synchronous setting, so it is durable when the call returns.
+// keys of each session's replay window. Every change is an IMMEDIATE
+// transaction of prepared statements (acsstmt.go) on the approvals'
+// connection, with the trace's synchronous setting, so it is durable when
+// the call returns; RememberRequest and AppendACSEntry calls made at once
+// share one (acsbatch.go).
 // SQLite's write lock serializes each against every other writer, also one
 // in another process sharing the directory: two replicas never both record
 // one request key, and AppendACSEntry is a compare-and-set of the head
@@ -26,8 +27,8 @@ import (
 // OpenReadOnly); the changing methods return ErrReadOnly there, and
 // ErrClosed after Close.
 //
-// Replay keys are forgotten eagerly but cheaply: each RememberRequest first
-// deletes its session's keys older than its window, one range seek on
+// Replay keys are forgotten eagerly but cheaply: each RememberRequest that
+// records its key deletes the session's keys older than its window, one range seek on
 // acs_requests_at (session, at) that finds the few keys that expired since
 // the session's previous request. A session thus holds only the keys of its
 // last window; one that goes quiet keeps them: as many as the requests of
