@@ -140,7 +140,12 @@ func acsEvents() []Event {
 func acsViews(ev *warden.Event, p map[string]any) {
 	md := ev.Envelope.Context
 	ev.Agent = warden.Agent{ID: str(md, "agent_id")}
-	ev.User = warden.User{ID: str(md, "user_id")}
+	// The request envelope's metadata.user_context.user_id; metadata.user_id
+	// as some clients send it.
+	ev.User = warden.User{ID: str(obj(md, "user_context"), "user_id")}
+	if ev.User.ID == "" {
+		ev.User.ID = str(md, "user_id")
+	}
 	ev.SessionID = str(md, "session_id")
 	ev.TurnID = str(md, "turn_id")
 	ev.StepID = ev.RequestID

@@ -51,6 +51,24 @@ func TestACSViews(t *testing.T) {
 			}
 		})
 	}
+	// The request envelope's user: metadata.user_context.user_id (the
+	// schema's place) wins over metadata.user_id.
+	for _, c := range []struct {
+		md   map[string]any
+		want string
+	}{
+		{map[string]any{"user_context": map[string]any{"user_id": "u-ctx", "roles": []any{"admin"}}}, "u-ctx"},
+		{map[string]any{"user_context": map[string]any{"user_id": "u-ctx"}, "user_id": "u-flat"}, "u-ctx"},
+		{map[string]any{"user_id": "u-flat"}, "u-flat"},
+		{map[string]any{}, ""},
+	} {
+		ev := &warden.Event{Name: MethodUserMessage, Surface: warden.SurfaceACS, Payload: map[string]any{},
+			Envelope: warden.Envelope{Context: c.md}}
+		Views(ev)
+		if ev.User.ID != c.want {
+			t.Errorf("metadata %v: user %q, want %q", c.md, ev.User.ID, c.want)
+		}
+	}
 	// The same method on the AOS wire keeps the AOS shape.
 	ev := &warden.Event{Name: MethodToolCallRequest, Surface: warden.SurfaceAOS, Payload: map[string]any{
 		"toolCallRequest": map[string]any{"executionId": "x", "toolId": "Bash", "inputs": []any{map[string]any{"name": "command", "value": "ls"}}}}}
