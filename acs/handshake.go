@@ -3,6 +3,7 @@ package acs
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,7 +48,7 @@ func (h *Handler) hello(ctx context.Context, r *request, transport string) (map[
 		return nil, errf(CodeProvenanceRequired, "params.payload.provenance_producer",
 			`warden's policy requires provenance (acs.require_provenance), and the client declared "none"`)
 	}
-	if !contains(strings_(p["transports_supported"]), transport) {
+	if !slices.Contains(strings_(p["transports_supported"]), transport) {
 		return nil, errf(CodeSessionRefused, "params.payload.transports_supported",
 			"this request came over %s, which the client does not list", transport)
 	}
@@ -153,7 +154,7 @@ func (h *Handler) serverHello(r *request, version string, methods []string, tran
 	}
 	accepted := []string{}
 	for _, p := range profiles {
-		if contains(acceptedProfiles, p) && !contains(accepted, p) {
+		if slices.Contains(acceptedProfiles, p) && !slices.Contains(accepted, p) {
 			accepted = append(accepted, p)
 		}
 	}

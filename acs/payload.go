@@ -2,6 +2,7 @@ package acs
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -225,7 +226,7 @@ func (r rule) value(v any, at string) *Error {
 		if r.k == kHash && !hexHashRE.MatchString(s) {
 			return bad()
 		}
-		if len(r.enum) > 0 && !contains(r.enum, s) {
+		if len(r.enum) > 0 && !slices.Contains(r.enum, s) {
 			return errf(CodeInvalidParams, at, "%q is not one of %s", clip(s), strings.Join(r.enum, ", "))
 		}
 	case kObject:
@@ -250,13 +251,4 @@ func (r rule) value(v any, at string) *Error {
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
