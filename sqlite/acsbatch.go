@@ -97,7 +97,25 @@ func (s *Store) acsCommit(ops []*acsOp) {
 	ctx, cancel := context.WithTimeout(context.Background(), acsBatchTimeout)
 	defer cancel()
 	errs := make([]error, len(ops))
-	err := s.acsTx(ctx, "ACS batch", []int{acsForget, acsRemember, acsRenew, acsAdvance, acsExists, acsInsert}, func(st []*sql.Stmt) error {
+	err := s.acsBatchTx(ctx, ops, errs)
+	for i, op := range ops {
+		if err != nil {
+			op.done <- err
+		} else {
+			op.done <- errs[i]
+		}
+	}
+}
+
+// acsBatchTx runs the batch's transaction; a panic in it is an error for
+// every call (the lead is handed on whatever happens).
+func (s *Store) acsBatchTx(ctx context.Context, ops []*acsOp, errs []error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("sqlite: ACS batch: panic: %v", p)
+		}
+	}()
+	return s.acsTx(ctx, "ACS batch", []int{acsForget, acsRemember, acsRenew, acsAdvance, acsExists, acsInsert}, func(st []*sql.Stmt) error {
 		for i, op := range ops {
 			var err error
 			if op.e == nil {
@@ -112,13 +130,6 @@ func (s *Store) acsCommit(ops []*acsOp) {
 		}
 		return nil
 	})
-	for i, op := range ops {
-		if err != nil {
-			op.done <- err
-		} else {
-			op.done <- errs[i]
-		}
-	}
 }
 
 // remember records the key, or renews it when its earlier record is older
