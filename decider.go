@@ -49,6 +49,7 @@ type Decider struct {
 	async    Async
 	filter   RecordFilter
 	appr     Approvals
+	shadow   Shadow
 }
 
 // Router picks the chain for an event (hooks declared per event); nil means
@@ -119,6 +120,12 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 	if d.store != nil {
 		rec := NewRecord(ev, &out, time.Now())
 		out.RecordID = rec.ID
+		if d.shadow != nil {
+			// The record's results only: the outcome answered never holds
+			// them (a full slice expression, so out.Results is not written).
+			rs := rec.Results
+			rec.Results = append(rs[:len(rs):len(rs)], d.shadow.Shadow(ctx, ev, &out)...)
+		}
 		asked := out.Verdict.Holds() && d.appr != nil
 		if asked {
 			asked = d.retry(ctx, ev, &out, rec)

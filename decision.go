@@ -40,6 +40,9 @@ type Result struct {
 	// Refused names why a returned patch was not applied (e.g.
 	// "escalation_refused: ..."); empty when it was applied or there was none.
 	Refused string `json:"refused,omitempty"`
+	// PolicyRevision is the revision of the policy set a shadow set's
+	// summary result (KindShadowSet) decided by; empty on other results.
+	PolicyRevision string `json:"policy_revision,omitempty"`
 }
 
 // Outcome is the chain's composed answer for one event: Allow, Deny, Modify,

@@ -61,8 +61,9 @@ type Record struct {
 // everything: a record matches when it has every non-empty string field
 // (ID, Session its SessionID, Event, Decision, Surface, Policy its
 // PolicyID, Agent its AgentID, Tool, Tenant), its Time is in [Since, Until)
-// where those are set, and it contains Text (see TextMatcher) when that is
-// set. Query.Matcher decides the same in memory.
+// where those are set, it contains Text (see TextMatcher) when that is
+// set, and its shadow set disagreed when ShadowDisagrees is set.
+// Query.Matcher decides the same in memory.
 //
 // Records are visited in the order they were recorded (insertion order;
 // several processes writing one store share one order), newest first unless
@@ -90,6 +91,10 @@ type Query struct {
 	Tenant string
 	// ID keeps only the record with this id (GET /api/runs/{id}).
 	ID string
+	// ShadowDisagrees keeps only the records decided beside a shadow set
+	// whose verdict differs from the decision recorded (see
+	// Record.ShadowDisagrees; /api/runs?disagree=shadow).
+	ShadowDisagrees bool
 	// Budget, when positive, bounds the time a Scan spends looking: once
 	// Budget has passed since Scan began, it stops after the record it is
 	// examining (read to be tested against the query, matching or not) and
@@ -131,7 +136,7 @@ func (q Query) Matcher() func(*Record) bool {
 			eq(q.Decision, r.Decision) && eq(q.Surface, r.Surface) && eq(q.Policy, r.PolicyID) &&
 			eq(q.Agent, r.AgentID) && eq(q.Tool, r.Tool) && eq(q.Tenant, r.Tenant) &&
 			(q.Since.IsZero() || !r.Time.Before(q.Since)) && (q.Until.IsZero() || r.Time.Before(q.Until)) &&
-			(text == nil || text.Match(r))
+			(!q.ShadowDisagrees || r.ShadowDisagrees()) && (text == nil || text.Match(r))
 	}
 }
 
