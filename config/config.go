@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 
 	"gopkg.in/yaml.v3"
 
@@ -25,6 +24,11 @@ type Config struct {
 	DefaultDecision warden.Verdict
 	// Policies are policy files or directories, resolved relative to File.
 	Policies []string
+	// Shadow are the policy files or directories of the shadow set
+	// (shadow:), resolved relative to File: a candidate set — the built-in
+	// pack and these, in place of Policies — decided beside the live one
+	// on every recorded step and never applied (guardian.Options.Shadow).
+	Shadow []string
 	// Hooks are the validated hook declarations, in file order.
 	Hooks []hooks.Decl
 	// MCP are the upstream MCP servers of /mcp/{server} (mcp.servers).
@@ -113,23 +117,13 @@ func Parse(file string, data []byte) (*Config, error) {
 				continue
 			}
 			c.DefaultDecision = d
-		case "policies":
-			var ps []string
-			if v.Kind == yaml.ScalarNode {
-				ps = []string{v.Value}
-			} else if err := v.Decode(&ps); err != nil {
-				add(v, "policies: expected a list of files or directories")
-				continue
-			}
-			for _, p := range ps {
-				if p == "" {
-					add(v, "policies: empty path")
-					continue
-				}
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(filepath.Dir(file), p)
-				}
-				c.Policies = append(c.Policies, p)
+		case "policies", "shadow":
+			ps, perrs := parsePaths(file, k.Value, v)
+			errs = append(errs, perrs...)
+			if k.Value == "policies" {
+				c.Policies = ps
+			} else {
+				c.Shadow = ps
 			}
 		case "mcp", "a2a":
 			inner := map[string]string{"mcp": "servers", "a2a": "agents"}[k.Value]
@@ -181,7 +175,7 @@ func Parse(file string, data []byte) (*Config, error) {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies, hooks, mcp, a2a, limits, auth, origins, tenants, trace, tls, approvals, acs)", k.Value)
+			add(k, "unknown key %q (want defaultDecision, policies, shadow, hooks, mcp, a2a, limits, auth, origins, tenants, trace, tls, approvals, acs)", k.Value)
 		}
 	}
 	if len(c.Auth.Clients) > 0 && c.TLS.ClientCA == "" {

@@ -48,6 +48,26 @@ func TestParse(t *testing.T) {
 		{name: "upstream bad url", yaml: "a2a:\n  agents:\n    x: {url: \"ftp://h\"}\n", wantErr: "warden.yaml:3: a2a.agents.x.url: expected an http(s) URL"},
 		{name: "upstream wrong key", yaml: "mcp:\n  agents: {}\n", wantErr: `warden.yaml:2: mcp: unknown key "agents" (want servers)`},
 		{name: "policies not a list", yaml: "policies: {a: b}\n", wantErr: "warden.yaml:1: policies: expected a list"},
+		{name: "shadow set paths", yaml: "policies: [./live]\nshadow: [./candidate, /abs/next.yaml]\n",
+			check: func(t *testing.T, c *Config) {
+				want := []string{"/etc/warden/candidate", "/abs/next.yaml"}
+				if strings.Join(c.Shadow, ",") != strings.Join(want, ",") || len(c.Policies) != 1 {
+					t.Fatalf("shadow %v, policies %v; want shadow %v", c.Shadow, c.Policies, want)
+				}
+			}},
+		{name: "single shadow path", yaml: "shadow: next.yaml\n", check: func(t *testing.T, c *Config) {
+			if len(c.Shadow) != 1 || c.Shadow[0] != "/etc/warden/next.yaml" {
+				t.Fatalf("shadow %v", c.Shadow)
+			}
+		}},
+		{name: "empty shadow is none", yaml: "shadow:\n", check: func(t *testing.T, c *Config) {
+			if len(c.Shadow) != 0 {
+				t.Fatalf("shadow %v", c.Shadow)
+			}
+		}},
+		{name: "shadow not a list", yaml: "defaultDecision: deny\nshadow: {a: b}\n", wantErr: "warden.yaml:2: shadow: expected a list of files or directories"},
+		{name: "shadow empty entry names its line", yaml: "shadow:\n  - ./a\n  - \"\"\n", wantErr: "warden.yaml:3: shadow: empty path"},
+		{name: "shadow entry not a path", yaml: "shadow:\n  - ./a\n  - {b: c}\n", wantErr: "warden.yaml:3: shadow: expected a file or directory path"},
 		{name: "syntax error", yaml: "a: b\n  c: d\n", wantErr: "warden.yaml:2:"},
 		{name: "not a mapping", yaml: "- a\n", wantErr: "warden.yaml:1: expected a mapping"},
 		{name: "default limits", yaml: "", check: func(t *testing.T, c *Config) {

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 
 	"github.com/wardenhq/warden"
@@ -54,23 +53,9 @@ func parseTenants(file string, v *yaml.Node) (map[string]Tenant, ErrorList) {
 			fk, fv := n.Content[j], n.Content[j+1]
 			switch fk.Value {
 			case "policies":
-				var ps []string
-				if fv.Kind == yaml.ScalarNode {
-					ps = []string{fv.Value}
-				} else if err := fv.Decode(&ps); err != nil {
-					add(fv, "%s.policies: expected a list of files or directories", where)
-					continue
-				}
-				for _, p := range ps {
-					if p == "" {
-						add(fv, "%s.policies: empty path", where)
-						continue
-					}
-					if !filepath.IsAbs(p) {
-						p = filepath.Join(filepath.Dir(file), p)
-					}
-					t.Policies = append(t.Policies, p)
-				}
+				ps, perrs := parsePaths(file, where+".policies", fv)
+				errs = append(errs, perrs...)
+				t.Policies = append(t.Policies, ps...)
 			case "defaultDecision":
 				d, err := warden.ParseVerdict(fv.Value)
 				if err != nil || (d != warden.Allow && d != warden.Deny) || fv.Kind != yaml.ScalarNode {
