@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
@@ -37,6 +36,14 @@ type Options struct {
 	Policies []string
 	// NoBuiltin leaves the built-in pack out (--builtin=false).
 	NoBuiltin bool
+	// Shadow are the policy files or directories of a shadow set
+	// (--shadow-policy), added to the config's shadow:. A shadow set is a
+	// complete candidate set: the built-in pack (unless NoBuiltin) and
+	// these paths — in place of Policies and the config's policies: — plus,
+	// for a tenant's callers, the tenant's policies. It decides every
+	// recorded step beside the live set, its results are recorded with
+	// mode "shadow", and it is never applied (see shadow.go).
+	Shadow []string
 	// Store records every decision; nil with Data "" means no trace.
 	Store warden.Store
 	// Data opens the SQLite trace in this directory when Store is nil; the
@@ -70,16 +77,17 @@ type Options struct {
 // Guardian is one decision core with its policies, hooks and trace. It is
 // safe for concurrent use.
 type Guardian struct {
-	cfg       *config.Config
-	paths     []string // policy paths besides the pack
-	builtin   bool
-	*set      // the shared set: callers without a tenant of their own
-	tenants   map[string]*set
-	pool      *hooks.Pool
-	store     warden.Store
-	ownsStore bool
-	approvals *approval.Manager // nil without a store that keeps approvals
-	log       *slog.Logger
+	cfg         *config.Config
+	paths       []string // policy paths besides the pack
+	shadowPaths []string // the shadow set's paths besides the pack
+	builtin     bool
+	*set        // the shared set: callers without a tenant of their own
+	tenants     map[string]*set
+	pool        *hooks.Pool
+	store       warden.Store
+	ownsStore   bool
+	approvals   *approval.Manager // nil without a store that keeps approvals
+	log         *slog.Logger
 }
 
 // set is one policy set with the router and Decider that decide by it: the
@@ -89,6 +97,7 @@ type set struct {
 	router *hooks.Router
 	dec    *warden.Decider
 	def    warden.Verdict // when nothing decides
+	shadow *shadowSet     // nil without a shadow set
 }
 
 var (
@@ -123,6 +132,10 @@ func Open(opts Options) (*Guardian, error) {
 	if g.router, err = hooks.New(cfg.Hooks, g.engine, cfg.DefaultDecision); err != nil {
 		return nil, err
 	}
+	g.shadowPaths = append(append([]string(nil), cfg.Shadow...), opts.Shadow...)
+	if g.set.shadow, err = g.newShadow(nil, cfg.DefaultDecision); err != nil {
+		return nil, err
+	}
 	if len(cfg.Tenants) > 0 {
 		g.tenants = make(map[string]*set, len(cfg.Tenants))
 	}
@@ -138,6 +151,9 @@ func Open(opts Options) (*Guardian, error) {
 			def = cfg.DefaultDecision
 		}
 		ts := &set{engine: policy.NewEngine(tps, policy.Options{}), def: def}
+		if ts.shadow, err = g.newShadow(t.Policies, def); err != nil {
+			return nil, fmt.Errorf("tenant %s: %w", name, err)
+		}
 		ts.router = g.router.ForEngine(ts.engine, def)
 		g.tenants[name] = ts
 	}
@@ -181,6 +197,19 @@ func (s *set) decider(store warden.Store, obs warden.Observer, filter warden.Rec
 	if appr != nil {
 		s.dec.SetApprovals(appr)
 	}
+	if s.shadow != nil {
+		s.dec.SetShadow(s.shadow)
+	}
+}
+
+// newShadow compiles a shadow set of the pack (unless left out), the
+// shadow paths and extra (a tenant's policies); nil without shadow paths.
+func (g *Guardian) newShadow(extra []string, def warden.Verdict) (*shadowSet, error) {
+	if len(g.shadowPaths) == 0 {
+		return nil, nil
+	}
+	paths := append(append([]string(nil), g.shadowPaths...), extra...)
+	return newShadow(policy.Spec{Builtin: g.builtin, Paths: paths}, def, g.log)
 }
 
 // traceSetup returns the record filter for the trace and starts its
@@ -315,68 +344,39 @@ func (g *Guardian) ReloadStatus(tenant string) policy.ReloadStatus {
 	return policy.ReloadStatus{}
 }
 
+// ShadowPolicies returns the shadow set in force for tenant's callers (""
+// for callers without a tenant); nil without a shadow set, or for a
+// tenant that is not declared.
+func (g *Guardian) ShadowPolicies(tenant string) *policy.Set {
+	if s := g.setNamed(tenant); s != nil && s.shadow != nil {
+		return s.shadow.engine.Set()
+	}
+	return nil
+}
+
+// ShadowReloadStatus is ReloadStatus for tenant's shadow set; the zero
+// value without one.
+func (g *Guardian) ShadowReloadStatus(tenant string) policy.ReloadStatus {
+	if s := g.setNamed(tenant); s != nil && s.shadow != nil {
+		return s.shadow.engine.Status()
+	}
+	return policy.ReloadStatus{}
+}
+
+// setNamed is tenant's set ("": the shared one); nil for a tenant that is
+// not declared.
+func (g *Guardian) setNamed(tenant string) *set {
+	if tenant == "" {
+		return g.set
+	}
+	return g.tenants[tenant]
+}
+
 // PolicyPaths returns the policy files and directories besides the pack.
 func (g *Guardian) PolicyPaths() []string { return append([]string(nil), g.paths...) }
 
 // Store returns the trace store (nil without a trace).
 func (g *Guardian) Store() warden.Store { return g.store }
-
-// Reload recompiles the policies from their files; on any error (an empty
-// or half-written file included) the set in force stays, the reason is
-// logged at WARN and returned; removed policies are logged at WARN. log,
-// when not nil, is used instead of the Guardian's logger.
-func (g *Guardian) Reload(log *slog.Logger) error {
-	if log == nil {
-		log = g.log
-	}
-	errs := []error{g.engine.Reload(log)}
-	for _, name := range g.cfg.TenantNames() {
-		if err := g.tenants[name].engine.Reload(log.With("tenant", name)); err != nil {
-			errs = append(errs, fmt.Errorf("tenant %s: %w", name, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// Watch reloads the policies whenever their files change, until ctx ends:
-// the shared set's and each tenant's (a change to a shared policy file
-// reloads every set). It returns at once when there are no policy files.
-func (g *Guardian) Watch(ctx context.Context) error {
-	engines := map[string]*policy.Engine{"": g.engine}
-	for name, s := range g.tenants {
-		engines[name] = s.engine
-	}
-	var wg sync.WaitGroup
-	errc := make(chan error, len(engines))
-	for name, e := range engines {
-		if len(e.Set().Spec().Paths) == 0 {
-			continue
-		}
-		log, what := g.log, "the shared policies"
-		if name != "" {
-			log, what = log.With("tenant", name), "tenant "+name+"'s policies"
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := e.Watch(ctx, log); err != nil && ctx.Err() == nil {
-				// The other sets keep being watched; say so now, not at exit.
-				log.Warn("policy file watching stopped", "err", err)
-				errc <- fmt.Errorf("watching %s: %w", what, err)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errc)
-	var errs []error
-	for err := range errc {
-		errs = append(errs, err)
-	}
-	if len(errs) == 0 {
-		return ctx.Err()
-	}
-	return errors.Join(errs...)
-}
 
 // Close lets queued async hooks run until ctx is done (those still queued
 // then are recorded as dropped), and closes the trace if the Guardian
