@@ -342,6 +342,10 @@ func filters(q warden.Query) (string, []any) {
 			add(f.col+" = ?", f.v)
 		}
 	}
+	if q.ShadowDisagrees {
+		w.WriteString(and(w.String()))
+		w.WriteString("shadow <> '' AND shadow <> decision")
+	}
 	if !q.Since.IsZero() {
 		add("time >= ?", ceilMicro(q.Since))
 	}

@@ -20,13 +20,14 @@ const (
 	abandoned              // its Record gave up (context done): skip it
 )
 
-const nCols = 28
+const nCols = 29
 
 // prevHashArg and hashArg are the indexes of prev_hash and hash in
 // request.args: the writer sets them (hash.go).
 const (
 	prevHashArg = 26
 	hashArg     = 27
+	shadowArg   = 28 // the shadow set's verdict (schema 9)
 )
 
 // request is one Record call in flight. Its args are built on the caller's
@@ -139,6 +140,7 @@ func (r *request) fill(rec *warden.Record) error {
 	a[25].Value = rec.Tool
 	a[prevHashArg].Value = nil // set by the writer
 	a[hashArg].Value = nil
+	a[shadowArg].Value = rec.ShadowDecision()
 	return nil
 }
 
@@ -146,8 +148,8 @@ const insertSQL = `INSERT INTO runs (id, time, event, surface, direction,
 	request_id, agent_id, session_id, turn_id, step_id, decision, reason,
 	reason_codes, policy_id, policy_version, latency_us, blob_off, results_len,
 	input_len, output_len, policy_revision, views_len, caller, tenant, approval_id, tool,
-	prev_hash, hash)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	prev_hash, hash, shadow)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // Record stores rec and returns once the transaction holding it has
 // committed (see the package documentation for what that guarantees). An

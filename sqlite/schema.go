@@ -171,6 +171,13 @@ var migrations = []migration{
 		PRIMARY KEY (session, key)
 	) WITHOUT ROWID;
 	CREATE INDEX acs_requests_at ON acs_requests (session, at);`),
+	// 8 → 9: the verdict of the shadow set the step was decided beside
+	// (warden.Record.ShadowDecision: its summary result's decision), a
+	// column so that Query.ShadowDisagrees (shadow <> '' AND shadow <>
+	// decision) reads no blob; '' in older rows and without a shadow set.
+	// It is derived from the results, which the hash chain covers, so it
+	// is not hashed itself. No index, like every filter but the session.
+	sqlStep(`ALTER TABLE runs ADD COLUMN shadow TEXT NOT NULL DEFAULT '';`),
 }
 
 // migrateCursor adds the policy revision and the views (stored after the

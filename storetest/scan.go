@@ -69,6 +69,11 @@ func filterData(t *testing.T, s warden.Store) []*warden.Record {
 						r.PolicyID = []string{"p1", "p2"}[n%2]
 						r.Reason = []string{"Blocked by policy", "needs approval: ÜBER-secret"}[(n/4)%2]
 					}
+					if sh := []string{"", "allow", "deny", ""}[n%4]; sh != "" { // decided beside a shadow set
+						r.Results = append(r.Results,
+							warden.Result{Guardian: warden.GuardianShadow, PolicyID: "cand", Decision: sh, Mode: warden.ModeShadow},
+							warden.Result{Guardian: warden.GuardianShadow, Kind: warden.KindShadowSet, Decision: sh, Mode: warden.ModeShadow})
+					}
 					r.Input = json.RawMessage(fmt.Sprintf(`{"tool":%q,"args":{"path":"/srv/Report-%d.PDF","note":"caf\u00e9 Straße"}}`, r.Tool, n%6))
 					all = append(all, r)
 					n++
@@ -138,6 +143,9 @@ func testFilters(t *testing.T, open func(*testing.T) warden.Store) {
 		{"text+filters", warden.Query{Text: "report-5", Session: "s2", Decision: "modify"}},
 		{"text matches nothing", warden.Query{Text: "no such text"}},
 		{"text of the tenant only", warden.Query{Text: "bash", Tenant: "acme"}},
+		{"shadow disagrees", warden.Query{ShadowDisagrees: true}},
+		{"shadow disagrees+decision", warden.Query{ShadowDisagrees: true, Decision: "modify"}},
+		{"shadow disagrees+text", warden.Query{ShadowDisagrees: true, Text: "report-1"}},
 	} {
 		for _, oldest := range []bool{false, true} {
 			q := tt.q
@@ -159,8 +167,19 @@ func matches(r *warden.Record, q *warden.Query) bool {
 	eq := func(want, got string) bool { return want == "" || want == got }
 	return eq(q.ID, r.ID) && eq(q.Session, r.SessionID) && eq(q.Event, r.Event) && eq(q.Decision, r.Decision) &&
 		eq(q.Surface, r.Surface) && eq(q.Policy, r.PolicyID) && eq(q.Agent, r.AgentID) && eq(q.Tenant, r.Tenant) &&
-		eq(q.Tool, r.Tool) &&
+		eq(q.Tool, r.Tool) && (!q.ShadowDisagrees || shadowDisagrees(r)) &&
 		(q.Since.IsZero() || !r.Time.Before(q.Since)) && (q.Until.IsZero() || r.Time.Before(q.Until))
+}
+
+// shadowDisagrees is the suite's own account of Record.ShadowDisagrees: a
+// shadow summary result whose decision is not the record's.
+func shadowDisagrees(r *warden.Record) bool {
+	for _, res := range r.Results {
+		if res.Kind == warden.KindShadowSet && res.Mode == warden.ModeShadow {
+			return res.Decision != r.Decision
+		}
+	}
+	return false
 }
 
 // wantIDs is what a Scan of q over the records recorded (in recording order)
