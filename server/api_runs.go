@@ -17,9 +17,9 @@ import (
 
 // The decisions API of the console (CONTRACT §12):
 //
-//	GET /api/runs?cursor=&limit=&surface=&event=&decision=&policy=&tool=&session=&agent=&since=&until=&q=
+//	GET /api/runs?cursor=&limit=&surface=&event=&decision=&policy=&tool=&session=&agent=&since=&until=&q=&disagree=
 //	GET /api/runs/{id}
-//	GET /api/runs/stream?surface=&event=&decision=&policy=&tool=&session=&agent=&since=&until=&q=
+//	GET /api/runs/stream?surface=&event=&decision=&policy=&tool=&session=&agent=&since=&until=&q=&disagree=
 //
 // A caller whose token has a tenant reads its tenant's records only: its
 // tenant is a filter of every read, the stream included, and another
@@ -40,7 +40,7 @@ const (
 )
 
 // runsFilterParams are the filters of /api/runs and /api/runs/stream.
-var runsFilterParams = []string{"surface", "event", "decision", "policy", "tool", "session", "agent", "since", "until", "q"}
+var runsFilterParams = []string{"surface", "event", "decision", "policy", "tool", "session", "agent", "since", "until", "q", "disagree"}
 
 // paramError is a 400 naming the parameter at fault.
 type paramError struct{ param, msg string }
@@ -85,6 +85,13 @@ func parseRunsQuery(v url.Values, paging bool, now time.Time) (q warden.Query, l
 		if _, err := warden.ParseRecorded(q.Decision); err != nil {
 			return q, 0, &paramError{"decision", fmt.Sprintf("expected allow, deny, modify, ask or defer, got %q", q.Decision)}
 		}
+	}
+	switch d := v.Get("disagree"); d {
+	case "":
+	case "shadow": // the records whose shadow set would have decided otherwise
+		q.ShadowDisagrees = true
+	default:
+		return q, 0, &paramError{"disagree", fmt.Sprintf("expected shadow, got %q", d)}
 	}
 	if strings.IndexByte(q.Text, 0) >= 0 {
 		return q, 0, &paramError{"q", "must not hold a NUL byte"}

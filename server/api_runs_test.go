@@ -163,6 +163,7 @@ func TestAPIRunsBadRequests(t *testing.T) {
 		{"?last=5", "last"},
 		{"?q=a%00b", "q"},
 		{"?agent=" + strings.Repeat("x", 1025), "agent"},
+		{"?disagree=live", "disagree"},
 	} {
 		t.Run(tt.query[:min(len(tt.query), 30)], func(t *testing.T) {
 			w := do(h, http.MethodGet, "/api/runs"+tt.query, "", "", "")
@@ -180,6 +181,44 @@ func TestAPIRunsBadRequests(t *testing.T) {
 		if w := do(h, http.MethodGet, "/api/runs/stream"+q, "", "", ""); w.Code != 400 {
 			t.Errorf("stream%s: %d, want 400", q, w.Code)
 		}
+	}
+}
+
+// disagree=shadow keeps the records whose shadow set would have decided
+// otherwise, on the page and on the stream.
+func TestAPIRunsShadowDisagree(t *testing.T) {
+	st, err := sqlite.Open(t.TempDir(), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	for i, c := range []struct{ live, shadow string }{{"deny", "allow"}, {"allow", ""}, {"allow", "allow"}, {"allow", "deny"}, {"deny", "deny"}} {
+		r := &warden.Record{ID: fmt.Sprintf("s%d", i), Time: apiBase.Add(time.Duration(i) * time.Second), Event: "steps/toolCallRequest",
+			Surface: "aos", Decision: c.live, Results: []warden.Result{{Guardian: "policy", Decision: c.live, Mode: "enforce"}}}
+		if c.shadow != "" {
+			r.Results = append(r.Results, warden.Result{Guardian: warden.GuardianShadow, Kind: warden.KindShadowSet, Decision: c.shadow, Mode: warden.ModeShadow})
+		}
+		if err := st.Record(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := New(Options{AOS: http.NotFoundHandler(), Store: st})
+	for _, tt := range []struct {
+		query string
+		want  []string
+	}{
+		{"?disagree=shadow", ids("s3", "s0")},
+		{"?disagree=shadow&decision=deny", ids("s0")},
+		{"?disagree=shadow&limit=1&cursor=s3", ids("s0")},
+		{"?disagree=", ids("s4", "s3", "s2", "s1", "s0")},
+	} {
+		code, a, body := getRuns(t, h, "/api/runs"+tt.query, "")
+		if code != 200 || !slices.Equal(a.ids(), tt.want) {
+			t.Errorf("%s: %d %v, want %v (%s)", tt.query, code, a.ids(), tt.want, body)
+		}
+	}
+	if q, _, err := parseRunsQuery(url.Values{"disagree": {"shadow"}}, false, time.Now()); err != nil || !q.ShadowDisagrees {
+		t.Errorf("the stream's filters: %+v, %v", q, err)
 	}
 }
 
