@@ -46,11 +46,14 @@ type Approvals interface {
 }
 
 // Policies is what the console shows of the policies in force (a
-// *guardian.Guardian).
+// *guardian.Guardian): the shared set, each tenant's, and their shadow
+// sets (nil when there are none).
 type Policies interface {
 	Policies() *policy.Set
 	TenantPolicies(tenant string) *policy.Set
 	ReloadStatus(tenant string) policy.ReloadStatus
+	ShadowPolicies(tenant string) *policy.Set
+	ShadowReloadStatus(tenant string) policy.ReloadStatus
 }
 
 // Options are what the console reads. Every field may be nil: the pages then

@@ -27,12 +27,27 @@ type fixture struct {
 	ids map[string]string // named records' ids
 }
 
-// engines is the Policies of a test: the built-in pack and one audit policy.
-type engines struct{ e *policy.Engine }
+// engines is the Policies of a test: the built-in pack and one audit
+// policy, and a shadow set when shadow is set.
+type engines struct{ e, shadow *policy.Engine }
 
 func (p engines) Policies() *policy.Set                   { return p.e.Set() }
 func (p engines) TenantPolicies(string) *policy.Set       { return nil }
 func (p engines) ReloadStatus(string) policy.ReloadStatus { return p.e.Status() }
+
+func (p engines) ShadowPolicies(tenant string) *policy.Set {
+	if p.shadow == nil || tenant != "" {
+		return nil
+	}
+	return p.shadow.Set()
+}
+
+func (p engines) ShadowReloadStatus(string) policy.ReloadStatus {
+	if p.shadow == nil {
+		return policy.ReloadStatus{}
+	}
+	return p.shadow.Status()
+}
 
 // memApprovals lists the Mem's approvals as an *approval.Manager would.
 type memApprovals struct{ st *storetest.Mem }
@@ -113,7 +128,7 @@ func newFixture(t *testing.T, extra int) *fixture {
 				Results: []warden.Result{{PolicyID: p, Mode: "enforce"}}}, nil)
 	}
 	f.c = New(Options{Store: st, Approvals: memApprovals{st}, Stats: f.obs,
-		Policies: engines{policy.NewEngine(set, policy.Options{})}, RunsStream: "/api/runs/stream", Now: func() time.Time { return t0.Add(30 * time.Minute) }})
+		Policies: engines{e: policy.NewEngine(set, policy.Options{})}, RunsStream: "/api/runs/stream", Now: func() time.Time { return t0.Add(30 * time.Minute) }})
 	return f
 }
 

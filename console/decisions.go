@@ -24,13 +24,16 @@ var (
 // them.
 type filters struct {
 	Surface, Event, Decision, Policy, Tool, Session, Agent, Since, Until, Q string
+	// Disagree is "shadow": the records whose shadow set would have
+	// decided otherwise (warden.Query.ShadowDisagrees).
+	Disagree string
 }
 
 // filterKeys are the query parameters of filters, in form order.
-var filterKeys = []string{"surface", "event", "decision", "policy", "tool", "session", "agent", "since", "until", "q"}
+var filterKeys = []string{"surface", "event", "decision", "policy", "tool", "session", "agent", "since", "until", "q", "disagree"}
 
 func (f *filters) ptrs() []*string {
-	return []*string{&f.Surface, &f.Event, &f.Decision, &f.Policy, &f.Tool, &f.Session, &f.Agent, &f.Since, &f.Until, &f.Q}
+	return []*string{&f.Surface, &f.Event, &f.Decision, &f.Policy, &f.Tool, &f.Session, &f.Agent, &f.Since, &f.Until, &f.Q, &f.Disagree}
 }
 
 // Encode is the filters as a query string (empty ones left out).
@@ -56,7 +59,10 @@ func parseFilters(q url.Values, now time.Time) (warden.Query, filters, error) {
 		*p = strings.TrimSpace(q.Get(filterKeys[i]))
 	}
 	wq := warden.Query{Surface: f.Surface, Event: f.Event, Decision: f.Decision, Policy: f.Policy,
-		Session: f.Session, Agent: f.Agent, Tool: f.Tool, Text: f.Q}
+		Session: f.Session, Agent: f.Agent, Tool: f.Tool, Text: f.Q, ShadowDisagrees: f.Disagree == "shadow"}
+	if f.Disagree != "" && f.Disagree != "shadow" {
+		return wq, f, fmt.Errorf("disagree: expected shadow, got %q", f.Disagree)
+	}
 	if f.Decision != "" {
 		if _, err := warden.ParseRecorded(f.Decision); err != nil {
 			return wq, f, fmt.Errorf("decision: expected one of %s", strings.Join(decisionNames, ", "))

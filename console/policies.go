@@ -3,8 +3,6 @@ package console
 import (
 	"net/http"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/wardenhq/warden"
@@ -33,12 +31,16 @@ type policiesData struct {
 	Status   policy.ReloadStatus
 	Rows     []policyRow
 	Err      string
+	// Shadow is the set's shadow set and where it disagreed with the live
+	// decisions (nil: none).
+	Shadow *shadowData
 }
 
 // policies serves the policies in force: the viewer's tenant's set (or,
 // for a viewer without a tenant, the shared set or ?tenant='s), with each
 // policy's source, mode and how often it matched and decided in the last
-// hour and day.
+// hour and day; and the set's shadow set, if any, with where it disagreed
+// with the live decisions of the last day.
 func (c *Console) policies(w http.ResponseWriter, r *http.Request) {
 	d := policiesData{Tenants: c.o.Tenants}
 	p := page{Title: "Policies", Nav: "policies", Data: &d}
@@ -71,13 +73,10 @@ func (c *Console) policies(w http.ResponseWriter, r *http.Request) {
 		hour, day = c.o.Stats.Summary(time.Hour, 0), c.o.Stats.Summary(24*time.Hour, 0)
 	}
 	for _, pol := range set.Policies() {
-		src := pol.File
-		if pol.Line > 0 {
-			src += ":" + strconv.Itoa(pol.Line)
-		}
-		d.Rows = append(d.Rows, policyRow{P: pol, Events: strings.Join(pol.Events, ", "), Audit: pol.Mode == warden.Audit,
-			Source: src, Hour: hour.Policies[pol.ID], Day: day.Policies[pol.ID], CountsKnown: c.o.Stats != nil,
-			DecisionName: pol.Decision.String()})
+		row := rowOfPolicy(pol)
+		row.Hour, row.Day, row.CountsKnown = hour.Policies[pol.ID], day.Policies[pol.ID], c.o.Stats != nil
+		d.Rows = append(d.Rows, row)
 	}
+	d.Shadow = c.shadowSection(r.Context(), d.Tenant)
 	c.render(w, r, http.StatusOK, "policies", p)
 }

@@ -11,19 +11,22 @@ import (
 // row is one decision as the decisions table and the session timeline show
 // it.
 type row struct {
-	ID                   string
-	Time                 time.Time
-	Event, Surface       string
-	Direction            string
-	Method               string // the JSON-RPC method of a protocol message, else the event
-	Tool, ToolServer     string
-	Decision, Reason     string
-	PolicyID, PolicyVer  string
-	SessionID, AgentID   string
-	LatencyUS            int64
-	ApprovalID           string
-	Caller, Tenant       string
-	Results              []warden.Result
+	ID                  string
+	Time                time.Time
+	Event, Surface      string
+	Direction           string
+	Method              string // the JSON-RPC method of a protocol message, else the event
+	Tool, ToolServer    string
+	Decision, Reason    string
+	PolicyID, PolicyVer string
+	SessionID, AgentID  string
+	LatencyUS           int64
+	ApprovalID          string
+	Caller, Tenant      string
+	Results             []warden.Result
+	// ShadowOtherwise is the shadow set's verdict when it differs from
+	// Decision ("" when it agrees, or there is none).
+	ShadowOtherwise      string
 	InputExcerpt         string
 	protocol, isResponse bool
 }
@@ -39,6 +42,9 @@ func rowOf(rec *warden.Record) row {
 		Method: rec.Event, Decision: rec.Decision, Reason: rec.Reason, PolicyID: rec.PolicyID,
 		PolicyVer: rec.PolicyVersion, SessionID: rec.SessionID, AgentID: rec.AgentID, LatencyUS: rec.LatencyUS,
 		ApprovalID: rec.ApprovalID, Caller: rec.Caller, Tenant: rec.Tenant, Results: rec.Results}
+	if rec.ShadowDisagrees() {
+		r.ShadowOtherwise = rec.ShadowDecision()
+	}
 	if rec.Surface == warden.SurfaceMCP || rec.Surface == warden.SurfaceA2A {
 		r.protocol = true
 		var m struct {

@@ -308,7 +308,14 @@
       mt.appendChild(el("span", "tool", (server ? server + "/" : "") + tool));
     }
     td(mt);
-    td(badge(r.decision));
+    const dec = td(badge(r.decision));
+    const sh = (r.results || []).filter((x) => x.mode === "shadow" && x.kind === "shadow_set").pop();
+    if (sh && sh.decision && sh.decision !== r.decision) {
+      const tag = el("span", "tag shadow", "shadow: " + sh.decision);
+      tag.title = "the shadow set would have decided " + sh.decision;
+      dec.appendChild(document.createTextNode(" "));
+      dec.appendChild(tag);
+    }
     td(r.policy_id ? el("code", null, r.policy_id) : "");
     const reason = td(cut(r.reason, 90), "reason");
     reason.title = r.reason || "";
