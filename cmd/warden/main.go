@@ -30,6 +30,7 @@ var commands = []struct {
 	{"hooks", "hooks events [--family F] [--sync-only] [-o table|json] | hooks dispatch EVENT [--config F] [--policy PATH]... [--builtin=false] [--data DIR] < payload.json", cmdHooks},
 	{"acs", "acs stdio [--config F] [--policy PATH]... [--builtin=false] [--data DIR]", cmdACS},
 	{"mcp", "mcp stdio [--config F] [--policy PATH]... [--builtin=false] [--data DIR] [--name N] -- CMD ARGS...", cmdMCP},
+	{"test", "test [PATH]... [--coverage] [-o text|json|junit]", cmdTest},
 	{"runs", "runs [--data DIR] [--session S] [--event E] [--decision D] [--surface S] [--tool T] [--policy P] [--since DUR|RFC3339] [--last N] [--after ID] [--follow] [-o table|json]", cmdRuns},
 	{"verify", "verify [--data DIR] [-o text|json]", cmdVerify},
 	{"approvals", "approvals list [--state S] [-o table|json] | approvals approve|deny ID [--reason R]  [--server URL] [--token-file F] (token: $WARDEN_TOKEN)", cmdApprovals},
