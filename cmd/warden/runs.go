@@ -42,6 +42,7 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.Surface, "surface", "", "only this surface (aos, mcp, a2a, hooks, sdk)")
 	fs.StringVar(&f.Tool, "tool", "", "only this tool")
 	fs.StringVar(&f.Policy, "policy", "", "only the records this policy decided")
+	disagree := fs.String("disagree", "", "shadow: only the records whose shadow set would have decided otherwise")
 	since := fs.String("since", "", "only records from this time on: RFC 3339, or a duration before now (15m, 24h)")
 	fs.StringVar(&f.After, "after", "", "continue after this record id (the next page)")
 	last := fs.Int("last", 20, "newest N records")
@@ -63,6 +64,13 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	if f.Surface != "" && !slices.Contains(warden.Surfaces, f.Surface) {
 		return fail(stderr, "--surface: expected aos, mcp, a2a, hooks or sdk, got %q", f.Surface)
+	}
+	switch *disagree {
+	case "":
+	case "shadow":
+		f.ShadowDisagrees = true
+	default:
+		return fail(stderr, "--disagree: expected shadow, got %q", *disagree)
 	}
 	if *since != "" {
 		t, err := server.ParseWhen(*since, time.Now())
@@ -251,8 +259,18 @@ func (t *runsTable) writeHeader() {
 func (t *runsTable) row(r *warden.Record) {
 	t.writeHeader()
 	fmt.Fprintf(t.tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dµs\n", r.Time.Format("2006-01-02T15:04:05.000Z"),
-		dash(r.Surface), dash(r.Direction), r.Event, dash(clip(methodOrTool(r), 32)), r.Decision, dash(r.PolicyID),
+		dash(r.Surface), dash(r.Direction), r.Event, dash(clip(methodOrTool(r), 32)), decisionCell(r), dash(r.PolicyID),
 		dash(clip(r.Reason, 60)), dash(clip(r.SessionID, 36)), r.LatencyUS)
+}
+
+// decisionCell is the DECISION column: the decision recorded, and the
+// shadow set's when it would have decided otherwise ("deny (shadow:
+// allow)").
+func decisionCell(r *warden.Record) string {
+	if r.ShadowDisagrees() {
+		return r.Decision + " (shadow: " + r.ShadowDecision() + ")"
+	}
+	return r.Decision
 }
 
 // flush writes the rows so far (the columns align within one flush).

@@ -58,10 +58,13 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace)")
 	pprof := fs.Bool("pprof", false, "expose /debug/pprof/ (profiling; keep off in production)")
 	insecure := fs.Bool("insecure", false, "serve a non-loopback address without auth.tokens (anyone who reaches it can decide, dispatch and read the trace)")
+	var shadow multiFlag
+	fs.Var(&shadow, "shadow-policy", "policy file or directory of a shadow set: with the built-in pack, a candidate set decided beside the live one, recorded with mode shadow, never applied (repeatable; added to the config's shadow:)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	opts := gf.options()
+	opts.Shadow = shadow
 	cfg := config.Default()
 	if opts.ConfigFile != "" {
 		c, err := config.Load(opts.ConfigFile)
@@ -224,6 +227,10 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "warden listening on %s://%s\n", scheme, ln.Addr())
 	set := gd.Policies()
 	log.Info("serving", "auth_tokens", len(cfg.Auth.Tokens), "policies", set.Len(), "from", set.Spec().String(), "revision", fmt.Sprintf("%.12s", set.Revision()), "tenants", len(cfg.Tenants), "data", *data)
+	if sh := gd.ShadowPolicies(""); sh != nil {
+		log.Info("shadow set: decided beside the live policies, recorded, never applied",
+			"policies", sh.Len(), "from", sh.Spec().String(), "revision", fmt.Sprintf("%.12s", sh.Revision()))
+	}
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
