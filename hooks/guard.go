@@ -46,6 +46,13 @@ func guard(ev *warden.Event, next map[string]any) error {
 	return escalation(before, next)
 }
 
+// Guard is the warden.Guard of every hook chain (see guard), for chains
+// composed outside this package that must refuse the same changes: `warden
+// replay` composes recorded hook results with a policy step run again.
+func Guard(ev *warden.Event, next map[string]any) error { return guard(ev, next) }
+
+var _ warden.Guard = Guard
+
 var denied = []string{"deny", "denied", "block", "blocked", "reject", "rejected"}
 
 func escalation(before, next map[string]any) error {

@@ -59,6 +59,15 @@ func compact(patch []byte) json.RawMessage {
 	return json.RawMessage(patch)
 }
 
+// ApplyPatch turns a hook's output (what a command printed, what a webhook
+// answered) into the decision the chain applies about ev, exactly as a
+// command or webhook hook's output is applied when the hook runs (see
+// applyPatch). `warden replay` applies a recorded hook's patch with it
+// instead of running the hook again.
+func ApplyPatch(ev *warden.Event, patch []byte) (warden.Decision, error) {
+	return applyPatch(ev, patch)
+}
+
 // applyPatch turns a hook's output into a decision about ev:
 //   - empty output, {} and null: no change (allow) — null is the Standard
 //     Agents "unchanged";
