@@ -32,6 +32,7 @@ var commands = []struct {
 	{"mcp", "mcp stdio [--config F] [--policy PATH]... [--builtin=false] [--data DIR] [--name N] -- CMD ARGS...", cmdMCP},
 	{"test", "test [PATH]... [--coverage] [-o text|json|junit]", cmdTest},
 	{"runs", "runs [--data DIR] [--session S] [--event E] [--decision D] [--surface S] [--tool T] [--policy P] [--since DUR|RFC3339] [--last N] [--after ID] [--follow] [-o table|json]", cmdRuns},
+	{"replay", "replay [--data DIR] [--config F] [--policy PATH]... [--builtin=false] [--since DUR|RFC3339] [--session S] [--event E] [-o table|json]", cmdReplay},
 	{"verify", "verify [--data DIR] [-o text|json]", cmdVerify},
 	{"approvals", "approvals list [--state S] [-o table|json] | approvals approve|deny ID [--reason R]  [--server URL] [--token-file F] (token: $WARDEN_TOKEN)", cmdApprovals},
 	{"token", "token new --name N --scopes S[,S...] [--tenant T]", cmdToken},
