@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 
 	"github.com/wardenhq/warden/policytest"
 )
@@ -80,19 +81,19 @@ func cmdTest(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 // parseInterspersed parses flags given before, between or after the
 // positional arguments (`warden test policies/ --coverage`) and returns
-// the positional ones.
+// the positional ones; after "--" every argument is positional.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
+	var pos, rest []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, rest = args[:i], args[i+1:]
+	}
 	for {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
+			return append(pos, rest...), nil
 		}
 		pos, args = append(pos, args[0]), args[1:]
 	}

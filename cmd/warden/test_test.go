@@ -51,6 +51,7 @@ func TestTestExitCodes(t *testing.T) {
 		{"a broken policy fails with file:line", []string{"test", bad}, 1,
 			filepath.Join(bad, "db_test.yaml") + `:3: test "deleting a database is denied": decision allow, want deny; no deciding policy, want policy no-delete`, ""},
 		{"flags after the path", []string{"test", bad, "--coverage"}, 1, "0  NEVER MATCHED  no-delete", ""},
+		{"paths after --", []string{"test", "--coverage", "--", good}, 0, "(2 policies, 1 never matched)", ""},
 		{"malformed test file", []string{"test", malformed}, 2, "",
 			filepath.Join(malformed, "x_test.yaml") + `:3: test "a": unknown event: "tool.precall" matches no event in the catalog (did you mean "tool.pre_call"?)`},
 		{"no test files", []string{"test", t.TempDir()}, 2, "", "no test files (*_test.yaml) here"},
