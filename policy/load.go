@@ -106,7 +106,7 @@ func (l *loader) path(p string, join func(...string) string) {
 	var names []string
 	for _, e := range ents {
 		ext := strings.ToLower(path.Ext(e.Name()))
-		if !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
+		if !e.IsDir() && (ext == ".yaml" || ext == ".yml") && !IsTestFile(e.Name()) {
 			names = append(names, e.Name())
 		}
 	}
@@ -120,6 +120,15 @@ func (l *loader) path(p string, join func(...string) string) {
 	for _, n := range names {
 		l.file(join(p, n))
 	}
+}
+
+// IsTestFile reports whether name is a policy test file (*_test.yaml,
+// *_test.yml: `warden test`, CONTRACT §13). A directory's test files sit
+// beside its policies and are not policies: loading a directory skips
+// them (a file named explicitly is loaded as given).
+func IsTestFile(name string) bool {
+	base := strings.ToLower(path.Base(name))
+	return strings.HasSuffix(base, "_test.yaml") || strings.HasSuffix(base, "_test.yml")
 }
 
 func pathErr(err error) string {

@@ -182,3 +182,25 @@ func TestLoadFS(t *testing.T) {
 		t.Fatalf("LoadFS = %v, %v", s, err)
 	}
 }
+
+// TestDirectorySkipsTestFiles: a directory's *_test.yaml files (warden
+// test's cases, beside the policies) are not loaded as policies.
+func TestDirectorySkipsTestFiles(t *testing.T) {
+	fsys := fstest.MapFS{
+		"p/a.yaml":          {Data: []byte("id: a\nversion: \"1\"\nevents: [tool.pre_call]\ndecision: deny\n")},
+		"p/email_test.yaml": {Data: []byte("tests:\n  - name: x\n    event: tool.pre_call\n    payload: {}\n    expect: {decision: deny}\n")},
+		"p/b_TEST.yml":      {Data: []byte("tests: []\n")},
+	}
+	set, err := LoadFS(fsys, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(set.Policies()); n != 1 {
+		t.Fatalf("%d policies, want 1", n)
+	}
+	for name, want := range map[string]bool{"x_test.yaml": true, "dir/x_test.yml": true, "x_TEST.YAML": true, "x.yaml": false, "test.yaml": false, "x_test.json": false} {
+		if IsTestFile(name) != want {
+			t.Errorf("IsTestFile(%q) = %v", name, !want)
+		}
+	}
+}
