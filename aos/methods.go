@@ -50,25 +50,6 @@ const (
 // AOS params wrapping one.
 func isRPCMessage(m map[string]any) bool { return jsonrpc.LooksLikeMessage(m) }
 
-// direction of a wrapped protocol message: a request or notification (it
-// has a method) goes out, a response (result or error) comes in. A bare A2A
-// object (no JSON-RPC envelope) goes out when it is a user message.
-func direction(msg map[string]any) string {
-	if _, ok := msg["method"]; ok {
-		return warden.Outbound
-	}
-	if _, ok := msg["result"]; ok {
-		return warden.Inbound
-	}
-	if _, ok := msg["error"]; ok {
-		return warden.Inbound
-	}
-	if getStr(msg, "role") == "user" {
-		return warden.Outbound
-	}
-	return warden.Inbound
-}
-
 // decodeEvent validates the params of method and builds its event.
 func (h *Handler) decodeEvent(c *call, method string, params map[string]any) (*warden.Event, shape, *Error) {
 	ev := &warden.Event{Name: method, Surface: warden.SurfaceAOS, RequestID: c.idText()}
@@ -101,7 +82,7 @@ func (h *Handler) decodeEvent(c *call, method string, params map[string]any) (*w
 		if err := checkProtocol(method, msg, field); err != nil {
 			return nil, 0, err.rpc()
 		}
-		ev.Direction, ev.Payload, ev.Raw = direction(msg), msg, raw
+		ev.Direction, ev.Payload, ev.Raw = catalog.MessageDirection(msg), msg, raw
 		return ev, sh, nil
 
 	case kindA2AHook:
@@ -135,7 +116,7 @@ func (h *Handler) decodeEvent(c *call, method string, params map[string]any) (*w
 			}
 			sh, raw = isRequest, c.body[c.start:c.end]
 		}
-		ev.Direction, ev.Payload, ev.Raw = direction(msg), msg, raw
+		ev.Direction, ev.Payload, ev.Raw = catalog.MessageDirection(msg), msg, raw
 		return ev, sh, nil
 	}
 	return nil, 0, methodNotFound(method)

@@ -202,3 +202,31 @@ func TestEveryEntryDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestInferDirection: a protocol message decided without a direction
+// (eval, dispatch, the Go API) gets the one the AOS endpoint gives it; a
+// direction the surface set is kept; a payload that is no message gets
+// none.
+func TestInferDirection(t *testing.T) {
+	for _, c := range []struct {
+		name, event, dir string
+		msg              map[string]any
+		want             string
+	}{
+		{"MCP request", "protocols/MCP", "", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call"}, warden.Outbound},
+		{"MCP result", "protocols/MCP", "", map[string]any{"jsonrpc": "2.0", "id": 1, "result": map[string]any{}}, warden.Inbound},
+		{"MCP error", "protocols/MCP", "", map[string]any{"jsonrpc": "2.0", "id": 1, "error": map[string]any{}}, warden.Inbound},
+		{"A2A user message", "protocols/A2A", "", map[string]any{"role": "user", "parts": []any{}}, warden.Outbound},
+		{"A2A agent message", "protocols/A2A", "", map[string]any{"role": "agent", "parts": []any{}}, warden.Inbound},
+		{"kept", "protocols/MCP", warden.Outbound, map[string]any{"jsonrpc": "2.0", "id": 1, "result": map[string]any{}}, warden.Outbound},
+		{"not a message", "protocols/MCP", "", map[string]any{"foo": "bar"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ev := &warden.Event{Name: c.event, Direction: c.dir, Payload: c.msg}
+			Views(ev)
+			if ev.Direction != c.want {
+				t.Errorf("direction %q, want %q", ev.Direction, c.want)
+			}
+		})
+	}
+}

@@ -91,10 +91,12 @@ func Views(ev *warden.Event) {
 	case viewStep:
 		stepViews(ev, p)
 	case viewMCP:
+		inferDirection(ev, p)
 		contextViews(ev, ev.Envelope.Context)
 		ev.Reasoning = ev.Envelope.Reasoning
 		mcpViews(ev, p)
 	case viewA2A:
+		inferDirection(ev, p)
 		contextViews(ev, ev.Envelope.Context)
 		ev.Reasoning = ev.Envelope.Reasoning
 		a2aViews(ev, p)
@@ -112,6 +114,40 @@ func Views(ev *warden.Event) {
 }
 
 var _ warden.ViewBuilder = Views
+
+// MessageDirection is the direction of a wrapped protocol message as the
+// agent sees it: a request or notification (a method) goes out, a result
+// or error comes in; an A2A message from the user goes out, any other
+// comes in.
+func MessageDirection(msg map[string]any) string {
+	if _, ok := msg["method"]; ok {
+		return warden.Outbound
+	}
+	if _, ok := msg["result"]; ok {
+		return warden.Inbound
+	}
+	if _, ok := msg["error"]; ok {
+		return warden.Inbound
+	}
+	if r, _ := msg["role"].(string); r == "user" {
+		return warden.Outbound
+	}
+	return warden.Inbound
+}
+
+// inferDirection gives a protocol message that arrived without a direction
+// (eval, hook dispatch, the Go API) the one its shape says, as the AOS
+// endpoint does, so the same message gets the same answer on every
+// surface; a surface that knows the direction (the gateways) keeps it.
+func inferDirection(ev *warden.Event, msg map[string]any) {
+	if ev.Direction != "" || msg == nil {
+		return
+	}
+	_, role := msg["role"]
+	if _, ok := msg["jsonrpc"]; ok || role || msg["method"] != nil || msg["result"] != nil || msg["error"] != nil {
+		ev.Direction = MessageDirection(msg)
+	}
+}
 
 // contextViews reads a step context: an AOS StepContext (agent, user,
 // session, turnId, stepId), or the from/to sides of an A2A exchange.
