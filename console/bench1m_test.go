@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/sqlite"
 )
 
@@ -65,6 +66,14 @@ func record1M(i int) *warden.Record {
 	}
 	if i%50_000 == 25_000 {
 		r.SessionID = rareSession
+	}
+	if i%10 == 3 { // decided beside a shadow set; one in 1,000 disagrees
+		v := r.Decision
+		if i%1000 == 3 {
+			v = map[bool]string{true: "allow", false: "deny"}[r.Decision != "allow"]
+		}
+		r.Results = append(r.Results, warden.Result{Guardian: warden.GuardianShadow, Kind: warden.KindShadowSet,
+			Decision: v, Mode: warden.ModeShadow})
 	}
 	return r
 }
@@ -126,7 +135,12 @@ func store1M(b *testing.B) *sqlite.Store {
 // budget (250 ms) answers with what it found and a link to search on.
 func BenchmarkDecisionsPage1M(b *testing.B) {
 	st := store1M(b)
-	c := New(Options{Store: st, RunsStream: "/api/runs/stream", Now: func() time.Time { return bench1MEnd }})
+	pack, err := policy.LoadSet(policy.Spec{Builtin: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := New(Options{Store: st, RunsStream: "/api/runs/stream", Now: func() time.Time { return bench1MEnd },
+		Policies: engines{e: policy.NewEngine(pack, policy.Options{}), shadow: policy.NewEngine(pack, policy.Options{})}})
 	for _, path := range []string{
 		"/decisions",
 		"/decisions?decision=deny",
@@ -145,6 +159,9 @@ func BenchmarkDecisionsPage1M(b *testing.B) {
 		"/decisions?since=2026-11-21T11:59:00Z",
 		"/decisions?until=2026-11-21T11:50:00Z",
 		"/decisions?after=m-00500000",
+		"/decisions?disagree=shadow",               // one record in 1,000
+		"/decisions?disagree=shadow&decision=deny", // none (each is a live allow): the whole trace is scanned
+		"/policies", // the shadow set's count: 1,000 disagreements in the last day, counted to 500
 		"/decisions/m-00500000",
 		"/sessions/sess-0042",
 	} {

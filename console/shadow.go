@@ -19,7 +19,7 @@ const (
 	shadowWindow = 24 * time.Hour
 	// maxDisagreements is the most disagreeing records it reads; past
 	// it the count says "at least".
-	maxDisagreements = 1000
+	maxDisagreements = 500
 )
 
 // shadowBudget bounds the time the count spends in the trace (the
