@@ -2,6 +2,8 @@ package guardian_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/wardenhq/warden"
@@ -12,14 +14,30 @@ import (
 
 // nopStore records nothing: the benchmark measures the decision path up to
 // Store.Record (views, chain, record, filter), not a store.
-type nopStore struct{ storetest.Mem }
+// It embeds a working Mem (not its zero value) for the approvals the
+// Guardian keeps in it: their expiry sweep runs during a long benchmark.
+type nopStore struct{ *storetest.Mem }
+
+func newNopStore() *nopStore { return &nopStore{storetest.NewMem()} }
 
 func (*nopStore) Record(context.Context, *warden.Record) error { return nil }
 
 // BenchmarkDecideRecord is the decision path of the README's three steps
 // (the AWS-key deny, the card modify, the allow) with a trace.
 func BenchmarkDecideRecord(b *testing.B) {
-	benchDecide(b, guardian.Options{Store: &nopStore{}})
+	benchDecide(b, guardian.Options{Store: newNopStore()})
+}
+
+// BenchmarkDecideRecordShadow is BenchmarkDecideRecord beside a shadow
+// set: the built-in pack again and one candidate policy, decided after the
+// live chain on every step and recorded (the cost of --shadow-policy).
+func BenchmarkDecideRecordShadow(b *testing.B) {
+	cand := filepath.Join(b.TempDir(), "cand.yaml")
+	if err := os.WriteFile(cand, []byte("id: cand-no-paste\nversion: \"1\"\nevents: [\"steps/toolCallRequest\"]\n"+
+		"when: 'text.contains(\"paste.example\")'\ndecision: deny\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	benchDecide(b, guardian.Options{Store: newNopStore(), Shadow: []string{cand}})
 }
 
 // BenchmarkRecordFilter is the redaction alone, on the records of the
@@ -71,7 +89,7 @@ func benchDecide(b *testing.B, opts guardian.Options) {
 // BenchmarkDecideRecordRedacted is BenchmarkDecideRecord with the trace's
 // redaction (the default with a data directory).
 func BenchmarkDecideRecordRedacted(b *testing.B) {
-	benchDecide(b, guardian.Options{Store: &nopStore{}, RecordFilter: redact.New(make([]byte, redact.KeySize)).Filter})
+	benchDecide(b, guardian.Options{Store: newNopStore(), RecordFilter: redact.New(make([]byte, redact.KeySize)).Filter})
 }
 
 // tourSteps are the README's three steps.
