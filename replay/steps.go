@@ -11,7 +11,7 @@ import (
 // modeShadow marks the results of a shadow policy set (serve
 // --shadow-policy): recorded beside the live chain, never part of it, so
 // replay ignores them.
-const modeShadow = "shadow"
+const modeShadow = warden.ModeShadow
 
 // isPolicy reports whether r is a result of the policy step: one per
 // matching policy (Kind empty: the engine's own results), or the step's
