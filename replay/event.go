@@ -4,18 +4,9 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 )
-
-// decodeOpts read a record's JSON as encoding/json reads a request (the
-// last of duplicate names, invalid UTF-8 replaced; the surfaces refused
-// both before deciding). json v2 decodes a record in about two thirds of
-// encoding/json's time (BenchmarkReplay).
-var decodeOpts = json.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 
 // views is a record's views (Record.Views) as warden.Event.ViewsJSON
 // writes them, named as policies name them (CONTRACT §7).
@@ -116,10 +107,11 @@ func Event(rec *warden.Record) (*warden.Event, error) {
 		Envelope:  warden.Envelope{SessionID: rec.SessionID},
 	}
 	if in := bytes.TrimSpace(rec.Input); len(in) > 0 && !bytes.Equal(in, []byte("null")) {
-		if err := json.Unmarshal(in, &ev.Payload, decodeOpts); err != nil {
+		p, err := decodeObject(in)
+		if err != nil {
 			return nil, fmt.Errorf("record %s: input: %w", rec.ID, err)
 		}
-		ev.Raw = rec.Input
+		ev.Payload, ev.Raw = p, rec.Input
 	}
 	if ev.Payload == nil {
 		ev.Payload = map[string]any{}
@@ -129,7 +121,7 @@ func Event(rec *warden.Record) (*warden.Event, error) {
 		return ev, nil
 	}
 	v := new(views)
-	if err := json.Unmarshal(rec.Views, v, decodeOpts); err != nil {
+	if err := decodeViews(rec.Views, v); err != nil {
 		return nil, fmt.Errorf("record %s: views: %w", rec.ID, err)
 	}
 	first := true
