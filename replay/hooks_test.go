@@ -2,10 +2,13 @@ package replay_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/wardenhq/warden"
@@ -17,7 +20,8 @@ import (
 
 // Two command hooks, each creating its marker file when it runs: rewrite
 // turns a shell command into `ls` before the policies see it (the policy
-// step is placed after it); gate denies every bash call after them.
+// step is placed after it); gate denies every bash call after them. A
+// webhook between them counts its calls.
 const hookConfig = `trace: {raw_input: true}
 hooks:
   - name: rewrite
@@ -28,6 +32,10 @@ hooks:
     events: ["tool.pre_call"]
     policy: {}
     priority: 10
+  - name: count
+    events: ["tool.pre_call"]
+    priority: 15
+    webhook: {url: "$URL"}
   - name: gate
     events: ["tool.pre_call"]
     when: 'tool.name == "bash"'
@@ -66,7 +74,14 @@ func TestReplayRunsNoHook(t *testing.T) {
 	script(t, d, "rewrite.sh", `{"tool_input": {"command": "ls"}}`)
 	script(t, d, "gate.sh", `{"deny": true, "deny_reason": "gate says no"}`)
 	cfgFile := filepath.Join(d, "warden.yaml")
-	if err := os.WriteFile(cfgFile, []byte(strings.ReplaceAll(hookConfig, "$D", d)), 0o600); err != nil {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	src := strings.NewReplacer("$D", d, "$URL", srv.URL).Replace(hookConfig)
+	if err := os.WriteFile(cfgFile, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := config.Load(cfgFile)
@@ -85,6 +100,10 @@ func TestReplayRunsNoHook(t *testing.T) {
 		}
 	}
 	g.Close(context.Background())
+	live := calls.Load()
+	if live == 0 {
+		t.Fatal("the webhook was not called live")
+	}
 	for _, m := range []string{"rewrite.ran", "gate.ran"} {
 		if err := os.Remove(filepath.Join(d, m)); err != nil {
 			t.Fatalf("the %s hook did not run live: %v", m, err)
@@ -141,7 +160,7 @@ func TestReplayRunsNoHook(t *testing.T) {
 			// The python call was denied before gate's turn; allowed now, it
 			// would have reached gate (whose when may or may not hold).
 			if tt.policies == "" && (len(rep.Changed) != 1 || !slices.ContainsFunc(rep.Changed[0].Notes, func(n string) bool {
-				return strings.Contains(n, "hook gate")
+				return strings.Contains(n, "before hooks count, gate: replayed without them")
 			})) {
 				t.Errorf("changed %+v, want the python call noted for hook gate", rep.Changed)
 			}
@@ -151,5 +170,8 @@ func TestReplayRunsNoHook(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(d, m)); !os.IsNotExist(err) {
 			t.Errorf("a hook ran during the replay: %s exists (%v)", m, err)
 		}
+	}
+	if n := calls.Load(); n != live {
+		t.Errorf("the webhook was called %d times during the replay", n-live)
 	}
 }

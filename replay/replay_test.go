@@ -3,6 +3,8 @@ package replay_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -145,5 +147,28 @@ func TestRunSkipsApprovalsAndFailsOnBadRecords(t *testing.T) {
 	add("d", "aos", `["not", "an", "object"]`)
 	if _, err := r.Run(context.Background(), st, warden.Query{}); err == nil || !strings.Contains(err.Error(), "record d") {
 		t.Fatalf("want an error naming record d, got %v", err)
+	}
+}
+
+// TestTenantRecords: a record of a declared tenant is decided by that
+// tenant's set and default decision, the others by the shared ones.
+func TestTenantRecords(t *testing.T) {
+	dir := policyDir(t, unitPolicies)
+	cfg := filepath.Join(t.TempDir(), "warden.yaml")
+	if err := os.WriteFile(cfg, []byte("tenants:\n  acme: {defaultDecision: deny}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.Open(guardian.Options{ConfigFile: cfg, Policies: []string{dir}, NoBuiltin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ tenant, want string }{{"", "allow"}, {"acme", "deny"}, {"other", "allow"}} {
+		rec := &warden.Record{ID: "r", Event: "protocols/MCP", Surface: "mcp", Direction: "outbound", Tenant: tt.tenant,
+			Input: json.RawMessage(mcpInput), Views: json.RawMessage(`{"tool":{"name":"query","server":"files"}}`),
+			Results: []warden.Result{noPolicy}}
+		out, err := r.Decide(context.Background(), rec)
+		if err != nil || out.Verdict.String() != tt.want {
+			t.Errorf("tenant %q: %s, %v; want %s", tt.tenant, out.Verdict, err, tt.want)
+		}
 	}
 }

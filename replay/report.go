@@ -127,8 +127,8 @@ func (t *tally) add(r *Replayer, rec *warden.Record, out *warden.Outcome, seq in
 	}
 	if rec.Decision == warden.Deny.String() && out.Verdict != warden.Deny {
 		if names := r.missingHooks(rec); len(names) > 0 {
-			ch.Notes = append(ch.Notes, fmt.Sprintf("%s %s did not run live (the chain stopped at the deny): replayed without",
-				plural(len(names), "hook", "hooks"), strings.Join(names, ", ")))
+			ch.Notes = append(ch.Notes, fmt.Sprintf("live, the chain stopped at the deny before %s %s: replayed without %s",
+				plural(len(names), "hook", "hooks"), strings.Join(names, ", "), plural(len(names), "it", "them")))
 		}
 	}
 	t.changes = append(t.changes, ch)
