@@ -172,3 +172,42 @@ func TestTenantRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestRunShowsShadowDisagreements: replay counts the records recorded
+// beside a shadow set and where the shadow verdict differed from live,
+// per live → shadow decision (issue 11: replay shows where live and
+// shadow disagree).
+func TestRunShowsShadowDisagreements(t *testing.T) {
+	r, err := replay.Open(guardian.Options{Policies: []string{policyDir(t, unitPolicies)}, NoBuiltin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := storetest.NewMem()
+	shadow := func(decision string) []warden.Result {
+		return []warden.Result{noPolicy, {Guardian: "shadow", Kind: warden.KindShadowSet, Decision: decision, Mode: warden.ModeShadow}}
+	}
+	for i, c := range []struct {
+		live    string
+		results []warden.Result
+	}{
+		{"deny", shadow("allow")}, {"deny", shadow("allow")}, {"allow", shadow("allow")},
+		{"allow", shadow("deny")}, {"allow", []warden.Result{noPolicy}},
+	} {
+		rec := &warden.Record{ID: string(rune('a' + i)), Event: "steps/toolCallRequest", Surface: "aos", Decision: c.live,
+			Input: json.RawMessage(emailInput), Views: json.RawMessage(emailViews), Results: c.results}
+		if err := st.Record(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := r.Run(context.Background(), st, warden.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rep.Summary.Shadow
+	want := replay.ShadowDelta{Records: 4, Disagree: 3, Transitions: []replay.Transition{
+		{From: "allow", To: "deny", Records: 1}, {From: "deny", To: "allow", Records: 2}}}
+	if got.Records != want.Records || got.Disagree != want.Disagree || len(got.Transitions) != 2 ||
+		got.Transitions[0] != want.Transitions[0] || got.Transitions[1] != want.Transitions[1] {
+		t.Fatalf("shadow %+v, want %+v", got, want)
+	}
+}

@@ -36,6 +36,19 @@ type Summary struct {
 	// Revision is the candidate set's revision (Records carry the live
 	// set's as policy_revision).
 	Revision string `json:"policy_revision"`
+	// Shadow is where the live decision and the shadow set recorded beside
+	// it (serve --shadow-policy) disagreed, in the records replayed; zero
+	// when none carries a shadow verdict.
+	Shadow ShadowDelta `json:"shadow"`
+}
+
+// ShadowDelta counts the replayed records that carry a shadow set's
+// verdict (Records) and those where it differs from the recorded live
+// decision (Disagree), per live → shadow decision.
+type ShadowDelta struct {
+	Records     int          `json:"records"`
+	Disagree    int          `json:"disagree"`
+	Transitions []Transition `json:"transitions,omitempty"`
 }
 
 // Transition is the number of records recorded with decision From and
@@ -86,17 +99,25 @@ type Verdict struct {
 type tally struct {
 	sum     Summary
 	trans   map[[2]string]int
+	shadow  map[[2]string]int // live → recorded shadow verdict, disagreeing records
 	pol     map[string]*PolicyDelta
 	changes []Change
 }
 
 func newTally() *tally {
-	return &tally{trans: map[[2]string]int{}, pol: map[string]*PolicyDelta{}, changes: []Change{}}
+	return &tally{trans: map[[2]string]int{}, shadow: map[[2]string]int{}, pol: map[string]*PolicyDelta{}, changes: []Change{}}
 }
 
 // add counts rec, the seq-th record of the scan, replayed as out by r.
 func (t *tally) add(r *Replayer, rec *warden.Record, out *warden.Outcome, seq int) {
 	t.sum.Replayed++
+	if sh, ok := warden.ShadowSummary(rec.Results); ok {
+		t.sum.Shadow.Records++
+		if rec.ShadowDisagrees() {
+			t.sum.Shadow.Disagree++
+			t.shadow[[2]string{rec.Decision, sh.Decision}]++
+		}
+	}
 	now := out.Verdict.String()
 	t.trans[[2]string{rec.Decision, now}]++
 	var touched groups // the detector groups read by the policies whose result changed
@@ -175,6 +196,12 @@ func (t *tally) report(revision string) *Report {
 		s.Transitions = append(s.Transitions, Transition{From: k[0], To: k[1], Records: n})
 	}
 	slices.SortFunc(s.Transitions, func(a, b Transition) int {
+		return cmp.Or(cmp.Compare(rank(a.From), rank(b.From)), cmp.Compare(rank(a.To), rank(b.To)))
+	})
+	for k, n := range t.shadow {
+		s.Shadow.Transitions = append(s.Shadow.Transitions, Transition{From: k[0], To: k[1], Records: n})
+	}
+	slices.SortFunc(s.Shadow.Transitions, func(a, b Transition) int {
 		return cmp.Or(cmp.Compare(rank(a.From), rank(b.From)), cmp.Compare(rank(a.To), rank(b.To)))
 	})
 	s.Policies = make([]PolicyDelta, 0, len(t.pol))

@@ -101,8 +101,13 @@ func merge(ts []*tally) *tally {
 		out.sum.Replayed += t.sum.Replayed
 		out.sum.Changed += t.sum.Changed
 		out.sum.Redacted += t.sum.Redacted
+		out.sum.Shadow.Records += t.sum.Shadow.Records
+		out.sum.Shadow.Disagree += t.sum.Shadow.Disagree
 		for k, n := range t.trans {
 			out.trans[k] += n
+		}
+		for k, n := range t.shadow {
+			out.shadow[k] += n
 		}
 		for id, d := range t.pol {
 			p := out.pol[id]

@@ -117,6 +117,15 @@ func writeReplay(w io.Writer, rep *replay.Report) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d%s\n", t.From, t.To, t.Records, mark)
 	}
+	if s.Shadow.Records > 0 {
+		fmt.Fprintf(tw, "\nrecorded beside a shadow set: %d, where it disagreed with live: %d\n", s.Shadow.Records, s.Shadow.Disagree)
+		if len(s.Shadow.Transitions) > 0 {
+			fmt.Fprintln(tw, "LIVE\tSHADOW\tRECORDS")
+			for _, t := range s.Shadow.Transitions {
+				fmt.Fprintf(tw, "%s\t%s\t%d\n", t.From, t.To, t.Records)
+			}
+		}
+	}
 	if len(s.Policies) > 0 {
 		fmt.Fprintln(tw, "\nPOLICY\tNEWLY MATCHED\tUNMATCHED\tDECIDED OTHERWISE")
 		for _, p := range s.Policies {
