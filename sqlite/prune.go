@@ -86,6 +86,10 @@ type pruner struct {
 	started  bool               // the background goroutine runs
 	stop     chan struct{}
 	done     chan struct{} // closed when the background goroutine ends
+	// txMu is the store's (Store.txMu): each delete transaction takes its
+	// turn with the record writer's batches instead of meeting them on
+	// SQLite's lock, where the writer slept in the busy handler.
+	txMu *sync.Mutex
 }
 
 // StartPruning prunes the trace in the background by r, a pass every
@@ -167,7 +171,7 @@ func (s *Store) prunerOf() (*pruner, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", s.path, err)
 	}
 	db.SetMaxOpenConns(1)
-	s.pruner = &pruner{db: db, blobPath: filepath.Join(s.dir, BlobFileName), dir: s.dir, stop: make(chan struct{}), done: make(chan struct{})}
+	s.pruner = &pruner{db: db, blobPath: filepath.Join(s.dir, BlobFileName), dir: s.dir, stop: make(chan struct{}), done: make(chan struct{}), txMu: &s.txMu}
 	return s.pruner, nil
 }
 
@@ -286,6 +290,8 @@ func (p *pruner) deleteBatch(ctx context.Context, batch int, cutoff int64, all b
 		}
 		p.key = key
 	}
+	p.txMu.Lock()
+	defer p.txMu.Unlock()
 	tx, err := p.db.BeginTx(ctx, nil) // IMMEDIATE (_txlock): the write lock
 	if err != nil {
 		return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
@@ -347,9 +353,11 @@ func (p *pruner) deleteBatch(ctx context.Context, batch int, cutoff int64, all b
 func (p *pruner) deleteApprovals(ctx context.Context, batch int, cutoff int64) (int, error) {
 	total := 0
 	for {
+		p.txMu.Lock()
 		res, err := p.db.ExecContext(ctx, `DELETE FROM approvals WHERE rowid IN (
 			SELECT rowid FROM approvals
 			WHERE state != 'pending' AND decided_at < ?1 AND used_at < ?1 LIMIT ?2)`, cutoff, batch)
+		p.txMu.Unlock()
 		if err != nil {
 			return total, fmt.Errorf("sqlite: prune approvals: %w", err)
 		}
