@@ -112,11 +112,12 @@ type Store struct {
 	acs      acsStmts   // the ACS methods' prepared statements (acsstmt.go)
 	acsBatch acsBatcher // the ACS writes waiting for their group commit (acsbatch.go)
 	// txMu is held around every write transaction of this process (the
-	// record writer's batches, the pruner's deletes, approvals, ACS batches), so they take turns
-	// in Go instead of colliding on SQLite's write lock, where the loser
-	// sleeps in SQLite's busy handler (1, 2, 5, 10… ms): the collisions
-	// made an ACS step's p99 tens of milliseconds. Another process sharing
-	// the directory still meets them on the lock (busy timeout).
+	// record writer's batches, the pruner's deletes, approvals, ACS
+	// batches), so they take turns in Go instead of colliding on SQLite's
+	// write lock, where the loser sleeps in SQLite's busy handler (1, 2, 5,
+	// 10… ms): the collisions made an ACS step's p99 tens of milliseconds.
+	// Another process sharing the directory still meets them on the lock
+	// (busy timeout).
 	txMu sync.Mutex
 
 	nBatches, nRecords, nErrors, nFailed atomic.Uint64
