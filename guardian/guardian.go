@@ -104,19 +104,25 @@ var (
 	_ warden.Holder = (*Guardian)(nil)
 )
 
+// LoadConfig returns the configuration opts name: Config when set, else
+// ConfigFile loaded and validated, else the defaults. Errors name
+// file:line.
+func (opts Options) LoadConfig() (*config.Config, error) {
+	if opts.Config != nil {
+		return opts.Config, nil
+	}
+	if opts.ConfigFile == "" {
+		return config.Default(), nil
+	}
+	return config.Load(opts.ConfigFile)
+}
+
 // Open loads and compiles the configuration and policies, opens the trace
 // when asked, and returns the Guardian. Errors name file:line.
 func Open(opts Options) (*Guardian, error) {
-	cfg := opts.Config
-	if cfg == nil {
-		cfg = config.Default()
-		if opts.ConfigFile != "" {
-			c, err := config.Load(opts.ConfigFile)
-			if err != nil {
-				return nil, err
-			}
-			cfg = c
-		}
+	cfg, err := opts.LoadConfig()
+	if err != nil {
+		return nil, err
 	}
 	g := &Guardian{cfg: cfg, builtin: !opts.NoBuiltin, log: opts.Logger, set: &set{def: cfg.DefaultDecision}}
 	if g.log == nil {

@@ -19,7 +19,6 @@ import (
 	"slices"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/policy"
@@ -98,16 +97,9 @@ func Open(opts guardian.Options) (*Replayer, error) {
 	if opts.Store != nil || opts.Data != "" {
 		return nil, errors.New("replay: the candidate set is opened without a trace")
 	}
-	cfg := opts.Config
-	if cfg == nil {
-		cfg = config.Default()
-		if opts.ConfigFile != "" {
-			c, err := config.Load(opts.ConfigFile)
-			if err != nil {
-				return nil, err
-			}
-			cfg = c
-		}
+	cfg, err := opts.LoadConfig()
+	if err != nil {
+		return nil, err
 	}
 	noHooks := *cfg
 	noHooks.Hooks = nil

@@ -52,14 +52,11 @@ func cmdACS(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return exitError
 	}
-	cfg := config.Default()
-	if *gf.config != "" {
-		c, err := config.Load(*gf.config)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return exitError
-		}
-		cfg = c
+	opts := gf.options()
+	cfg, err := opts.LoadConfig()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitError
 	}
 	store, err := sqlite.Open(*data, sqlite.Options{})
 	if err != nil {
@@ -67,7 +64,6 @@ func cmdACS(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer store.Close()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	opts := gf.options()
 	opts.Config, opts.ConfigFile = cfg, ""
 	opts.Store, opts.Logger = store, log
 	gd, err := guardian.Open(opts)
