@@ -48,7 +48,7 @@ func TestDispositions(t *testing.T) {
 	}
 
 	t.Run("modify: redactions", func(t *testing.T) {
-		res := step("steps/userMessage", text("user", "my card is 4111 1111 1111 1111, thanks"), "modify")
+		res := step("steps/userMessage", text("my card is 4111 1111 1111 1111, thanks"), "modify")
 		m := res["modifications"].(map[string]any)
 		rs, _ := m["redactions"].([]any)
 		if len(rs) != 1 || m["modified_content"] != nil || m["parameter_overrides"] != nil {

@@ -162,8 +162,7 @@ func toolCall(name string, args map[string]any) map[string]any {
 	return map[string]any{"tool": map[string]any{"name": name}, "arguments": wrapped}
 }
 
-func text(role, s string) map[string]any {
-	_ = role
+func text(s string) map[string]any {
 	return map[string]any{"content": []any{map[string]any{"type": "text", "value": s}}}
 }
 
