@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/internal/acsclient"
 )
 
 // TestErrorCodes: one case (or more) per JSON-RPC and ACS error code, each
@@ -206,5 +208,30 @@ func TestPingAlwaysAllowed(t *testing.T) {
 	}
 	if _, err := f.store.ACSSession(t.Context(), s.id); err == nil {
 		t.Error("a ping made a session")
+	}
+}
+
+// TestErrorAnswersSigned: an error answering a request that authenticated
+// is signed at error.signature (checked by the independent client); one
+// answering a request that did not authenticate is not (no key was
+// established).
+func TestErrorAnswersSigned(t *testing.T) {
+	f := newFixture(t, nil)
+	s := f.session()
+	s.hello()
+	m := s.msg("steps/toolCallRequest", toolCall("ls", nil), nil)
+	s.send(m)
+	replayed := s.send(m) // authenticated, refused: -32005
+	if errCode(replayed) != CodeReplayDetected {
+		t.Fatalf("%v", replayed)
+	}
+	if err := acsclient.Verify(replayed, "error", testKey, "k1", s.id); err != nil {
+		t.Fatalf("a signed request's error answer: %v", err)
+	}
+	forged := s.msg("steps/toolCallRequest", toolCall("ls", nil), nil)
+	forged["params"].(map[string]any)["signature"].(map[string]any)["value"] = "AAAA"
+	bad := s.send(forged)
+	if errCode(bad) != CodeSignatureInvalid || bad["error"].(map[string]any)["signature"] != nil {
+		t.Fatalf("an unauthenticated request's error answer is unsigned: %v", bad)
 	}
 }
