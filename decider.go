@@ -19,6 +19,17 @@ type Observer interface {
 	Observe(ev *Event, out *Outcome, recordErr error)
 }
 
+// RecordObserver is an Observer that is also given the decision's context
+// (the caller's, carrying its trace context) and the record as stored —
+// after the record filter, so redacted — or nil when there is no trace or
+// recording failed. The Decider calls ObserveRecord instead of Observe on
+// observers that implement it (the trace exporters: package otelx, ocsf).
+// It must not block, and must not change rec.
+type RecordObserver interface {
+	Observer
+	ObserveRecord(ctx context.Context, ev *Event, out *Outcome, rec *Record, recordErr error)
+}
+
 // Observers tells every Observer it holds, in order.
 type Observers []Observer
 
@@ -26,6 +37,18 @@ type Observers []Observer
 func (os Observers) Observe(ev *Event, out *Outcome, recordErr error) {
 	for _, o := range os {
 		o.Observe(ev, out, recordErr)
+	}
+}
+
+// ObserveRecord calls ObserveRecord on each of os that is a
+// RecordObserver, Observe on the others.
+func (os Observers) ObserveRecord(ctx context.Context, ev *Event, out *Outcome, rec *Record, recordErr error) {
+	for _, o := range os {
+		if ro, ok := o.(RecordObserver); ok {
+			ro.ObserveRecord(ctx, ev, out, rec, recordErr)
+		} else {
+			o.Observe(ev, out, recordErr)
+		}
 	}
 }
 
@@ -117,6 +140,7 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 	ev.BuildViews(d.views)
 	out := d.ChainFor(ev.Name).Decide(ctx, ev)
 	var err error
+	var stored *Record // the record as stored; nil when not recorded
 	if d.store != nil {
 		rec := NewRecord(ev, &out, time.Now())
 		out.RecordID = rec.ID
@@ -145,11 +169,16 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 				ReasonCodes: []string{CodeTraceUnavailable}, Results: out.Results, Latency: out.Latency,
 				// No RecordID: this decision is not in the trace.
 			}
-		} else if asked && out.Verdict.Holds() {
-			d.open(ctx, ev, &out, rec)
+		} else {
+			stored = rec
+			if asked && out.Verdict.Holds() {
+				d.open(ctx, ev, &out, rec)
+			}
 		}
 	}
-	if d.observer != nil {
+	if ro, ok := d.observer.(RecordObserver); ok {
+		ro.ObserveRecord(ctx, ev, &out, stored, err)
+	} else if d.observer != nil {
 		d.observer.Observe(ev, &out, err)
 	}
 	if d.async != nil && (out.Verdict == Allow || out.Verdict == Modify) {

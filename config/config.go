@@ -54,6 +54,9 @@ type Config struct {
 	Approvals Approvals
 	// ACS is the Agent Control Standard endpoint's keys and windows (acs:).
 	ACS ACS
+	// OTel is where decision spans are exported (otel:); its zero value
+	// exports none.
+	OTel OTel
 }
 
 // Upstream is a server a gateway forwards to (warden.Upstream).
@@ -166,6 +169,10 @@ func Parse(file string, data []byte) (*Config, error) {
 			l, lerrs := parseLimits(file, v)
 			errs = append(errs, lerrs...)
 			c.Limits = l
+		case "otel":
+			o, oerrs := parseOTel(file, v)
+			errs = append(errs, oerrs...)
+			c.OTel = o
 		case "approvals":
 			a, aerrs := parseApprovals(file, v)
 			errs = append(errs, aerrs...)
@@ -175,7 +182,7 @@ func Parse(file string, data []byte) (*Config, error) {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies, shadow, hooks, mcp, a2a, limits, auth, origins, tenants, trace, tls, approvals, acs)", k.Value)
+			add(k, "unknown key %q (want defaultDecision, policies, shadow, hooks, mcp, a2a, limits, auth, origins, tenants, trace, tls, approvals, acs, otel)", k.Value)
 		}
 	}
 	if len(c.Auth.Clients) > 0 && c.TLS.ClientCA == "" {

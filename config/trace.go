@@ -22,7 +22,29 @@ type Trace struct {
 	// MaxSize prunes the oldest records while the trace is larger than
 	// this many bytes (trace.max_size: 10GiB, 500MB); 0 means no bound.
 	MaxSize int64
+	// OCSFFile, when set, is a JSONL file every decision is appended to as
+	// OCSF events (trace.ocsf_file; relative to the working directory).
+	OCSFFile string
+	// OCSFMaxSize rotates the OCSF file once it would grow past this many
+	// bytes (trace.ocsf_max_size, default 100MiB); OCSFMaxFiles rotated
+	// files are kept besides it (trace.ocsf_max_files, default 5). 0
+	// means the default.
+	OCSFMaxSize  int64
+	OCSFMaxFiles int
+	// OCSFQueue bounds the events waiting to be written
+	// (trace.ocsf_queue, default 4096; 0 means the default); beyond it
+	// they are dropped and counted, never waited for.
+	OCSFQueue int
 }
+
+// Defaults of the trace.ocsf_* keys.
+const (
+	DefaultOCSFMaxSize  = 100 << 20
+	DefaultOCSFMaxFiles = 5
+	DefaultOCSFQueue    = 4096
+)
+
+const traceKeys = "raw_input, retention, max_size, ocsf_file, ocsf_max_size, ocsf_max_files, ocsf_queue"
 
 // parseTrace reads `trace: {raw_input, retention, max_size}`.
 func parseTrace(file string, v *yaml.Node) (Trace, ErrorList) {
@@ -32,7 +54,7 @@ func parseTrace(file string, v *yaml.Node) (Trace, ErrorList) {
 		errs = append(errs, Error{File: file, Line: n.Line, Msg: fmt.Sprintf(format, args...)})
 	}
 	if v.Kind != yaml.MappingNode {
-		add(v, "trace: expected a mapping with raw_input, retention, max_size")
+		add(v, "trace: expected a mapping with %s", traceKeys)
 		return t, errs
 	}
 	for i := 0; i+1 < len(v.Content); i += 2 {
@@ -63,8 +85,36 @@ func parseTrace(file string, v *yaml.Node) (Trace, ErrorList) {
 				continue
 			}
 			t.MaxSize = b
+		case "ocsf_file":
+			if strings.TrimSpace(n.Value) == "" || strings.ContainsRune(n.Value, 0) {
+				add(n, "trace.ocsf_file: expected a file path, got %q", n.Value)
+				continue
+			}
+			t.OCSFFile = n.Value
+		case "ocsf_max_size":
+			b, err := ParseSize(n.Value)
+			if err != nil || b < 4096 {
+				add(n, "trace.ocsf_max_size: expected a size of at least 4KiB such as 100MiB, got %q", n.Value)
+				continue
+			}
+			t.OCSFMaxSize = b
+		case "ocsf_max_files", "ocsf_queue":
+			x, err := strconv.Atoi(n.Value)
+			lo, hi := 1, 1<<20
+			if k.Value == "ocsf_max_files" {
+				lo, hi = 1, 1000
+			}
+			if err != nil || x < lo || x > hi {
+				add(n, "trace.%s: expected a whole number from %d to %d, got %q", k.Value, lo, hi, n.Value)
+				continue
+			}
+			if k.Value == "ocsf_queue" {
+				t.OCSFQueue = x
+			} else {
+				t.OCSFMaxFiles = x
+			}
 		default:
-			add(k, "trace: unknown key %q (want raw_input, retention, max_size)", k.Value)
+			add(k, "trace: unknown key %q (want %s)", k.Value, traceKeys)
 		}
 	}
 	return t, errs

@@ -1,0 +1,86 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestOTel(t *testing.T) {
+	t.Setenv("WARDEN_TEST_OTEL_KEY", "k-123")
+	c, err := Parse("w.yaml", []byte(`otel:
+  endpoint: http://127.0.0.1:4317
+  protocol: grpc
+  headers: {x-api-key: "${WARDEN_TEST_OTEL_KEY}"}
+  sample: 0.25
+  timeout: 3s
+  queue: 100
+  batch: 10
+  interval: 250ms
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := OTel{Endpoint: "http://127.0.0.1:4317", Protocol: OTelGRPC, Headers: map[string]string{"x-api-key": "k-123"},
+		Sample: 0.25, Timeout: 3 * time.Second, Queue: 100, Batch: 10, Interval: 250 * time.Millisecond}
+	if !reflect.DeepEqual(c.OTel, want) || !c.OTel.Enabled() {
+		t.Errorf("got %+v\nwant %+v", c.OTel, want)
+	}
+	d, err := Parse("w.yaml", []byte("otel: {endpoint: \"https://otel.example.com\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := d.OTel; o.Protocol != OTelHTTP || o.Sample != 1 || o.Timeout != DefaultOTelTimeout || o.Queue != DefaultOTelQueue ||
+		o.Batch != DefaultOTelBatch || o.Interval != DefaultOTelInterval {
+		t.Errorf("defaults: %+v", o)
+	}
+	if Default().OTel.Enabled() {
+		t.Error("otel on without otel:")
+	}
+	for _, tc := range []struct{ name, in, want string }{
+		{"not a mapping", "otel: 3", "w.yaml:1: otel: expected a mapping with endpoint"},
+		{"no endpoint", "otel: {protocol: grpc}", "otel: endpoint is required"},
+		{"bad endpoint", "otel: {endpoint: 127.0.0.1:4318}", `otel.endpoint: expected an http(s) URL such as http://127.0.0.1:4318, got "127.0.0.1:4318"`},
+		{"endpoint with query", "otel: {endpoint: \"http://h:1/?a=b\"}", "otel.endpoint: expected a URL without user info, query or fragment"},
+		{"protocol", "otel: {endpoint: \"http://h:1\", protocol: http/json}", `otel.protocol: expected http/protobuf or grpc, got "http/json"`},
+		{"sample range", "otel: {endpoint: \"http://h:1\", sample: 1.5}", `otel.sample: expected a fraction from 0 to 1, got "1.5"`},
+		{"sample nan", "otel: {endpoint: \"http://h:1\", sample: .nan}", `otel.sample: expected a fraction from 0 to 1`},
+		{"timeout", "otel: {endpoint: \"http://h:1\", timeout: 0s}", `otel.timeout: expected a duration from 1ms to 10m such as 10s, got "0s"`},
+		{"queue", "otel: {endpoint: \"http://h:1\", queue: 0}", `otel.queue: expected a whole number from 1 to 1048576, got "0"`},
+		{"batch over queue", "otel: {endpoint: \"http://h:1\", queue: 5, batch: 10}", "otel.batch: 10 is larger than otel.queue (5)"},
+		{"headers", "otel: {endpoint: \"http://h:1\", headers: [a]}", "otel.headers: expected a mapping"},
+		{"header name", "otel: {endpoint: \"http://h:1\", headers: {\"a b\": x}}", `otel.headers.a b: expected a header name`},
+		{"header env", "otel: {endpoint: \"http://h:1\", headers: {a: \"${WARDEN_TEST_UNSET_VAR_X}\"}}", "otel.headers.a:"},
+		{"unknown", "otel: {endpoint: \"http://h:1\", sampler: 1}", `otel: unknown key "sampler" (want endpoint, protocol, headers, sample, timeout, queue, batch, interval)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Parse("w.yaml", []byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestTraceOCSF(t *testing.T) {
+	c, err := Parse("w.yaml", []byte("trace: {ocsf_file: ./d/ocsf.jsonl, ocsf_max_size: 1MiB, ocsf_max_files: 2, ocsf_queue: 10}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := c.Trace; tr.OCSFFile != "./d/ocsf.jsonl" || tr.OCSFMaxSize != 1<<20 || tr.OCSFMaxFiles != 2 || tr.OCSFQueue != 10 {
+		t.Errorf("%+v", tr)
+	}
+	for _, tc := range []struct{ name, in, want string }{
+		{"empty file", "trace: {ocsf_file: \"\"}", `trace.ocsf_file: expected a file path, got ""`},
+		{"small size", "trace: {ocsf_max_size: 10}", `trace.ocsf_max_size: expected a size of at least 4KiB such as 100MiB, got "10"`},
+		{"files", "trace: {ocsf_max_files: 0}", `trace.ocsf_max_files: expected a whole number from 1 to 1000, got "0"`},
+		{"queue", "trace: {ocsf_queue: x}", `trace.ocsf_queue: expected a whole number from 1 to 1048576, got "x"`},
+		{"unknown", "trace: {ocsf: x}", `trace: unknown key "ocsf" (want raw_input, retention, max_size, ocsf_file, ocsf_max_size, ocsf_max_files, ocsf_queue)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Parse("w.yaml", []byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want %s", err, tc.want)
+			}
+		})
+	}
+}
