@@ -16,10 +16,14 @@ type ACSSession struct {
 	Tenant  string `json:"tenant"`   // the caller's tenant
 	// KeyID is the signature key_id the handshake was signed with ("":
 	// unsigned); every later request of the session must be signed with it.
-	KeyID    string    `json:"key_id"`
-	Version  string    `json:"version"` // the negotiated acs_version
-	Methods  []string  `json:"methods"` // the methods the ServerHello said it evaluates
-	Hello    time.Time `json:"hello"`   // when the handshake was made
+	KeyID   string   `json:"key_id"`
+	Version string   `json:"version"` // the negotiated acs_version
+	Methods []string `json:"methods"` // the methods the ServerHello said it evaluates
+	// Profiles are the profiles the ClientHello declared
+	// (profiles_supported, e.g. acs-provenance: every data-bearing field
+	// of the session's payloads must carry provenance).
+	Profiles []string  `json:"profiles,omitempty"`
+	Hello    time.Time `json:"hello"` // when the handshake was made
 	LastSeen time.Time `json:"last_seen"`
 	// Head is the hex entry_hash of the session's newest ContextEntry ("":
 	// none yet); Entries is how many the chain holds.

@@ -126,6 +126,9 @@ func (c *Chain) Decide(ctx context.Context, ev *Event) Outcome {
 		if st.Mode == Audit {
 			continue
 		}
+		if len(d.Labels) > 0 {
+			out.Labels = MergeLabels(out.Labels, d.Labels)
+		}
 		switch d.Verdict {
 		case Deny:
 			out.Verdict = Deny

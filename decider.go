@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -73,6 +74,7 @@ type Decider struct {
 	filter   RecordFilter
 	appr     Approvals
 	shadow   Shadow
+	labels   *LabelCache
 }
 
 // Router picks the chain for an event (hooks declared per event); nil means
@@ -101,6 +103,11 @@ func (d *Decider) SetRecordFilter(f RecordFilter) { d.filter = f }
 // trace: without a Store they are not used. Call it before the Decider is
 // used.
 func (d *Decider) SetApprovals(a Approvals) { d.appr = a }
+
+// SetLabels sets what keeps the sessions' labels (nil: none are read or
+// kept, and session.labels is always empty). Call it before the Decider is
+// used. See Decide for when a step's labels are kept.
+func (d *Decider) SetLabels(c *LabelCache) { d.labels = c }
 
 // SetChain swaps the chain atomically; in-flight decisions finish on the old one.
 func (d *Decider) SetChain(c *Chain) { d.chain.Store(c) }
@@ -133,12 +140,26 @@ func (d *Decider) ChainFor(event string) *Chain {
 //
 // Decide builds ev's views (whatever the surface put in them is replaced),
 // so every surface shows policies the same variables for the same step.
+//
+// With a LabelCache (SetLabels), Decide reads the session's labels into
+// ev.SessionLabels before the chain runs, and once the outcome is known
+// (after an approved retry), keeps the labels the step sets
+// (Outcome.Labels: its policies' label: actions, and its data's
+// provenance, see ProvenanceLabels) — only when the step is taken (Allow
+// or Modify), because only then did its content flow; a refused or held
+// step sets none. New labels are written to the store before the step is
+// recorded and answered, and the record lists them (a result of Kind
+// KindLabels). Labels that cannot be read or kept fail the step closed
+// (a deny, reason code labels_unavailable).
 func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 	if p := PrincipalFrom(ctx); p != (Principal{}) {
 		ev.Principal = p
 	}
 	ev.BuildViews(d.views)
-	out := d.ChainFor(ev.Name).Decide(ctx, ev)
+	out := d.decideLabelled(ctx, ev)
+	if d.store == nil {
+		d.label(ctx, ev, &out)
+	}
 	var err error
 	var stored *Record // the record as stored; nil when not recorded
 	if d.store != nil {
@@ -153,6 +174,15 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 		asked := out.Verdict.Holds() && d.appr != nil
 		if asked {
 			asked = d.retry(ctx, ev, &out, rec)
+		}
+		if d.label(ctx, ev, &out) {
+			rec.Decision, rec.Reason, rec.ReasonCodes = out.Verdict.String(), out.Reason, out.ReasonCodes
+		}
+		if len(out.LabelsAdded) > 0 {
+			rs := rec.Results
+			rec.Results = append(rs[:len(rs):len(rs)], Result{Guardian: "session", Kind: KindLabels,
+				Decision: out.Verdict.String(), Mode: Enforce.String(), Labels: out.LabelsAdded,
+				Reason: "session labels added: " + strings.Join(out.LabelsAdded, ", ")})
 		}
 		if d.filter != nil {
 			d.filter(rec)
@@ -189,6 +219,57 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 		d.async.RunAsync(final)
 	}
 	return out, err
+}
+
+// decideLabelled reads the session's labels into ev (with a LabelCache)
+// and runs ev's chain; the outcome's labels include the provenance's.
+func (d *Decider) decideLabelled(ctx context.Context, ev *Event) Outcome {
+	if d.labels == nil {
+		return d.ChainFor(ev.Name).Decide(ctx, ev)
+	}
+	ls, err := d.labels.Labels(ctx, ev.Principal.Tenant, ev.SessionID)
+	if err != nil {
+		return labelsUnavailable(Outcome{}, err)
+	}
+	ev.SessionLabels = ls
+	out := d.ChainFor(ev.Name).Decide(ctx, ev)
+	if pl := ProvenanceLabels(ev.Provenance); len(pl) > 0 {
+		out.Labels = MergeLabels(out.Labels, pl)
+	}
+	return out
+}
+
+// label keeps the labels a taken step sets for its session (see Decide)
+// and notes them in out.LabelsAdded. It reports whether it changed the
+// outcome: labels that could not be kept turn it into a deny.
+func (d *Decider) label(ctx context.Context, ev *Event, out *Outcome) (refused bool) {
+	if d.labels == nil || (out.Verdict != Allow && out.Verdict != Modify) {
+		return false
+	}
+	add := missingLabels(ev.SessionLabels, out.Labels)
+	if len(add) == 0 || ev.SessionID == "" {
+		return false
+	}
+	// Like the record: kept even if the caller went away, within a bound.
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordTimeout)
+	_, err := d.labels.Add(lctx, ev.Principal.Tenant, ev.SessionID, add)
+	cancel()
+	if err != nil {
+		*out = labelsUnavailable(*out, err)
+		return true
+	}
+	out.LabelsAdded = add
+	return false
+}
+
+// labelsUnavailable is the deny of a step whose session labels could not
+// be read or kept.
+func labelsUnavailable(out Outcome, err error) Outcome {
+	return Outcome{
+		Verdict: Deny, Reason: "session labels not available: " + err.Error(),
+		ReasonCodes: []string{CodeLabelsUnavailable}, PolicyID: out.PolicyID, PolicyVersion: out.PolicyVersion,
+		Results: out.Results, PolicyRevision: out.PolicyRevision, Latency: out.Latency, Labels: out.Labels,
+	}
 }
 
 // retry lets an asked step through when an approver approved the

@@ -20,6 +20,10 @@ type Decision struct {
 	// Revision identifies the policy set that decided (a content hash), for
 	// guardians that have one.
 	Revision string
+	// Labels are the session labels the step sets if it is taken (a
+	// policy's label: action), sorted; any verdict, Abstain included, may
+	// carry them.
+	Labels []string
 }
 
 // Result is one entry of a trace record: what one guardian, or one policy of
@@ -43,7 +47,15 @@ type Result struct {
 	// PolicyRevision is the revision of the policy set a shadow set's
 	// summary result (KindShadowSet) decided by; empty on other results.
 	PolicyRevision string `json:"policy_revision,omitempty"`
+	// Labels are the session labels a policy's label: action names (on
+	// its result), or those a step added to its session (on the result
+	// of Kind KindLabels).
+	Labels []string `json:"labels,omitempty"`
 }
+
+// KindLabels is the Kind of the result a record gets when its step added
+// labels to its session (Guardian "session"; Labels lists them).
+const KindLabels = "labels"
 
 // Outcome is the chain's composed answer for one event: Allow, Deny, Modify,
 // Ask or Defer. Each surface maps it to its wire; Ask and Defer hold the step
@@ -69,6 +81,14 @@ type Outcome struct {
 	// ApprovalID is the approval an Ask created (pending), or the approval
 	// that let an asked step through (an approved retry); "" otherwise.
 	ApprovalID string
+	// Labels are the session labels the step sets, sorted: those its
+	// policies named (the chain merges them) and, once the Decider has
+	// decided, those the provenance of its data sets. The Decider keeps
+	// them for the session only when the step is taken (Allow, Modify).
+	Labels []string
+	// LabelsAdded are the labels the Decider added to the session for this
+	// step (those of Labels it did not hold yet), as its record lists them.
+	LabelsAdded []string
 }
 
 // WithoutHold returns o with an Ask or Defer turned into what a surface

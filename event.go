@@ -44,6 +44,21 @@ type Event struct {
 	Tool      Tool
 	Message   Message
 	Reasoning string
+	// Provenance lists the ACS Provenance objects of the payload's
+	// data-bearing fields (a view, built like the others; empty outside
+	// ACS payloads).
+	Provenance []Provenance
+
+	// SessionLabels are the labels the session (Principal.Tenant,
+	// SessionID) held when the step was decided, sorted; policies read
+	// them as session.labels. The Decider sets them after the views; the
+	// slice is shared and must not be changed.
+	SessionLabels []string
+
+	// ToolChanges is the mcp view: the changes of an MCP tools/list answer
+	// against the server's pins (Envelope.ToolChanges), policies'
+	// mcp.tool_changes; empty for every other event.
+	ToolChanges []ToolChange
 
 	views    ViewBuilder
 	textOnce sync.Once
@@ -70,6 +85,10 @@ type Envelope struct {
 	// Answers is the tool view of the request a response answers (from the
 	// surface's correlation cache); nil when unknown or not a tool call.
 	Answers *Tool
+	// ToolChanges are the differences between the tools a tools/list
+	// answer lists and the server's pinned tools (the MCP gateway sets
+	// them; the view ToolChanges, policies' mcp.tool_changes).
+	ToolChanges []ToolChange
 }
 
 // ViewBuilder fills the views of ev from its Name, Surface, Direction,
@@ -157,6 +176,7 @@ func (e *Event) WithPayload(p map[string]any) *Event {
 		Name: e.Name, Surface: e.Surface, Direction: e.Direction, RequestID: e.RequestID,
 		Payload: p, Envelope: e.Envelope, Principal: e.Principal, Agent: e.Agent, User: e.User, SessionID: e.SessionID,
 		TurnID: e.TurnID, StepID: e.StepID, Tool: e.Tool, Message: e.Message, Reasoning: e.Reasoning,
+		Provenance: e.Provenance, SessionLabels: e.SessionLabels, ToolChanges: e.ToolChanges,
 	}
 	n.BuildViews(e.views)
 	return n
@@ -211,6 +231,15 @@ type viewsJSON struct {
 	Tool      toolJSON    `json:"tool"`
 	Message   messageJSON `json:"message"`
 	Reasoning string      `json:"reasoning"`
+	// Provenance is left out when empty: records of events without
+	// provenance keep the shape they had before it.
+	Provenance []provenanceJSON `json:"provenance,omitempty"`
+	// MCP is left out when no tool changed (records keep their shape).
+	MCP *mcpJSON `json:"mcp,omitempty"`
+}
+
+type mcpJSON struct {
+	ToolChanges []ToolChange `json:"tool_changes"`
 }
 
 type agentJSON struct {
@@ -229,7 +258,16 @@ type userJSON struct {
 }
 
 type sessionJSON struct {
-	ID string `json:"id"`
+	ID     string   `json:"id"`
+	Labels []string `json:"labels,omitempty"`
+}
+
+type provenanceJSON struct {
+	Field       string   `json:"field"`
+	ID          string   `json:"provenance_id"`
+	Origin      string   `json:"origin"`
+	SourceID    string   `json:"source_id,omitempty"`
+	DerivedFrom []string `json:"derived_from,omitempty"`
 }
 
 type toolJSON struct {
@@ -245,22 +283,38 @@ type messageJSON struct {
 }
 
 // ViewsJSON returns the event's views as a JSON object named as policies
-// name them (agent, user, session, turn, step, tool, message, reasoning),
-// for the trace: a replay can see what the policies saw. nil if they do not
-// encode (tool arguments are decoded JSON, so they always do).
+// name them (agent, user, session, turn, step, tool, message, reasoning,
+// and provenance and session.labels when not empty), for the trace: a
+// replay can see what the policies saw. nil if they do not encode (tool
+// arguments are decoded JSON, so they always do).
 func (e *Event) ViewsJSON() json.RawMessage {
 	args := e.Tool.Args
 	if args == nil {
 		args = map[string]any{}
 	}
+	var prov []provenanceJSON
+	if len(e.Provenance) > 0 {
+		prov = make([]provenanceJSON, len(e.Provenance))
+		for i, p := range e.Provenance {
+			prov[i] = provenanceJSON(p)
+		}
+	}
 	b, err := json.Marshal(viewsJSON{
-		Agent: agentJSON(e.Agent), User: userJSON(e.User), Session: sessionJSON{e.SessionID},
+		Agent: agentJSON(e.Agent), User: userJSON(e.User), Session: sessionJSON{e.SessionID, e.SessionLabels},
 		Turn: e.TurnID, Step: e.StepID,
 		Tool:    toolJSON{Name: e.Tool.Name, ID: e.Tool.ID, Server: e.Tool.Server, Args: args},
-		Message: messageJSON(e.Message), Reasoning: e.Reasoning,
+		Message: messageJSON(e.Message), Reasoning: e.Reasoning, Provenance: prov, MCP: mcpView(e.ToolChanges),
 	})
 	if err != nil {
 		return nil
 	}
 	return b
+}
+
+// mcpView is the mcp member of ViewsJSON: nil when no tool changed.
+func mcpView(ch []ToolChange) *mcpJSON {
+	if len(ch) == 0 {
+		return nil
+	}
+	return &mcpJSON{ToolChanges: ch}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/jsonrpc"
 	"github.com/wardenhq/warden/jsonstrict"
+	"github.com/wardenhq/warden/sigkey"
 )
 
 // Defaults of Options.
@@ -47,6 +48,14 @@ type Options struct {
 	Keys map[string][]byte
 	// RequireSignatures refuses unsigned requests (-32004) but system/ping.
 	RequireSignatures bool
+	// SigningKey (acs.signing_key), when set, signs every answer to a
+	// request that reaches a decision or an ACS error after
+	// authentication (and answers to signed pings) with ML-DSA-65 or
+	// SLH-DSA-128s, instead of HMAC (ACS-Crypto).
+	SigningKey *sigkey.PrivateKey
+	// PublicKeys verify requests signed with ML-DSA-65 or SLH-DSA-128s,
+	// by key_id (acs.public_keys); they need SigningKey.
+	PublicKeys map[string]*sigkey.PublicKey
 	// RequireProvenance refuses a ClientHello with provenance_producer
 	// "none" (-32002).
 	RequireProvenance bool
@@ -91,8 +100,11 @@ func NewHandler(core warden.Core, opts Options) (*Handler, error) {
 	if opts.Sessions == nil {
 		return nil, errors.New("acs: a session store is required")
 	}
-	if opts.RequireSignatures && len(opts.Keys) == 0 {
-		return nil, errors.New("acs: signatures are required but no key is configured (acs.keys)")
+	if opts.RequireSignatures && len(opts.Keys) == 0 && len(opts.PublicKeys) == 0 {
+		return nil, errors.New("acs: signatures are required but no key is configured (acs.keys or acs.public_keys)")
+	}
+	if len(opts.PublicKeys) > 0 && opts.SigningKey == nil {
+		return nil, errors.New("acs: acs.public_keys needs acs.signing_key: the answers to requests signed with a public key are signed with warden's own key")
 	}
 	if opts.SkewWindow <= 0 {
 		opts.SkewWindow = DefaultSkew
@@ -127,7 +139,7 @@ func NewHandler(core warden.Core, opts Options) (*Handler, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Handler{core: core, opts: opts, signer: NewSigner(opts.Keys), tools: jsonrpc.NewCache[warden.Tool](toolCacheSize)}, nil
+	return &Handler{core: core, opts: opts, signer: NewSigner(opts.Keys).withCrypto(opts.SigningKey, opts.PublicKeys), tools: jsonrpc.NewCache[warden.Tool](toolCacheSize)}, nil
 }
 
 // Handle answers a body — one request or a batch — received over
@@ -236,7 +248,7 @@ func (h *Handler) serve(ctx context.Context, raw []byte, transport string) (msg 
 		} else {
 			m = map[string]any{"jsonrpc": "2.0", "id": id, "result": result}
 		}
-		if keyID != "" {
+		if keyID != "" || h.signer.signsAll() {
 			if err := h.signer.sign(keyID, r.sessionID, m, member); err != nil {
 				h.opts.Logf("acs: signing the answer to %s %s: %v", r.method, r.requestID, err)
 				return errorMessage(id, errf(CodeInternal, "", "the answer could not be signed"))
@@ -273,6 +285,11 @@ func (h *Handler) step(ctx context.Context, r *request, keyID string) (map[strin
 	if !negotiated(s, r.method) && !negotiated(s, r.event) {
 		return nil, errf(CodeCapabilityNotNegotiated, "method", "%s was not negotiated for this session (handshake methods_implemented)", r.method).
 			with("method", r.method)
+	}
+	if strictProvenance(s) {
+		if e := checkProvenance(r.event, r.payload, true); e != nil {
+			return nil, e
+		}
 	}
 	if e := h.remember(ctx, r); e != nil {
 		return nil, e

@@ -48,6 +48,11 @@ func (h *Handler) hello(ctx context.Context, r *request, transport string) (map[
 		return nil, errf(CodeProvenanceRequired, "params.payload.provenance_producer",
 			`warden's policy requires provenance (acs.require_provenance), and the client declared "none"`)
 	}
+	profiles := strings_(p["profiles_supported"])
+	if slices.Contains(profiles, ProfileProvenance) && p["provenance_producer"] != "deterministic" {
+		return nil, errf(CodeInvalidParams, "params.payload.provenance_producer",
+			`the client declares %s, which needs provenance_producer "deterministic"`, ProfileProvenance)
+	}
 	if !slices.Contains(strings_(p["transports_supported"]), transport) {
 		return nil, errf(CodeSessionRefused, "params.payload.transports_supported",
 			"this request came over %s, which the client does not list", transport)
@@ -72,11 +77,11 @@ func (h *Handler) hello(ctx context.Context, r *request, transport string) (map[
 	}
 	now := h.opts.Now()
 	s := &warden.ACSSession{ID: r.sessionID, AgentID: r.agentID, Tenant: tenant, KeyID: keyID, Version: version,
-		Methods: methods, Hello: now, LastSeen: now}
+		Methods: methods, Profiles: profiles, Hello: now, LastSeen: now}
 	if err := h.opts.Sessions.PutACSSession(ctx, s); err != nil {
 		return nil, errf(CodeInternal, "", "storing the session: %v", err)
 	}
-	return h.serverHello(r, version, methods, transport, strings_(p["profiles_supported"])), nil
+	return h.serverHello(r, version, methods, transport, profiles), nil
 }
 
 // sameParty refuses a handshake or step of a known session from another
@@ -144,10 +149,7 @@ func (h *Handler) serverHello(r *request, version string, methods []string, tran
 		}
 		evaluated = append(evaluated, m)
 	}
-	algs := []string{}
-	if h.signer.Enabled() {
-		algs = append(algs, AlgHMAC)
-	}
+	algs := h.signer.algorithms()
 	approvers := []string{}
 	if h.opts.Approvals {
 		approvers = append(approvers, "human")

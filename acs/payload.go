@@ -123,7 +123,7 @@ func checkPayload(event string, p map[string]any) *Error {
 			return e
 		}
 	}
-	return nil
+	return checkProvenance(event, p, false)
 }
 
 // checkWrappedMCP: the payload is the MCP JSON-RPC 2.0 message, a request

@@ -67,7 +67,8 @@ var viewKinds = func() map[string]viewKind {
 //   - AGH and Standard Agents hook events: see hookViews.
 //   - anything on the ACS surface, and the ACS-only events on any surface:
 //     see acsViews (the shared method names carry another payload shape on
-//     the ACS wire than on AOS).
+//     the ACS wire than on AOS); provenance: the Provenance objects of the
+//     payload's data-bearing fields (DataFields).
 //
 // Every view not read is empty; Tool.Args is never nil; SessionID falls
 // back to Envelope.SessionID.
@@ -76,9 +77,12 @@ func Views(ev *warden.Event) {
 	ev.Agent, ev.User = warden.Agent{}, warden.User{}
 	ev.SessionID, ev.TurnID, ev.StepID, ev.Reasoning = "", "", "", ""
 	ev.Tool, ev.Message = warden.Tool{}, warden.Message{}
+	ev.ToolChanges = nil
 	kind := viewKinds[ev.Name]
+	ev.Provenance = nil
 	if ev.Surface == warden.SurfaceACS || kind == viewACS {
 		acsViews(ev, p)
+		provenanceViews(ev, p)
 		if ev.SessionID == "" {
 			ev.SessionID = ev.Envelope.SessionID
 		}
@@ -95,6 +99,7 @@ func Views(ev *warden.Event) {
 		contextViews(ev, ev.Envelope.Context)
 		ev.Reasoning = ev.Envelope.Reasoning
 		mcpViews(ev, p)
+		ev.ToolChanges = ev.Envelope.ToolChanges
 	case viewA2A:
 		inferDirection(ev, p)
 		contextViews(ev, ev.Envelope.Context)

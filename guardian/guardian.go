@@ -17,6 +17,8 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/hooks"
+	"github.com/wardenhq/warden/ocsf"
+	"github.com/wardenhq/warden/otelx"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/redact"
 	"github.com/wardenhq/warden/sqlite"
@@ -85,8 +87,11 @@ type Guardian struct {
 	pool        *hooks.Pool
 	store       warden.Store
 	ownsStore   bool
-	approvals   *approval.Manager // nil without a store that keeps approvals
+	approvals   *approval.Manager  // nil without a store that keeps approvals
+	labels      *warden.LabelCache // every set's sessions' labels (labels.go)
 	log         *slog.Logger
+	otel        *otelx.Exporter // nil without otel: (telemetry.go)
+	ocsf        *ocsf.Sink      // nil without trace.ocsf_file
 }
 
 // set is one policy set with the router and Decider that decide by it: the
@@ -184,9 +189,25 @@ func Open(opts Options) (*Guardian, error) {
 		g.approvals = approval.New(approval.Options{Store: as, Trace: g.store, Filter: filter, Redact: redactString,
 			Wait: cfg.Approvals.Wait, TTL: cfg.Approvals.TTL, URL: cfg.Approvals.URL, Notifier: opts.Notifier, Log: g.log})
 	}
-	g.set.decider(g.store, opts.Observer, filter, g.pool, g.approvals)
+	obs, err := g.telemetry(cfg, opts.Observer)
+	if err != nil {
+		if g.approvals != nil {
+			g.approvals.Close()
+		}
+		g.pool.Close(context.Background())
+		if g.ownsStore {
+			g.store.Close()
+		}
+		return nil, err
+	}
+	g.set.decider(g.store, obs, filter, g.pool, g.approvals)
 	for _, ts := range g.tenants {
-		ts.decider(g.store, opts.Observer, filter, g.pool, g.approvals)
+		ts.decider(g.store, obs, filter, g.pool, g.approvals)
+	}
+	g.labels = newLabels(g.store)
+	g.set.dec.SetLabels(g.labels)
+	for _, ts := range g.tenants {
+		ts.dec.SetLabels(g.labels)
 	}
 	return g, nil
 }
@@ -285,6 +306,9 @@ func (g *Guardian) Close(ctx context.Context) error {
 		g.approvals.Close()
 	}
 	g.pool.Close(ctx)
+	if err := g.closeTelemetry(ctx); err != nil {
+		g.log.Warn("flushing the trace exporters", "err", err)
+	}
 	if g.ownsStore {
 		if err := g.store.Close(); err != nil {
 			return fmt.Errorf("flushing the trace: %w", err)

@@ -107,6 +107,10 @@ func (a *Activation) ResolveName(name string) (any, bool) {
 		i = varText
 	case "reasoning":
 		i = varReasoning
+	case "mcp":
+		i = varMCP
+	case "provenance":
+		i = varProvenance
 	default:
 		return nil, false
 	}
@@ -141,7 +145,7 @@ func (a *Activation) build(i int) ref.Val {
 		g := &ev.Agent
 		return &recordMap{keys: agentKeys, strs: [5]string{g.ID, g.Name, g.Version, g.Provider, g.Model}}
 	case varSession:
-		return &recordMap{keys: sessionKeys, strs: [5]string{ev.SessionID}}
+		return &recordMap{keys: sessionKeys, strs: [5]string{ev.SessionID}, labels: ev.SessionLabels}
 	case varTurn:
 		return types.String(ev.TurnID)
 	case varStep:
@@ -161,6 +165,10 @@ func (a *Activation) build(i int) ref.Val {
 		return types.String(ev.Text())
 	case varReasoning:
 		return types.String(ev.Reasoning)
+	case varProvenance:
+		return provenanceList(ev.Provenance)
+	case varMCP:
+		return types.NewStringInterfaceMap(types.DefaultTypeAdapter, mcpVar(ev.ToolChanges))
 	}
 	return types.NewErr("unknown variable")
 }

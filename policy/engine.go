@@ -120,6 +120,7 @@ func (e *Engine) decide(ctx context.Context, ev *warden.Event, set *Set) (warden
 	defer act.Release()
 
 	var results []warden.Result // returned in the Decision
+	var labels []string         // of the enforce policies that matched
 	// The matches stay on the stack unless there are more than a few.
 	var dbuf, abuf, mbuf, lbuf [2]match
 	denies, asks, modifies, allows := dbuf[:0], abuf[:0], mbuf[:0], lbuf[:0]
@@ -151,11 +152,18 @@ func (e *Engine) decide(ctx context.Context, ev *warden.Event, set *Set) (warden
 			}
 		} else {
 			r.Decision, r.Reason = p.Decision.String(), m.reason
+			r.Labels = p.Labels
 		}
 		r.LatencyUS = time.Since(t0).Microseconds()
 		results = append(results, r)
 		if p.Mode == warden.Audit || (err != nil && !m.failed) {
 			continue
+		}
+		if err == nil && len(p.Labels) > 0 {
+			labels = warden.MergeLabels(labels, p.Labels)
+		}
+		if p.Decision == warden.Abstain && !m.failed {
+			continue // it only labels the session
 		}
 		switch {
 		case m.failed || p.Decision == warden.Deny:
@@ -181,9 +189,11 @@ func (e *Engine) decide(ctx context.Context, ev *warden.Event, set *Set) (warden
 		top = strongest(&by)
 	}
 	if top == warden.Abstain {
-		return warden.Decision{Verdict: warden.Abstain, Results: results}, nil
+		return warden.Decision{Verdict: warden.Abstain, Results: results, Labels: labels}, nil
 	}
-	return outcome(top, by[top], results, payload), nil
+	d := outcome(top, by[top], results, payload)
+	d.Labels = labels
+	return d, nil
 }
 
 // strongest is the strongest verdict that has matches.

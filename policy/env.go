@@ -38,11 +38,13 @@ const (
 	varMessage
 	varText
 	varReasoning
+	varMCP
+	varProvenance
 	numVars
 )
 
 var varNames = [numVars]string{"event", "surface", "direction", "payload", "agent", "session",
-	"turn", "step", "user", "tool", "message", "text", "reasoning"}
+	"turn", "step", "user", "tool", "message", "text", "reasoning", "mcp", "provenance"}
 
 var (
 	envOnce sync.Once
@@ -52,7 +54,10 @@ var (
 
 // Env returns the CEL environment of policy and hook conditions: the variables
 // event, surface, direction, payload, agent, session, turn, step, user, tool,
-// message, text and reasoning; the functions pii, secrets, injection and glob;
+// message, text, reasoning, mcp and provenance; the functions pii, secrets,
+// injection and glob; session.labels is the session's labels (a list of
+// strings), provenance the ACS Provenance objects of the payload (a list of
+// maps: field, provenance_id, origin, source_id, derived_from);
 // the strings, lists, sets and math extensions and optional types. Programs built
 // from it are evaluated with an Activation (NewActivation), which also supplies
 // the detector functions.
@@ -74,7 +79,7 @@ func newEnv() (*cel.Env, error) {
 		cel.Variable("direction", cel.StringType),
 		cel.Variable("payload", dynMap),
 		cel.Variable("agent", strMap),
-		cel.Variable("session", strMap),
+		cel.Variable("session", dynMap), // id (string), labels (list of strings)
 		cel.Variable("turn", cel.StringType),
 		cel.Variable("step", cel.StringType),
 		cel.Variable("user", strMap),
@@ -82,6 +87,10 @@ func newEnv() (*cel.Env, error) {
 		cel.Variable("message", strMap),
 		cel.Variable("text", cel.StringType),
 		cel.Variable("reasoning", cel.StringType),
+		cel.Variable("provenance", cel.ListType(dynMap)),
+		// mcp.tool_changes: the changes of an MCP tools/list answer against
+		// the server's pinned tools (warden.ToolChange), else empty.
+		cel.Variable("mcp", dynMap),
 		// Detectors are bound late, by the Activation, so that one decision runs
 		// each detector once per distinct string however many policies ask.
 		cel.Function("pii", cel.Overload("pii_string", []*cel.Type{cel.StringType}, strList,

@@ -193,7 +193,7 @@ func (l *loader) document(file string, root *yaml.Node) *Policy {
 	n0 := len(l.errs)
 	p := &Policy{File: file, Line: root.Line}
 	seen := map[string]*yaml.Node{}
-	var whenN, reasonExprN, decisionN, modifyN *yaml.Node
+	var whenN, reasonExprN, decisionN, modifyN, labelN *yaml.Node
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if prev := seen[k.Value]; prev != nil {
@@ -260,6 +260,9 @@ func (l *loader) document(file string, root *yaml.Node) *Policy {
 		case "modify":
 			modifyN = k
 			p.ops = parseOps(file, v, &l.errs)
+		case "label":
+			labelN = k
+			p.Labels = parseLabels(file, v, &l.errs)
 		case "mode":
 			switch v.Value {
 			case "enforce":
@@ -280,11 +283,16 @@ func (l *loader) document(file string, root *yaml.Node) *Policy {
 		}
 	}
 	for _, req := range []string{"id", "version", "events", "decision"} {
+		if req == "decision" && labelN != nil {
+			continue // a policy that only labels the session decides nothing
+		}
 		if seen[req] == nil {
 			l.errs.add(file, root.Line, root.Column, "missing %s%s", req, policyLabel(p))
 		}
 	}
 	switch {
+	case decisionN == nil && modifyN != nil:
+		l.errs.add(file, modifyN.Line, modifyN.Column, "modify is only valid with decision: modify")
 	case decisionN == nil:
 	case p.Decision == warden.Modify && modifyN == nil:
 		l.errs.add(file, decisionN.Line, decisionN.Column, "decision modify needs a modify list")
@@ -343,6 +351,9 @@ func policyLabel(p *Policy) string {
 func defaultReason(p *Policy) string {
 	if p.Description != "" {
 		return strings.TrimSpace(p.Description)
+	}
+	if p.Decision == warden.Abstain && len(p.Labels) > 0 {
+		return fmt.Sprintf("policy %s labels the session: %s", p.ID, strings.Join(p.Labels, ", "))
 	}
 	return fmt.Sprintf("policy %s: %s", p.ID, p.Decision)
 }

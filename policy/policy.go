@@ -17,8 +17,12 @@ type Policy struct {
 	Events []string
 	// When is the CEL condition's source ("" is always true).
 	When string
-	// Decision is Allow, Deny, Modify or Ask.
-	Decision   warden.Verdict
+	// Decision is Allow, Deny, Modify, Ask or Defer; Abstain for a policy
+	// that only labels the session (label: without decision:).
+	Decision warden.Verdict
+	// Labels are the session labels the policy sets when it matches
+	// (label:), sorted; they are kept only when the step is taken.
+	Labels     []string
 	Reason     string // static reason, or "" with ReasonExpr
 	ReasonExpr string // CEL string expression, or ""
 	Mode       warden.Mode

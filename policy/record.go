@@ -6,6 +6,8 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
+
+	"github.com/wardenhq/warden"
 )
 
 // recordMap is a CEL map over a few fixed string fields of an event (agent,
@@ -17,6 +19,8 @@ type recordMap struct {
 	keys []string // static, one of the *Keys below
 	strs [5]string
 	args map[string]any // tool.args; the "args" key of toolKeys
+	// labels are session.labels; the "labels" key of sessionKeys.
+	labels []string
 	// vals caches the CEL value of each field, boxed on first read: one
 	// Activation evaluates many expressions reading the same fields.
 	vals [5]ref.Val
@@ -25,7 +29,7 @@ type recordMap struct {
 var (
 	agentKeys   = []string{"id", "name", "version", "provider", "model"}
 	userKeys    = []string{"id", "email", "name", "organization"}
-	sessionKeys = []string{"id"}
+	sessionKeys = []string{"id", "labels"}
 	messageKeys = []string{"role", "text"}
 	toolKeys    = []string{"name", "id", "server", "args"}
 )
@@ -61,9 +65,12 @@ func (m *recordMap) field(key string) (ref.Val, bool) {
 				return v, true
 			}
 			var v ref.Val
-			if k == "args" {
+			switch k {
+			case "args":
 				v = types.NewStringInterfaceMap(types.DefaultTypeAdapter, m.args)
-			} else {
+			case "labels":
+				v = labelList(m.labels)
+			default:
 				v = types.String(m.strs[i])
 			}
 			m.vals[i] = v
@@ -121,9 +128,12 @@ func (m *recordMap) ConvertToType(t ref.Type) ref.Val {
 func (m *recordMap) native() map[string]any {
 	n := make(map[string]any, len(m.keys))
 	for i, k := range m.keys {
-		if k == "args" {
+		switch k {
+		case "args":
 			n[k] = m.args
-		} else {
+		case "labels":
+			n[k] = nonNil(m.labels)
+		default:
 			n[k] = m.strs[i]
 		}
 	}
@@ -132,4 +142,34 @@ func (m *recordMap) native() map[string]any {
 
 func (m *recordMap) toMap() traits.Mapper {
 	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, m.native()).(traits.Mapper)
+}
+
+// emptyStrings is the value of an empty string list.
+var emptyStrings = []string{}
+
+func nonNil(ss []string) []string {
+	if ss == nil {
+		return emptyStrings
+	}
+	return ss
+}
+
+// labelList is ss as a CEL list of strings (never null).
+func labelList(ss []string) ref.Val {
+	return types.NewStringList(types.DefaultTypeAdapter, nonNil(ss))
+}
+
+// provenanceList is the provenance variable: one map per Provenance, every
+// field present (source_id "" and derived_from [] when absent).
+func provenanceList(ps []warden.Provenance) ref.Val {
+	items := make([]any, len(ps))
+	for i, p := range ps {
+		df := make([]any, len(p.DerivedFrom))
+		for j, d := range p.DerivedFrom {
+			df[j] = d
+		}
+		items[i] = map[string]any{"field": p.Field, "provenance_id": p.ID, "origin": p.Origin,
+			"source_id": p.SourceID, "derived_from": df}
+	}
+	return types.NewDynamicList(types.DefaultTypeAdapter, items)
 }

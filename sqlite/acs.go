@@ -56,13 +56,17 @@ func (s *Store) PutACSSession(ctx context.Context, x *warden.ACSSession) error {
 	if len(x.Methods) > 0 {
 		methods, _ = json.Marshal(x.Methods) // a []string always marshals
 	}
+	profiles := []byte("[]")
+	if len(x.Profiles) > 0 {
+		profiles, _ = json.Marshal(x.Profiles) // a []string always marshals
+	}
 	ended := 0
 	if x.Ended {
 		ended = 1
 	}
 	return s.acsTx(ctx, "put ACS session", []int{acsPut}, func(st []*sql.Stmt) error {
 		_, err := st[0].ExecContext(ctx, x.ID, x.AgentID, x.Tenant, x.KeyID, x.Version,
-			string(methods), micro(x.Hello), micro(x.LastSeen), ended)
+			string(methods), micro(x.Hello), micro(x.LastSeen), ended, string(profiles))
 		if err != nil {
 			return s.approvalErr(ctx, "put ACS session", err)
 		}

@@ -36,18 +36,18 @@ const (
 // acsSessionCols are the columns of a warden.ACSSession, in scanACSSession's
 // order; acsEntryCols those of a warden.ACSEntry, in scanACSEntry's.
 const (
-	acsSessionCols = `id, agent_id, tenant, key_id, version, methods, hello, last_seen, head, entries, ended`
+	acsSessionCols = `id, agent_id, tenant, key_id, version, methods, hello, last_seen, head, entries, ended, profiles`
 	acsEntryCols   = `entry_id, step_id, step_type, request_hash, timestamp, previous_hash, entry_hash, decision, record_id`
 )
 
 // acsSQL are the statements' texts.
 var acsSQL = [acsStatements]string{
 	acsPut: `INSERT INTO acs_sessions (` + acsSessionCols + `, ended_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', 0, ?, 0)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', 0, ?, ?, 0)
 		ON CONFLICT (id) DO UPDATE SET agent_id = excluded.agent_id,
 			tenant = excluded.tenant, key_id = excluded.key_id,
 			version = excluded.version, methods = excluded.methods,
-			hello = excluded.hello, last_seen = excluded.last_seen,
+			hello = excluded.hello, last_seen = excluded.last_seen, profiles = excluded.profiles,
 			ended = max(ended, excluded.ended)`,
 	acsForget:   `DELETE FROM acs_requests WHERE session = ? AND at < ?`,
 	acsRemember: `INSERT INTO acs_requests (session, key, at) VALUES (?, ?, ?) ON CONFLICT (session, key) DO NOTHING`,
@@ -121,11 +121,17 @@ func (s *Store) acsTx(ctx context.Context, what string, ids []int, fn func(st []
 // scanACSSession reads one row of acsSessionCols.
 func scanACSSession(sc scanner) (*warden.ACSSession, error) {
 	s := new(warden.ACSSession)
-	var methods string
+	var methods, profiles string
 	var hello, seen, ended int64
 	if err := sc.Scan(&s.ID, &s.AgentID, &s.Tenant, &s.KeyID, &s.Version, &methods,
-		&hello, &seen, &s.Head, &s.Entries, &ended); err != nil {
+		&hello, &seen, &s.Head, &s.Entries, &ended, &profiles); err != nil {
 		return nil, err
+	}
+	if err := json.Unmarshal([]byte(profiles), &s.Profiles); err != nil {
+		return nil, fmt.Errorf("session %q: profiles: %w", s.ID, err)
+	}
+	if len(s.Profiles) == 0 {
+		s.Profiles = nil
 	}
 	if err := json.Unmarshal([]byte(methods), &s.Methods); err != nil {
 		return nil, fmt.Errorf("session %q: methods: %w", s.ID, err)

@@ -178,6 +178,41 @@ var migrations = []migration{
 	// It is derived from the results, which the hash chain covers, so it
 	// is not hashed itself. No index, like every filter but the session.
 	sqlStep(`ALTER TABLE runs ADD COLUMN shadow TEXT NOT NULL DEFAULT '';`),
+	// 9 → 10: the AgBOM of each agent and the MCP tool pins (agbom.go,
+	// warden.AgBOMStore): one row per component, its canonical JSON in
+	// doc; one row per pinned tool of an MCP server.
+	sqlStep(`CREATE TABLE agbom_components (
+		tenant  TEXT NOT NULL,
+		agent   TEXT NOT NULL,
+		id      TEXT NOT NULL,
+		type    TEXT NOT NULL,
+		source  TEXT NOT NULL,    -- acs, mcp or a2a
+		doc     TEXT NOT NULL,    -- the canonical component, JSON
+		updated INTEGER NOT NULL, -- unix microseconds, UTC (0: none)
+		PRIMARY KEY (tenant, agent, id)
+	) WITHOUT ROWID;
+	CREATE TABLE mcp_tool_pins (
+		server       TEXT NOT NULL,
+		name         TEXT NOT NULL,
+		description  TEXT NOT NULL,
+		input_schema TEXT NOT NULL, -- JSON ('' for none)
+		hash         TEXT NOT NULL, -- hex SHA-256 of the JCS form
+		pinned       INTEGER NOT NULL,
+		PRIMARY KEY (server, name)
+	) WITHOUT ROWID;`),
+	// 10 → 11: session labels (labels.go, warden.LabelStore), one row per
+	// (tenant, session, label), written in plain transactions like the
+	// approvals; the primary key is the one lookup (a session's labels).
+	// And the profiles each ACS session's ClientHello declared
+	// (warden.ACSSession.Profiles, JSON array; '[]' in older rows).
+	sqlStep(`CREATE TABLE session_labels (
+		tenant  TEXT NOT NULL,
+		session TEXT NOT NULL,
+		label   TEXT NOT NULL,
+		added   INTEGER NOT NULL, -- unix microseconds, UTC
+		PRIMARY KEY (tenant, session, label)
+	) WITHOUT ROWID;
+	ALTER TABLE acs_sessions ADD COLUMN profiles TEXT NOT NULL DEFAULT '[]';`),
 }
 
 // migrateCursor adds the policy revision and the views (stored after the

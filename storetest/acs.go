@@ -188,6 +188,7 @@ func testACSRoundTrip(t *testing.T, open func(*testing.T) warden.ACSSessionStore
 	want := &warden.ACSSession{
 		ID: "0193a4f2-7c1e-7d3a-9b2f-2f6c1e0a9d41", AgentID: agent, Tenant: "acme", KeyID: "acme-2026",
 		Version: "0.9.1", Methods: []string{"steps/toolCallRequest", "protocols/MCP/tools/call", "steps/sessionEnd"},
+		Profiles: []string{"acs-core", "acs-provenance"},
 		Hello:    time.Date(2026, 11, 21, 11, 0, 0, 123456789, cet),
 		LastSeen: time.Date(2026, 11, 21, 11, 5, 0, 999999999, cet),
 	}

@@ -27,10 +27,12 @@ type Mem struct {
 // memData is what a Mem keeps; it outlives Close, as a database would.
 type memData struct {
 	mu   sync.Mutex
-	recs []warden.Record // in recording order
-	gen  int             // bumped by Reset
-	appr *memApprovals   // memapprovals.go; nil until first used
-	acs  *memACS         // memacs.go; nil until first used
+	recs []warden.Record          // in recording order
+	gen  int                      // bumped by Reset
+	appr *memApprovals            // memapprovals.go; nil until first used
+	acs  *memACS                  // memacs.go; nil until first used
+	lbl  map[memLabelKey][]string // memlabels.go; nil until first used
+	bom  *memAgBOM                // memagbom.go; nil until first used
 }
 
 var _ warden.Store = (*Mem)(nil)

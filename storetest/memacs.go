@@ -74,6 +74,7 @@ func (m *Mem) lockACS(ctx context.Context) (*memACS, func(), error) {
 func copySession(s *warden.ACSSession) *warden.ACSSession {
 	c := *s
 	c.Methods = slices.Clone(s.Methods)
+	c.Profiles = slices.Clone(s.Profiles)
 	return &c
 }
 
