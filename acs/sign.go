@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/wardenhq/warden/internal/canon"
+	"github.com/wardenhq/warden/sigkey"
 )
 
 // Signer signs and verifies ACS messages with HMAC-SHA256 (CONTRACT §14):
@@ -18,9 +19,52 @@ import (
 // its signature member (params.signature, result.signature or
 // error.signature); the value is standard base64 with padding. The key
 // material is never logged or returned.
+//
+// With ACS-Crypto (docs/acs.md, "Signatures"), a request may instead be
+// signed with ML-DSA-65 or SLH-DSA-128s under a client public key (by
+// key_id), over the same signed input; and when warden has its own
+// signing key, every answer it signs carries that signature (algorithm
+// "ML-DSA-65" or "SLH-DSA-128s", key_id the key's id) instead of the
+// HMAC one.
 type Signer struct {
 	keys map[string][]byte
+	pub  map[string]*sigkey.PublicKey // client public keys by key_id (acs.public_keys)
+	own  *sigkey.PrivateKey           // warden's signing key (acs.signing_key), or nil
 }
+
+// withCrypto adds the ACS-Crypto keys: warden's own signing key (nil for
+// none) and the clients' public keys by key_id.
+func (s *Signer) withCrypto(own *sigkey.PrivateKey, pub map[string]*sigkey.PublicKey) *Signer {
+	s.own = own
+	s.pub = make(map[string]*sigkey.PublicKey, len(pub))
+	for id, k := range pub {
+		s.pub[id] = k
+	}
+	return s
+}
+
+// algorithms are the signature algorithms configured, for the
+// ServerHello's signature_algorithms_supported: HMAC-SHA256 with acs.keys,
+// then the asymmetric ones of warden's key and the clients' keys.
+func (s *Signer) algorithms() []string {
+	algs := []string{}
+	if len(s.keys) > 0 {
+		algs = append(algs, AlgHMAC)
+	}
+	for _, a := range sigkey.SigningAlgs {
+		has := s.own != nil && s.own.Alg() == a
+		for _, k := range s.pub {
+			has = has || k.Alg() == a
+		}
+		if has {
+			algs = append(algs, a.ACSName())
+		}
+	}
+	return algs
+}
+
+// signsAll reports whether warden signs every answer with its own key.
+func (s *Signer) signsAll() bool { return s.own != nil }
 
 // NewSigner returns a signer over keys (by key_id); it keeps its own copy.
 func NewSigner(keys map[string][]byte) *Signer {
@@ -31,11 +75,12 @@ func NewSigner(keys map[string][]byte) *Signer {
 	return s
 }
 
-// Has reports whether keyID names a configured key.
+// Has reports whether keyID names a configured HMAC key.
 func (s *Signer) Has(keyID string) bool { _, ok := s.keys[keyID]; return ok }
 
-// Enabled reports whether any key is configured.
-func (s *Signer) Enabled() bool { return len(s.keys) > 0 }
+// Enabled reports whether any key is configured (HMAC keys, client
+// public keys, or warden's own signing key).
+func (s *Signer) Enabled() bool { return len(s.keys) > 0 || len(s.pub) > 0 || s.own != nil }
 
 // sessionKey derives the session's HMAC key.
 func (s *Signer) sessionKey(keyID, session string) ([]byte, error) {
@@ -66,8 +111,11 @@ func (s *Signer) mac(keyID, session string, msg map[string]any) (string, error) 
 // params.signature, under the session's key, compared in constant time.
 func (s *Signer) verify(r *request) *Error {
 	sig := r.sig
+	if alg, ok := sigkey.FromACSName(sig.Algorithm); ok {
+		return s.verifyPublic(r, alg)
+	}
 	if sig.Algorithm != AlgHMAC {
-		return errf(CodeSignatureInvalid, "params.signature.algorithm", "%q is not supported (ACS-Core: %s)", clip(sig.Algorithm), AlgHMAC)
+		return errf(CodeSignatureInvalid, "params.signature.algorithm", "%q is not supported (supported: %s, ML-DSA-65, SLH-DSA-128s)", clip(sig.Algorithm), AlgHMAC)
 	}
 	if !s.Has(sig.KeyID) {
 		return errf(CodeSignatureInvalid, "params.signature.key_id", "no key %q is configured (acs.keys)", clip(sig.KeyID))
@@ -89,14 +137,59 @@ func (s *Signer) verify(r *request) *Error {
 	return nil
 }
 
+// verifyPublic checks a request signed with an asymmetric algorithm: the
+// key_id must name a client public key of that algorithm
+// (acs.public_keys), and the value, standard base64, must be its
+// signature of the message without params.signature.
+func (s *Signer) verifyPublic(r *request, alg sigkey.Alg) *Error {
+	sig := r.sig
+	if len(s.pub) == 0 {
+		return errf(CodeSignatureInvalid, "params.signature.algorithm", "%s is not configured: warden has no client public keys (acs.public_keys)", alg.ACSName())
+	}
+	pk, ok := s.pub[sig.KeyID]
+	if !ok {
+		return errf(CodeSignatureInvalid, "params.signature.key_id", "no public key %q is configured (acs.public_keys)", clip(sig.KeyID))
+	}
+	if pk.Alg() != alg {
+		return errf(CodeSignatureInvalid, "params.signature.algorithm", "key %q is an %s key, not %s", sig.KeyID, pk.Alg().ACSName(), alg.ACSName())
+	}
+	got, err := base64.StdEncoding.DecodeString(sig.Value)
+	if err != nil {
+		if got, err = base64.RawStdEncoding.DecodeString(sig.Value); err != nil {
+			return errf(CodeSignatureInvalid, "params.signature.value", "not base64")
+		}
+	}
+	in, err := Canonical(without(r.msg, "params"))
+	if err != nil {
+		return errf(CodeSignatureInvalid, "params.signature", "cannot compute the signing input: %v", err)
+	}
+	if !pk.Verify(in, got) {
+		return errf(CodeSignatureInvalid, "params.signature.value", "does not verify: the signature must be %s (empty context) over the JCS form of the whole message without params.signature, by key %q", alg.ACSName(), sig.KeyID)
+	}
+	return nil
+}
+
 // sign puts the signature of the response msg under member ("result" or
-// "error").
+// "error"): warden's own key's when it has one, else the HMAC of the
+// request's keyID.
 func (s *Signer) sign(keyID, session string, msg map[string]any, member string) error {
+	inner, _ := msg[member].(map[string]any)
+	if s.own != nil {
+		in, err := Canonical(msg)
+		if err != nil {
+			return err
+		}
+		v, err := s.own.Sign(in)
+		if err != nil {
+			return err
+		}
+		inner["signature"] = map[string]any{"algorithm": s.own.Alg().ACSName(), "value": base64.StdEncoding.EncodeToString(v), "key_id": s.own.KeyID()}
+		return nil
+	}
 	v, err := s.mac(keyID, session, msg)
 	if err != nil {
 		return err
 	}
-	inner, _ := msg[member].(map[string]any)
 	inner["signature"] = map[string]any{"algorithm": AlgHMAC, "value": v, "key_id": keyID}
 	return nil
 }

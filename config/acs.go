@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden/hooks"
+	"github.com/wardenhq/warden/sigkey"
 )
 
 // ACS is the acs: section (CONTRACT §14): the Agent Control Standard
@@ -38,6 +40,19 @@ type ACS struct {
 	// DeferMaxPerSession bounds the deferred steps pending in one session
 	// (acs.defer.max_per_session; 1..1000, default 3).
 	DeferMaxPerSession int
+	// Signing is the asymmetric algorithm (ACS-Crypto) that signs every
+	// answer and the trace's retention checkpoints (acs.signing:
+	// ml-dsa-65 or slh-dsa-128s; "" for none). SigningKey is its private
+	// key, read from the file acs.signing_key names (SigningKeyFile,
+	// resolved against the config file's directory) when the config is
+	// loaded; a secret, never printed.
+	Signing        sigkey.Alg
+	SigningKeyFile string
+	SigningKey     *sigkey.PrivateKey
+	// PublicKeys verify requests the clients sign with ML-DSA-65 or
+	// SLH-DSA-128s, by signature key_id (acs.public_keys: {key_id: FILE},
+	// each file as `warden keys new` writes a .pub).
+	PublicKeys map[string]*sigkey.PublicKey
 }
 
 // Defaults of the acs: section.
@@ -47,7 +62,7 @@ const (
 	DefaultACSDeferMax    = 3
 	minACSKeyBytes        = 16
 	acsKeysHelp           = `"<text>", "hex:<hex>" or "base64:<base64>", at least 16 bytes`
-	acsSectionKeys        = "keys, require_signatures, require_provenance, skew_window, replay_window, defer"
+	acsSectionKeys        = "keys, require_signatures, require_provenance, skew_window, replay_window, defer, signing, signing_key, public_keys"
 	maxACSWindow          = 24 * time.Hour
 	maxACSSkew            = time.Hour
 	maxACSDeferPerSession = 1000
@@ -71,8 +86,13 @@ func (a ACS) KeyIDs() []string {
 
 // String shows the section without its key material.
 func (a ACS) String() string {
-	return fmt.Sprintf("acs{keys: %v, require_signatures: %v, require_provenance: %v, skew_window: %s, replay_window: %s, defer.max_per_session: %d}",
-		a.KeyIDs(), a.RequireSignatures, a.RequireProvenance, a.SkewWindow, a.ReplayWindow, a.DeferMaxPerSession)
+	pub := make([]string, 0, len(a.PublicKeys))
+	for id := range a.PublicKeys {
+		pub = append(pub, id)
+	}
+	sort.Strings(pub)
+	return fmt.Sprintf("acs{keys: %v, require_signatures: %v, require_provenance: %v, skew_window: %s, replay_window: %s, defer.max_per_session: %d, signing: %q, signing_key: %q, public_keys: %v}",
+		a.KeyIDs(), a.RequireSignatures, a.RequireProvenance, a.SkewWindow, a.ReplayWindow, a.DeferMaxPerSession, a.Signing, a.SigningKeyFile, pub)
 }
 
 // GoString is String: %#v must not print the keys either.
@@ -90,6 +110,7 @@ func parseACS(file string, v *yaml.Node) (ACS, ErrorList) {
 		return a, errs
 	}
 	requireSet := false
+	var signingNode, keyNode *yaml.Node // acs.signing and acs.signing_key, for errors
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, n := v.Content[i], v.Content[i+1]
 		switch k.Value {
@@ -156,15 +177,76 @@ func parseACS(file string, v *yaml.Node) (ACS, ErrorList) {
 				}
 				a.DeferMaxPerSession = m
 			}
+		case "signing":
+			alg, err := sigkey.ParseAlg(n.Value)
+			if n.Kind != yaml.ScalarNode || err != nil || alg == sigkey.Ed25519 {
+				add(n, "acs.signing: expected %s or %s, got %q", sigkey.MLDSA65, sigkey.SLHDSA128s, n.Value)
+				continue
+			}
+			a.Signing, signingNode = alg, n
+		case "signing_key":
+			if n.Kind != yaml.ScalarNode || n.Value == "" {
+				add(n, "acs.signing_key: expected the path of a private key file (warden keys new)")
+				continue
+			}
+			a.SigningKeyFile, keyNode = configPath(file, n.Value), n
+		case "public_keys":
+			if n.Kind != yaml.MappingNode || len(n.Content) == 0 {
+				add(n, "acs.public_keys: expected a mapping of key ids to public key files (warden keys new writes them: PREFIX.pub)")
+				continue
+			}
+			a.PublicKeys = map[string]*sigkey.PublicKey{}
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				id, kv := n.Content[j], n.Content[j+1]
+				where := "acs.public_keys." + id.Value
+				switch {
+				case !validName(id.Value):
+					add(id, "%s: a key id may hold letters, digits, '-', '_' and '.'", where)
+				case a.Keys[id.Value] != nil:
+					add(id, "%s: the key id is also in acs.keys; a key id names one key", where)
+				case kv.Kind != yaml.ScalarNode || kv.Value == "":
+					add(kv, "%s: expected the path of a public key file", where)
+				default:
+					pk, err := sigkey.LoadPublicKey(configPath(file, kv.Value))
+					if err != nil {
+						add(kv, "%s: %v", where, err)
+						continue
+					}
+					if pk.Alg() == sigkey.Ed25519 {
+						add(kv, "%s: an Ed25519 key; ACS requests are verified with %s or %s keys", where, sigkey.MLDSA65, sigkey.SLHDSA128s)
+						continue
+					}
+					a.PublicKeys[id.Value] = pk
+				}
+			}
 		default:
 			add(k, "acs: unknown key %q (want %s)", k.Value, acsSectionKeys)
 		}
 	}
-	if !requireSet {
-		a.RequireSignatures = len(a.Keys) > 0
+	switch {
+	case signingNode != nil && keyNode == nil:
+		add(signingNode, "acs.signing: %s needs acs.signing_key, the private key file (warden keys new --alg %s)", a.Signing, a.Signing)
+	case signingNode == nil && keyNode != nil:
+		add(keyNode, "acs.signing_key: needs acs.signing (%s or %s), the key's algorithm", sigkey.MLDSA65, sigkey.SLHDSA128s)
+	case signingNode != nil:
+		key, err := sigkey.LoadPrivateKey(a.SigningKeyFile)
+		switch {
+		case err != nil:
+			add(keyNode, "acs.signing_key: %v", err) // never holds the key
+		case key.Alg() != a.Signing:
+			add(keyNode, "acs.signing_key: %s holds an %s key, but acs.signing is %s", a.SigningKeyFile, key.Alg(), a.Signing)
+		default:
+			a.SigningKey = key
+		}
 	}
-	if a.RequireSignatures && len(a.Keys) == 0 {
-		add(v, "acs.require_signatures: true needs acs.keys (the key material the signatures are checked with)")
+	if len(a.PublicKeys) > 0 && a.SigningKey == nil && signingNode == nil {
+		add(v, "acs.public_keys: needs acs.signing and acs.signing_key: the answers to requests signed with a public key are signed with warden's own key")
+	}
+	if !requireSet {
+		a.RequireSignatures = len(a.Keys) > 0 || len(a.PublicKeys) > 0
+	}
+	if a.RequireSignatures && len(a.Keys) == 0 && len(a.PublicKeys) == 0 {
+		add(v, "acs.require_signatures: true needs acs.keys or acs.public_keys (the keys the signatures are checked with)")
 	}
 	if a.ReplayWindow < a.SkewWindow {
 		add(v, "acs.replay_window (%s) must be at least acs.skew_window (%s): a request inside the skew window must still be remembered", fmtDur(a.ReplayWindow), fmtDur(a.SkewWindow))
@@ -199,4 +281,12 @@ func acsKey(s string) ([]byte, error) {
 		return nil, fmt.Errorf("key material of %d bytes; want at least %d", len(key), minACSKeyBytes)
 	}
 	return key, nil
+}
+
+// configPath resolves p against the directory of the config file.
+func configPath(file, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(file), p)
 }

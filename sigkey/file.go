@@ -34,19 +34,19 @@ func readBounded(path string) ([]byte, fs.FileInfo, error) {
 	return b, fi, nil
 }
 
-// LoadPrivateKey reads the private key file path. A file that group or
-// others may access is refused, as ssh refuses one.
+// LoadPrivateKey reads the private key file path. A key file that group
+// or others may access is refused, as ssh refuses one.
 func LoadPrivateKey(path string) (*PrivateKey, error) {
 	b, fi, err := readBounded(path)
 	if err != nil {
 		return nil, fmt.Errorf("private key: %w", err)
 	}
-	if m := fi.Mode().Perm(); m&0o077 != 0 {
-		return nil, fmt.Errorf("private key %s is accessible by group or others (mode %04o); run: chmod 600 %s", path, m, path)
-	}
 	k, err := ParsePrivateKey(b)
 	if err != nil {
 		return nil, fmt.Errorf("private key %s: %v", path, err)
+	}
+	if m := fi.Mode().Perm(); m&0o077 != 0 {
+		return nil, fmt.Errorf("private key %s is accessible by group or others (mode %04o); run: chmod 600 %s", path, m, path)
 	}
 	return k, nil
 }

@@ -29,6 +29,7 @@ func acsHandler(gd *guardian.Guardian, store warden.Store, cfg *config.Config, l
 	a := cfg.ACS
 	return acs.NewHandler(gd, acs.Options{
 		Sessions: sessions, Keys: a.Keys, RequireSignatures: a.RequireSignatures, RequireProvenance: a.RequireProvenance,
+		SigningKey: a.SigningKey, PublicKeys: a.PublicKeys,
 		SkewWindow: a.SkewWindow, ReplayWindow: a.ReplayWindow, DeferMax: a.DeferMaxPerSession,
 		Approvals: gd.Approvals() != nil, ApprovalsURL: cfg.Approvals.URL, ApprovalWait: cfg.Approvals.Wait,
 		MaxBatch: cfg.Limits.Batch, MaxResponse: cfg.Limits.ResponseBytes, Version: version, Logf: logf,

@@ -15,6 +15,9 @@
 // without its signature member (params.signature in a request,
 // result.signature in a result, error.signature in an error); the signature
 // object is {"algorithm":"HMAC-SHA256","value":<padded std base64>,"key_id"}.
+// With Options.SignKey and GuardianKeys it signs and verifies ACS-Crypto's
+// ML-DSA-65 and SLH-DSA-128s signatures instead, with cloudflare/circl
+// (pq.go).
 package acsclient
 
 import (
@@ -28,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cloudflare/circl/sign"
 	"github.com/google/uuid"
 )
 
@@ -50,6 +54,13 @@ type Options struct {
 	KeyID string
 	// Key is the input keying material; nil leaves requests unsigned.
 	Key []byte
+	// SignKey, when set, signs each request with ML-DSA-65 or
+	// SLH-DSA-128s (ACS-Crypto, pq.go) under KeyID instead of HMAC.
+	SignKey sign.PrivateKey
+	// GuardianKeys verify the Guardian's ML-DSA-65 or SLH-DSA-128s
+	// signatures on its answers, by key_id; with any set, every answer
+	// but an unauthenticated error must carry one.
+	GuardianKeys map[string]sign.PublicKey
 	// AgentID is metadata.agent_id; "" means DefaultAgentID.
 	AgentID string
 	// SessionID is metadata.session_id, a UUID; "" means a new random one.
@@ -64,6 +75,8 @@ type Client struct {
 	t         Transport
 	keyID     string
 	key       []byte
+	signKey   sign.PrivateKey
+	guardian  map[string]sign.PublicKey
 	agentID   string
 	sessionID string
 	now       func() time.Time
@@ -86,7 +99,7 @@ func NewStdio(r io.Reader, w io.Writer, opts Options) *Client {
 
 // NewWithTransport returns a client speaking over t.
 func NewWithTransport(t Transport, opts Options) *Client {
-	c := &Client{t: t, keyID: opts.KeyID, key: opts.Key, agentID: opts.AgentID, sessionID: opts.SessionID, now: opts.Now}
+	c := &Client{t: t, keyID: opts.KeyID, key: opts.Key, signKey: opts.SignKey, guardian: opts.GuardianKeys, agentID: opts.AgentID, sessionID: opts.SessionID, now: opts.Now}
 	if c.agentID == "" {
 		c.agentID = DefaultAgentID
 	}
@@ -144,6 +157,9 @@ type Envelope struct {
 	// leaves it unsigned.
 	KeyID string
 	Key   []byte
+	// SignKey, when set, signs with ML-DSA-65 or SLH-DSA-128s instead
+	// (the client's by default).
+	SignKey sign.PrivateKey
 	// NoSign leaves the request unsigned even with a Key.
 	NoSign bool
 
@@ -176,13 +192,14 @@ func (c *Client) Request(method string, payload any, mods ...func(*Envelope)) *E
 			"metadata":    md,
 			"payload":     payload,
 		},
-		KeyID: c.keyID,
-		Key:   c.key,
+		KeyID:   c.keyID,
+		Key:     c.key,
+		SignKey: c.signKey,
 	}
 	for _, m := range mods {
 		m(e)
 	}
-	if !e.NoSign && e.Key != nil {
+	if !e.NoSign && (e.Key != nil || e.SignKey != nil) {
 		e.err = e.Sign()
 	}
 	return e
@@ -220,13 +237,16 @@ func (e *Envelope) Err() error { return e.err }
 // Sign (re)computes params.signature over e's current content with e.Key and
 // e.KeyID, keyed for the session named in metadata.session_id.
 func (e *Envelope) Sign() error {
-	if e.Key == nil {
+	if e.Key == nil && e.SignKey == nil {
 		return errors.New("acsclient: sign: no key")
 	}
 	if e.Params == nil {
 		return errors.New("acsclient: sign: no params")
 	}
 	delete(e.Params, "signature")
+	if e.SignKey != nil {
+		return SignPublic(e.Message(), "params", e.SignKey, e.KeyID)
+	}
 	return Sign(e.Message(), "params", e.Key, e.KeyID, e.SessionID())
 }
 

@@ -20,7 +20,10 @@ var unauthenticatedCodes = map[int]bool{-32700: true, -32600: true, -32602: true
 //
 //   - "jsonrpc" is "2.0" and the id echoes the request's;
 //   - the signature at result.signature (error.signature for an error)
-//     verifies under the request's key, key_id and session. It is required
+//     verifies under the request's key, key_id and session; an
+//     ML-DSA-65 or SLH-DSA-128s one under Options.GuardianKeys (pq.go),
+//     which, when set, make a signature required on every answer but a
+//     ping's and an unauthenticated error's. It is required
 //     when the request was signed, except on an error the Guardian could not
 //     authenticate (-32700, -32600, -32602, -32004); an answer to an unsigned
 //     request (system/ping) is checked only when it carries one;
@@ -72,7 +75,18 @@ func (c *Client) VerifyResponse(r *Response) error {
 		at = "error"
 	}
 	inner, _ := r.Msg[at].(map[string]any)
-	if _, has := inner["signature"]; has {
+	sigObj, _ := inner["signature"].(map[string]any)
+	alg, _ := sigObj["algorithm"].(string)
+	_, has := inner["signature"]
+	if has && SchemeOf(alg) != nil {
+		if err := VerifyPublic(r.Msg, at, c.guardian); err != nil {
+			errs = append(errs, err)
+		}
+	} else if has && len(c.guardian) > 0 {
+		add("%s.signature.algorithm is %q; the client expects the Guardian's asymmetric signature", at, alg)
+	} else if !has && len(c.guardian) > 0 && method != "system/ping" && !(r.Error != nil && unauthenticatedCodes[r.Error.Code]) {
+		add("%s.signature is missing (the Guardian signs its answers with its own key)", at)
+	} else if has {
 		if key == nil {
 			add("%s.signature is present but the client has no key to verify it", at)
 		} else if err := Verify(r.Msg, at, key, keyID, sid); err != nil {
