@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/traceparent"
 	"github.com/wardenhq/warden/jsonrpc"
 	"github.com/wardenhq/warden/jsonstrict"
 )
@@ -329,6 +330,7 @@ func (g *Gate) forward(w http.ResponseWriter, r *http.Request, x *exchange, body
 	for k, v := range x.ag.headers {
 		req.Header.Set(k, v)
 	}
+	traceparent.Inject(ctx, req.Header) // the request's trace (otel:)
 	resp, err := g.client.Do(req)
 	if err != nil {
 		if r.Context().Err() != nil {

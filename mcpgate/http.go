@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/traceparent"
 	"github.com/wardenhq/warden/jsonrpc"
 	"github.com/wardenhq/warden/sse"
 )
@@ -152,6 +153,7 @@ func (h *HTTP) request(ctx context.Context, r *http.Request, up *upstream, metho
 	for k, v := range up.cfg.Headers {
 		req.Header.Set(k, v)
 	}
+	traceparent.Inject(ctx, req.Header) // the request's trace (otel:)
 	return req, nil
 }
 

@@ -100,3 +100,10 @@ func (m *Metrics) AsyncRun(hook string, err error) {
 
 // AsyncDrop counts one dropped async hook run.
 func (m *Metrics) AsyncDrop(hook string) { m.asyncDropped.WithLabelValues(hook).Inc() }
+
+// AddCounterFunc registers a counter named name whose value f reports (a
+// count kept elsewhere, e.g. the spans or OCSF events a full queue dropped).
+func (m *Metrics) AddCounterFunc(name, help string, f func() uint64) {
+	m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+		func() float64 { return float64(f()) }))
+}

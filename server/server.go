@@ -56,6 +56,10 @@ type Options struct {
 	Stats    *stats.Observer
 	Policies console.Policies
 	Tenants  []string
+	// Trace wraps each decision surface (/aos, /acs, dispatch, /mcp/,
+	// /a2a/) given its route, e.g. otelx's Middleware, which continues the
+	// caller's W3C traceparent; nil wraps none.
+	Trace func(route string, h http.Handler) http.Handler
 }
 
 // defaultLast is the number of records the runs API gives without ?last=,
@@ -68,9 +72,15 @@ const (
 // New returns the HTTP handler serving every surface.
 func New(o Options) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/aos", o.AOS)
+	traced := func(route string, h http.Handler) http.Handler {
+		if o.Trace == nil {
+			return h
+		}
+		return o.Trace(route, h)
+	}
+	mux.Handle("/aos", traced("/aos", o.AOS))
 	if o.ACS != nil {
-		mux.Handle("/acs", o.ACS)
+		mux.Handle("/acs", traced("/acs", o.ACS))
 	}
 	if o.ACSSessions != nil {
 		mux.Handle("GET /api/acs/sessions/{id}", o.ACSSessions)
@@ -88,17 +98,17 @@ func New(o Options) http.Handler {
 	mux.HandleFunc("GET /api/runs/stream", streamHandler(newRunsFeed(o.Store, o.RunsPoll, o.RunsStreams, o.Done)))
 	mux.HandleFunc("GET /api/hooks/events", eventsHandler)
 	if o.Dispatch != nil {
-		mux.Handle("/api/hooks/dispatch", holdable(o.Dispatch))
+		mux.Handle("/api/hooks/dispatch", holdable(traced("/api/hooks/dispatch", o.Dispatch)))
 	}
 	approvalsRoutes(mux, o.Approvals)
 	if o.HookCatalog != nil {
 		mux.Handle("GET /api/hooks/catalog", o.HookCatalog)
 	}
 	if o.MCP != nil {
-		mux.Handle("/mcp/", holdable(o.MCP))
+		mux.Handle("/mcp/", holdable(traced("/mcp/", o.MCP)))
 	}
 	if o.A2A != nil {
-		mux.Handle("/a2a/", holdable(o.A2A))
+		mux.Handle("/a2a/", holdable(traced("/a2a/", o.A2A)))
 	}
 	con := newConsole(o)
 	for _, p := range console.Routes {

@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/wardenhq/warden/internal/traceparent"
 )
 
 // SharedClient returns the pooled client handlers use when given none:
@@ -61,6 +63,7 @@ func (h *Handler) Post(ctx context.Context, body []byte) ([]byte, error) {
 	if h.host != "" {
 		req.Host = h.host
 	}
+	traceparent.Inject(ctx, req.Header) // the decision's trace (otel:)
 	resp, err := h.client.Do(req)
 	if err != nil {
 		return nil, h.transportErr(ctx, err)

@@ -128,6 +128,17 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
+	var traceHTTP func(string, http.Handler) http.Handler // otel: spans of the decision surfaces
+	if e := gd.OTel(); e != nil {
+		traceHTTP = e.Middleware
+		metrics.AddCounterFunc("warden_otel_decisions_dropped_total", "Decisions not made into spans because the otel queue was full.",
+			func() uint64 { d, _ := e.Dropped(); return d })
+		metrics.AddCounterFunc("warden_otel_spans_dropped_total", "Spans not exported because the otel export queue was full.",
+			func() uint64 { _, s := e.Dropped(); return s })
+	}
+	if s := gd.OCSF(); s != nil {
+		metrics.AddCounterFunc("warden_ocsf_dropped_total", "Decisions not written to trace.ocsf_file because its queue was full.", s.Dropped)
+	}
 	var sessions *auth.Sessions // console sign-in, with auth on
 	if cfg.Auth.Enabled() {
 		key, err := auth.LoadSessionKey(*data)
@@ -178,6 +189,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		Stats:       counts,
 		Policies:    gd,
 		Tenants:     cfg.TenantNames(),
+		Trace:       traceHTTP,
 	})
 
 	inner, err := net.Listen("tcp", *addr)
