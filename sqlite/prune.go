@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/wardenhq/warden/sigkey"
 )
 
 // Retention says which records the store prunes: those older than MaxAge
@@ -54,6 +56,10 @@ type Retention struct {
 	Batch int
 	// Now is the clock (default time.Now), for tests.
 	Now func() time.Time
+	// SigningKey, when set (acs.signing_key), signs the checkpoints with
+	// ML-DSA-65 or SLH-DSA-128s instead of the data directory's Ed25519
+	// key (SignKeyFile), which is then neither read nor created.
+	SigningKey *sigkey.PrivateKey
 }
 
 // Defaults of the zero Retention fields.
@@ -80,6 +86,7 @@ type pruner struct {
 	blobPath string
 	dir      string             // the data directory: where SignKeyFile is
 	key      ed25519.PrivateKey // signs checkpoints; loaded on first use, under pass
+	pq       *sigkey.PrivateKey // signs checkpoints instead (Retention.SigningKey); under pass
 	pass     sync.Mutex         // one pass at a time
 	punchTo  int64              // punch up to here at the next pass (one pass late); under pass
 	mu       sync.Mutex         // guards started
@@ -202,6 +209,7 @@ func (s *Store) closePruner() error {
 func (p *pruner) prune(ctx context.Context, r Retention) (PruneStats, error) {
 	p.pass.Lock()
 	defer p.pass.Unlock()
+	p.pq = r.SigningKey
 	var st PruneStats
 	now := time.Now
 	if r.Now != nil {
@@ -279,25 +287,26 @@ func (p *pruner) prune(ctx context.Context, r Retention) (PruneStats, error) {
 // all, the first batch records. It returns how many it deleted and, when
 // it deleted any, the blob offset of the oldest remaining record (or the
 // blob file's end when none remains), read under the write lock.
+//
+// The prefix is read and its checkpoint signed before the write lock is
+// taken: signing with SLH-DSA-128s takes a large fraction of a second,
+// which the record writer must not wait for. Only pruning deletes rows
+// and the writer only appends, so the prefix stays as read; should
+// another process have pruned meanwhile (the DELETE then removes fewer
+// rows than read), the transaction is rolled back and the next pass
+// starts over.
 func (p *pruner) deleteBatch(ctx context.Context, batch int, cutoff int64, all bool) (int, int64, error) {
 	if !all && cutoff == 0 {
 		return 0, -1, nil
 	}
-	if p.key == nil { // before the write lock: creating it syncs a file
+	if p.key == nil && p.pq == nil { // before the write lock: creating it syncs a file
 		key, err := loadSignKey(p.dir)
 		if err != nil {
 			return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
 		}
 		p.key = key
 	}
-	p.txMu.Lock()
-	defer p.txMu.Unlock()
-	tx, err := p.db.BeginTx(ctx, nil) // IMMEDIATE (_txlock): the write lock
-	if err != nil {
-		return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	rows, err := tx.QueryContext(ctx, `SELECT rowid, time, id, hash FROM runs ORDER BY rowid LIMIT ?`, batch)
+	rows, err := p.db.QueryContext(ctx, `SELECT rowid, time, id, hash FROM runs ORDER BY rowid LIMIT ?`, batch)
 	if err != nil {
 		return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
 	}
@@ -323,17 +332,40 @@ func (p *pruner) deleteBatch(ctx context.Context, batch int, cutoff int64, all b
 	if n == 0 {
 		return 0, -1, nil
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE rowid <= ?`, last); err != nil {
+	// The chain will start at a record whose predecessor is gone: a signed
+	// checkpoint, in the same transaction as the delete, keeps it
+	// verifiable (verify.go).
+	cp := &Checkpoint{Time: time.Now().UnixMicro(), LastRowID: last, LastID: lastID,
+		LastHash: lastHash, Deleted: int64(n), Algorithm: string(sigkey.Ed25519)}
+	if p.pq != nil {
+		cp.Algorithm, cp.PublicKey = string(p.pq.Alg()), hex.EncodeToString(p.pq.Public().Bytes())
+		sig, err := p.pq.Sign(checkpointMessage(cp))
+		if err != nil {
+			return 0, -1, fmt.Errorf("sqlite: prune: checkpoint: %w", err)
+		}
+		cp.Signature = hex.EncodeToString(sig)
+	} else {
+		cp.PublicKey = hex.EncodeToString(p.key.Public().(ed25519.PublicKey))
+		cp.Signature = hex.EncodeToString(ed25519.Sign(p.key, checkpointMessage(cp)))
+	}
+
+	p.txMu.Lock()
+	defer p.txMu.Unlock()
+	tx, err := p.db.BeginTx(ctx, nil) // IMMEDIATE (_txlock): the write lock
+	if err != nil {
 		return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
 	}
-	// The chain now starts at a record whose predecessor is gone: a signed
-	// checkpoint, in the same transaction, keeps it verifiable (verify.go).
-	cp := &Checkpoint{Time: time.Now().UnixMicro(), LastRowID: last, LastID: lastID,
-		LastHash: lastHash, Deleted: int64(n), PublicKey: hex.EncodeToString(p.key.Public().(ed25519.PublicKey))}
-	cp.Signature = hex.EncodeToString(ed25519.Sign(p.key, checkpointMessage(cp)))
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	res, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE rowid <= ?`, last)
+	if err != nil {
+		return 0, -1, fmt.Errorf("sqlite: prune: %w", err)
+	}
+	if got, err := res.RowsAffected(); err != nil || got != int64(n) {
+		return 0, -1, err // pruned meanwhile by another process: rolled back
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO trace_checkpoints (time, last_rowid,
-		last_id, last_hash, deleted, public_key, signature) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		cp.Time, cp.LastRowID, cp.LastID, cp.LastHash, cp.Deleted, cp.PublicKey, cp.Signature); err != nil {
+		last_id, last_hash, deleted, public_key, signature, algorithm) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		cp.Time, cp.LastRowID, cp.LastID, cp.LastHash, cp.Deleted, cp.PublicKey, cp.Signature, cp.Algorithm); err != nil {
 		return 0, -1, fmt.Errorf("sqlite: prune: checkpoint: %w", err)
 	}
 	limit, err := liveStart(ctx, tx, p.blobPath)

@@ -213,6 +213,11 @@ var migrations = []migration{
 		PRIMARY KEY (tenant, session, label)
 	) WITHOUT ROWID;
 	ALTER TABLE acs_sessions ADD COLUMN profiles TEXT NOT NULL DEFAULT '[]';`),
+	// 11 → 12: the algorithm of each retention checkpoint's signature
+	// (verify.go, Checkpoint.Algorithm): "ed25519" for the older ones and
+	// the data directory's key, "ml-dsa-65" or "slh-dsa-128s" with
+	// acs.signing_key (Retention.SigningKey).
+	sqlStep(`ALTER TABLE trace_checkpoints ADD COLUMN algorithm TEXT NOT NULL DEFAULT 'ed25519';`),
 }
 
 // migrateCursor adds the policy revision and the views (stored after the

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/wardenhq/warden/internal/keyfile"
+	"github.com/wardenhq/warden/sigkey"
 )
 
 // SignKeyFile is the file in the data directory holding the Ed25519 seed
@@ -49,9 +50,18 @@ func readSignKey(dir string) (ed25519.PrivateKey, error) {
 // "warden.checkpoint.v1", then time (unix µs), last_rowid, last_id,
 // last_hash and deleted, the integers as 8-byte big-endian two's complement
 // and the strings each preceded by its length as an 8-byte big-endian
-// unsigned integer.
+// unsigned integer. A checkpoint signed with another algorithm than
+// Ed25519 (ML-DSA-65, SLH-DSA-128s) signs the tag "warden.checkpoint.v2"
+// followed by its algorithm's name ("ml-dsa-65"), length-prefixed, then
+// the same fields, so that a signature cannot be presented as one of
+// another algorithm.
 func checkpointMessage(cp *Checkpoint) []byte {
 	b := []byte("warden.checkpoint.v1")
+	if cp.Algorithm != "" && cp.Algorithm != string(sigkey.Ed25519) {
+		b = []byte("warden.checkpoint.v2")
+		b = binary.BigEndian.AppendUint64(b, uint64(len(cp.Algorithm)))
+		b = append(b, cp.Algorithm...)
+	}
 	b = binary.BigEndian.AppendUint64(b, uint64(cp.Time))
 	b = binary.BigEndian.AppendUint64(b, uint64(cp.LastRowID))
 	b = binary.BigEndian.AppendUint64(b, uint64(len(cp.LastID)))

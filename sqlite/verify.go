@@ -9,6 +9,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+
+	"github.com/wardenhq/warden/sigkey"
 )
 
 // Reasons a link of the chain is broken (Broken.Reason).
@@ -46,6 +48,10 @@ type Checkpoint struct {
 	LastID    string `json:"last_id"`
 	LastHash  string `json:"last_hash"`
 	Deleted   int64  `json:"deleted"`
+	// Algorithm is the signature's: "ed25519" (older checkpoints and the
+	// data directory's key), "ml-dsa-65" or "slh-dsa-128s"
+	// (Retention.SigningKey). PublicKey and Signature are hex.
+	Algorithm string `json:"algorithm"`
 	PublicKey string `json:"public_key"`
 	Signature string `json:"signature"`
 }
@@ -86,6 +92,22 @@ func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
 // keeps the public key apart from the data directory; `warden verify
 // --pubkey`), whatever key the directory holds.
 func (s *Store) VerifyWithKey(ctx context.Context, pub ed25519.PublicKey) (*VerifyReport, error) {
+	var want *sigkey.PublicKey
+	if pub != nil {
+		k, err := sigkey.NewPublicKey(sigkey.Ed25519, pub)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: verify: %w", err)
+		}
+		want = k
+	}
+	return s.VerifyWithPublicKey(ctx, want)
+}
+
+// VerifyWithPublicKey is Verify with the checkpoint's expected signer, of
+// any algorithm (an Ed25519 key, or the ML-DSA-65 / SLH-DSA-128s key of
+// acs.signing_key as `warden keys new` wrote its .pub): when want is not
+// nil, the newest checkpoint must be signed by it.
+func (s *Store) VerifyWithPublicKey(ctx context.Context, want *sigkey.PublicKey) (*VerifyReport, error) {
 	conn, err := s.rdb.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: verify: %w", err)
@@ -106,7 +128,7 @@ func (s *Store) VerifyWithKey(ctx context.Context, pub ed25519.PublicKey) (*Veri
 	}
 	if cp != nil {
 		rep.Checkpoint = cp
-		if why := s.checkCheckpoint(cp, pub); why != "" {
+		if why := s.checkCheckpoint(cp, want); why != "" {
 			rep.Broken = &Broken{RowID: cp.LastRowID, ID: cp.LastID, Reason: BrokenCheckpoint, Detail: why}
 			return rep, nil
 		}
@@ -217,8 +239,8 @@ func rowWithHash(ctx context.Context, conn *sql.Conn, h []byte) (int64, error) {
 func newestCheckpoint(ctx context.Context, q queryer) (*Checkpoint, error) {
 	var cp Checkpoint
 	err := q.QueryRowContext(ctx, `SELECT time, last_rowid, last_id, last_hash, deleted,
-		public_key, signature FROM trace_checkpoints ORDER BY rowid DESC LIMIT 1`).Scan(
-		&cp.Time, &cp.LastRowID, &cp.LastID, &cp.LastHash, &cp.Deleted, &cp.PublicKey, &cp.Signature)
+		public_key, signature, algorithm FROM trace_checkpoints ORDER BY rowid DESC LIMIT 1`).Scan(
+		&cp.Time, &cp.LastRowID, &cp.LastID, &cp.LastHash, &cp.Deleted, &cp.PublicKey, &cp.Signature, &cp.Algorithm)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -232,23 +254,31 @@ func newestCheckpoint(ctx context.Context, q queryer) (*Checkpoint, error) {
 // signature must verify under its public key, and that key must be want
 // when given, else the data directory's (SignKeyFile) when that file is
 // readable.
-func (s *Store) checkCheckpoint(cp *Checkpoint, want ed25519.PublicKey) string {
-	pub, err := hex.DecodeString(cp.PublicKey)
-	if err != nil || len(pub) != ed25519.PublicKeySize {
+func (s *Store) checkCheckpoint(cp *Checkpoint, want *sigkey.PublicKey) string {
+	alg, err := sigkey.ParseAlg(cp.Algorithm)
+	if err != nil {
+		return fmt.Sprintf("its algorithm %q is not one warden signs with", cp.Algorithm)
+	}
+	raw, err := hex.DecodeString(cp.PublicKey)
+	if err != nil {
 		return "its public key is malformed"
 	}
+	pub, err := sigkey.NewPublicKey(alg, raw)
+	if err != nil {
+		return "its public key is malformed: " + err.Error()
+	}
 	sig, err := hex.DecodeString(cp.Signature)
-	if err != nil || !ed25519.Verify(pub, checkpointMessage(cp), sig) {
+	if err != nil || !pub.Verify(checkpointMessage(cp), sig) {
 		return "its signature does not verify: the checkpoint was forged or changed"
 	}
 	if want != nil {
-		if !bytes.Equal(want, pub) {
-			return fmt.Sprintf("it is signed by %s, not by the key given (%x)", cp.PublicKey, []byte(want))
+		if !want.Equal(pub) {
+			return fmt.Sprintf("it is signed by %s key %s, not by the key given (%s key %s)", alg, pub.KeyID(), want.Alg(), want.KeyID())
 		}
 		return ""
 	}
-	if own, err := readSignKey(s.dir); err == nil && own != nil {
-		if !bytes.Equal(own.Public().(ed25519.PublicKey), pub) {
+	if own, err := readSignKey(s.dir); err == nil && own != nil && alg == sigkey.Ed25519 {
+		if !bytes.Equal(own.Public().(ed25519.PublicKey), raw) {
 			return fmt.Sprintf("it is signed by %s, not by this data directory's key (%s)", cp.PublicKey, SignKeyFile)
 		}
 	}
