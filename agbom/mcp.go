@@ -1,0 +1,55 @@
+package agbom
+
+import (
+	"net/url"
+
+	"github.com/wardenhq/warden"
+)
+
+// MCPServerID and MCPToolID are the component ids of what the MCP gateway
+// observes: "urn:mcp:<server>" and "urn:mcp:<server>:tool:<name>"
+// (path-escaped).
+func MCPServerID(server string) string { return "urn:mcp:" + url.PathEscape(server) }
+
+// MCPToolID is the component id of a tool of an MCP server.
+func MCPToolID(server, tool string) string {
+	return MCPServerID(server) + ":tool:" + url.PathEscape(tool)
+}
+
+// MCPObservation is the AgBOM update of one tools/list answer of server
+// (reached at endpoint, "" when unknown): the server, with the tools
+// listed, and one tool component per listed tool with its pin state —
+// pinned holds the pinned hash of each pinned tool. removed names tools
+// the answer no longer lists (dropped). The caller sets Tenant, Agent and
+// At.
+func MCPObservation(server, endpoint string, listed []warden.ToolDef, pinned map[string]string, removed []string) *warden.AgBOMUpdate {
+	u := &warden.AgBOMUpdate{Source: warden.AgBOMSourceMCP}
+	srv := &Component{ID: MCPServerID(server), Type: TypeMCPServer, Name: server, Endpoint: endpoint,
+		MCPServerFields: &MCPServerFields{Tools: []string{}}}
+	for _, t := range listed {
+		id := MCPToolID(server, t.Name)
+		srv.MCPServerFields.Tools = append(srv.MCPServerFields.Tools, id)
+		pin := &Pin{Observed: t.Hash, Hash: pinned[t.Name]}
+		switch {
+		case pin.Hash == "":
+			pin.State = "added"
+		case pin.Hash == t.Hash:
+			pin.State = "pinned"
+		default:
+			pin.State = "changed"
+		}
+		c := &Component{ID: id, Type: TypeTool, Name: t.Name, Provider: server, Description: t.Description,
+			ToolFields: &ToolFields{Capability: "mcp.tool"}, Pin: pin,
+			RegistrationProvenance: map[string]any{"origin": "tool_output", "source_id": "mcp:" + server + ":tools/list"}}
+		if sc, err := c.Stored(); err == nil {
+			u.Put = append(u.Put, sc)
+		}
+	}
+	if sc, err := srv.Stored(); err == nil {
+		u.Put = append([]warden.AgBOMComponent{sc}, u.Put...)
+	}
+	for _, n := range removed {
+		u.Remove = append(u.Remove, MCPToolID(server, n))
+	}
+	return u
+}
