@@ -16,12 +16,12 @@ type claudeCode struct{}
 
 func (claudeCode) Name() string { return "claude-code" }
 
-// Map: SessionStart → steps/sessionStart, SessionEnd → steps/sessionEnd,
-// UserPromptSubmit → steps/userMessage, PreToolUse → steps/toolCallRequest,
+// Map: SessionStart → steps/sessionStart, UserPromptSubmit → steps/userMessage, PreToolUse → steps/toolCallRequest,
 // PostToolUse → steps/toolCallResult, Notification → steps/agentResponse
 // (observed). Stop, SubagentStop and PreCompact are not forwarded (the
 // mapping: no open turn known to a stateless adapter, no final chain hash,
-// no entries to compact), nor any other event.
+// no entries to compact), nor SessionEnd (see sessionEndNote), nor any
+// other event.
 func (h claudeCode) Map(in map[string]any) (*Step, error) {
 	ev, err := reqString(in, "hook_event_name")
 	if err != nil {
@@ -38,12 +38,6 @@ func (h claudeCode) Map(in map[string]any) (*Step, error) {
 			return nil, err
 		}
 		observe(st, catalog.MethodSessionStart, map[string]any{"agent": map[string]any{"name": h.Name()}, "trigger": map[string]any{"type": src}})
-	case "SessionEnd":
-		r, err := optString(in, "reason")
-		if err != nil {
-			return nil, err
-		}
-		observe(st, catalog.MethodSessionEnd, map[string]any{"reason": r})
 	case "UserPromptSubmit":
 		err = prompt(st, in, "prompt")
 	case "PreToolUse":

@@ -23,7 +23,8 @@ var cursorPermission = map[string]bool{
 }
 
 // Map per the mapping's event table. stop → steps/turnEnd with the
-// generation_id as its turn (skipped without one); preCompact,
+// generation_id as its turn (skipped without one); sessionEnd (see
+// sessionEndNote), preCompact,
 // subagentStop, beforeReadFile, beforeTabFileRead, workspaceOpen and
 // unknown events are not forwarded (the mapping's reasons).
 func (h cursor) Map(in map[string]any) (*Step, error) {
@@ -42,13 +43,6 @@ func (h cursor) Map(in map[string]any) (*Step, error) {
 	case "sessionStart":
 		observe(st, catalog.MethodSessionStart, map[string]any{"agent": map[string]any{"name": h.Name()}, "trigger": map[string]any{"type": "startup"}})
 		st.TurnID = "" // session-level
-	case "sessionEnd":
-		r, err := optString(in, "reason")
-		if err != nil {
-			return nil, err
-		}
-		observe(st, catalog.MethodSessionEnd, map[string]any{"reason": r})
-		st.TurnID = ""
 	case "stop":
 		if st.TurnID == "" {
 			st.Kind = Unmapped

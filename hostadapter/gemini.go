@@ -21,8 +21,9 @@ func (gemini) Name() string { return "gemini" }
 // Map: BeforeTool → steps/toolCallRequest, AfterTool → steps/toolCallResult,
 // BeforeAgent → steps/userMessage (gates the turn), AfterAgent →
 // steps/agentResponse (observed: a deny there would make Gemini retry the
-// turn), SessionStart and SessionEnd (observed). BeforeModel, AfterModel,
-// BeforeToolSelection, PreCompress and Notification are not forwarded.
+// turn), SessionStart (observed). BeforeModel, AfterModel,
+// BeforeToolSelection, PreCompress, Notification and SessionEnd (see
+// sessionEndNote) are not forwarded.
 func (h gemini) Map(in map[string]any) (*Step, error) {
 	ev, err := reqString(in, "hook_event_name")
 	if err != nil {
@@ -56,12 +57,6 @@ func (h gemini) Map(in map[string]any) (*Step, error) {
 			return nil, err
 		}
 		observe(st, catalog.MethodSessionStart, map[string]any{"agent": map[string]any{"name": h.Name()}, "trigger": map[string]any{"type": src}})
-	case "SessionEnd":
-		r, err := optString(in, "reason")
-		if err != nil {
-			return nil, err
-		}
-		observe(st, catalog.MethodSessionEnd, map[string]any{"reason": r})
 	default:
 		st.Kind = Unmapped
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,7 +35,7 @@ type layout struct {
 var layouts = map[string]layout{
 	"claude-code": {
 		file:    filepath.Join(".claude", "settings.json"),
-		events:  []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification", "SessionEnd"},
+		events:  []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Notification"},
 		matcher: map[string]string{"PreToolUse": "*", "PostToolUse": "*"},
 		grouped: true,
 		entry: func(c, _ string) *object {
@@ -53,13 +54,13 @@ var layouts = map[string]layout{
 	"cursor": {
 		file: filepath.Join(".cursor", "hooks.json"),
 		events: []string{"sessionStart", "beforeSubmitPrompt", "preToolUse", "postToolUse", "beforeShellExecution",
-			"afterShellExecution", "beforeMCPExecution", "afterMCPExecution", "subagentStart", "afterAgentResponse", "stop", "sessionEnd"},
+			"afterShellExecution", "beforeMCPExecution", "afterMCPExecution", "subagentStart", "afterAgentResponse", "stop"},
 		gates:   map[string]bool{"beforeSubmitPrompt": true, "preToolUse": true, "beforeShellExecution": true, "beforeMCPExecution": true, "subagentStart": true},
 		version: true,
 	},
 	"gemini": {
 		file:    filepath.Join(".gemini", "settings.json"),
-		events:  []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent", "SessionEnd"},
+		events:  []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent"},
 		grouped: true,
 		entry: func(c, _ string) *object {
 			return obj("name", "warden", "type", "command", "command", c, "timeout", json.Number(fmt.Sprint(hookTimeout*1000)))
@@ -117,12 +118,12 @@ func Merge(host string, content []byte, command string) ([]byte, int, error) {
 	}
 	root := newObject()
 	if len(strings.TrimSpace(string(content))) > 0 {
-		if err := jsonstrict.Check(content); err != nil {
-			return nil, 0, fmt.Errorf("not valid JSON: %v", err)
-		}
 		v, err := parseOrdered(content)
 		if err != nil {
 			return nil, 0, fmt.Errorf("not valid JSON: %v", syntaxWhere(content, err))
+		}
+		if err := jsonstrict.Check(content); err != nil { // duplicate keys: one would be lost
+			return nil, 0, fmt.Errorf("not valid JSON: %v", err)
 		}
 		o, isObj := v.(*object)
 		if !isObj {
@@ -205,19 +206,32 @@ func runs(list []any, command string, grouped bool, ev string) (bool, error) {
 	return false, nil
 }
 
-// syntaxWhere names the line and column of a JSON syntax error.
+// syntaxWhere names the line and column of a JSON syntax error. The
+// position comes from encoding/json's scanner (json.Unmarshal), whose
+// offset is the byte just past the offending one.
 func syntaxWhere(b []byte, err error) error {
+	var v any
+	uerr := json.Unmarshal(b, &v)
 	var se *json.SyntaxError
-	if !errors.As(err, &se) {
+	if !errors.As(uerr, &se) {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return errors.New("unexpected end of input (the JSON is cut short)")
+		}
 		return err
 	}
-	off := int(se.Offset)
-	if off > len(b) {
-		off = len(b)
+	if strings.HasPrefix(se.Error(), "unexpected end of JSON input") {
+		return errors.New("unexpected end of input (the JSON is cut short)")
 	}
-	line := 1 + strings.Count(string(b[:off]), "\n")
-	col := off - strings.LastIndex(string(b[:off]), "\n")
-	return fmt.Errorf("line %d, column %d: %v", line, col, err)
+	at := int(se.Offset) - 1
+	if at < 0 {
+		at = 0
+	}
+	if at > len(b) {
+		at = len(b)
+	}
+	line := 1 + strings.Count(string(b[:at]), "\n")
+	col := at - strings.LastIndex(string(b[:at]), "\n")
+	return fmt.Errorf("line %d, column %d: %v", line, col, se)
 }
 
 // Install merges warden's entries into path (created with its directory

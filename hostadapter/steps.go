@@ -127,5 +127,11 @@ func observe(st *Step, method string, payload map[string]any) {
 var adapterMethods = []string{
 	catalog.MethodSessionStart, catalog.MethodUserMessage, catalog.MethodAgentResponse,
 	catalog.MethodToolCallRequest, catalog.MethodToolCallResult, catalog.MethodSubagentStart,
-	catalog.MethodTurnEnd, catalog.MethodSessionEnd,
+	catalog.MethodTurnEnd,
 }
+
+// sessionEndNote: no host's session end is forwarded as steps/sessionEnd.
+// That step seals the ACS session for good — warden refuses every later
+// step of it — while each of these hosts resumes a session under the same
+// id (claude --resume, codex resume, gemini --resume, a reopened Cursor
+// chat), whose steps would then all be denied.
