@@ -220,7 +220,9 @@ func (g *Guardian) traceSetup(opts Options) (warden.RecordFilter, func(string) s
 		return opts.RecordFilter, nil, nil
 	}
 	tc := g.cfg.Trace
-	if err := st.StartPruning(sqlite.Retention{MaxAge: tc.Retention, MaxSize: tc.MaxSize}, func(err error) {
+	// With acs.signing_key, the checkpoints are signed with it (ML-DSA-65
+	// or SLH-DSA-128s) rather than the data directory's Ed25519 key.
+	if err := st.StartPruning(sqlite.Retention{MaxAge: tc.Retention, MaxSize: tc.MaxSize, SigningKey: g.cfg.ACS.SigningKey}, func(err error) {
 		g.log.Warn("pruning the trace", "err", err)
 	}); err != nil {
 		return nil, nil, err

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
+	"github.com/wardenhq/warden/sigkey"
 	"github.com/wardenhq/warden/sqlite"
 )
 
@@ -18,19 +16,15 @@ func cmdVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("verify", stderr)
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace)")
 	out := fs.String("o", "text", "output: text or json")
-	pubFile := fs.String("pubkey", "", "a file holding the hex Ed25519 public key the retention checkpoints must be signed by (as `warden verify` prints it); default: the data directory's own key")
+	pubFile := fs.String("pubkey", "", "a file holding the public key the retention checkpoints must be signed by: the .pub of acs.signing_key as `warden keys new` wrote it (ML-DSA-65, SLH-DSA-128s), or the hex Ed25519 key `warden verify` prints; default: the data directory's own key")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	var pub ed25519.PublicKey
+	var pub *sigkey.PublicKey
 	if *pubFile != "" {
-		b, err := os.ReadFile(*pubFile)
+		k, err := sigkey.LoadPublicKey(*pubFile)
 		if err != nil {
 			return fail(stderr, "--pubkey: %v", err)
-		}
-		k, err := hex.DecodeString(strings.TrimSpace(string(b)))
-		if err != nil || len(k) != ed25519.PublicKeySize {
-			return fail(stderr, "--pubkey: %s does not hold a hex Ed25519 public key (%d hex digits)", *pubFile, 2*ed25519.PublicKeySize)
 		}
 		pub = k
 	}
@@ -44,7 +38,7 @@ func cmdVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer store.Close()
 	ctx, cancel := interrupted()
 	defer cancel()
-	rep, err := store.VerifyWithKey(ctx, pub)
+	rep, err := store.VerifyWithPublicKey(ctx, pub)
 	if err != nil {
 		return fail(stderr, "verifying the trace in %s: %v", *data, err)
 	}
@@ -65,7 +59,7 @@ func cmdVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 func printVerify(w io.Writer, rep *sqlite.VerifyReport) {
 	if cp := rep.Checkpoint; cp != nil && (rep.Broken == nil || rep.Broken.Reason != sqlite.BrokenCheckpoint) {
-		fmt.Fprintf(w, "checkpoint: retention deleted the records up to %s (rowid %d); signed by %s\n", cp.LastID, cp.LastRowID, cp.PublicKey)
+		fmt.Fprintf(w, "checkpoint: retention deleted the records up to %s (rowid %d); signed by %s\n", cp.LastID, cp.LastRowID, signer(cp))
 	}
 	if rep.Legacy > 0 {
 		fmt.Fprintf(w, "skipped %d records from before the hash chain (no hash)\n", rep.Legacy)
@@ -84,4 +78,23 @@ func printVerify(w io.Writer, rep *sqlite.VerifyReport) {
 		head = "(none)"
 	}
 	fmt.Fprintf(w, "ok: %d records verified, head %s\n", rep.Verified, head)
+}
+
+// signer names a checkpoint's key: the hex Ed25519 key (what --pubkey
+// takes for it), or an ML-DSA-65 / SLH-DSA-128s key's algorithm and key
+// id (as warden keys new printed it).
+func signer(cp *sqlite.Checkpoint) string {
+	alg, err := sigkey.ParseAlg(cp.Algorithm)
+	if err != nil || alg == sigkey.Ed25519 {
+		return cp.PublicKey
+	}
+	raw, err := hex.DecodeString(cp.PublicKey)
+	if err != nil {
+		return cp.PublicKey
+	}
+	k, err := sigkey.NewPublicKey(alg, raw)
+	if err != nil {
+		return cp.PublicKey
+	}
+	return alg.ACSName() + " key " + k.KeyID()
 }
