@@ -8,6 +8,7 @@ import (
 	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/types"
 
+	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/detect"
 )
 
@@ -40,6 +41,14 @@ func (costEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
 	path := n.Path()
 	if len(path) == 0 || !isEnvVar(path[0]) {
 		return nil
+	}
+	if len(path) == 2 && path[0] == "session" && path[1] == "labels" {
+		// A session holds at most MaxSessionLabels labels of at most
+		// MaxLabelLen bytes (warden.LabelStore).
+		elem := cost.RangedSizeEstimate(0, warden.MaxLabelLen)
+		sz := cost.RangedSizeEstimate(0, warden.MaxSessionLabels)
+		sz.Elem = &elem
+		return &sz
 	}
 	if t := n.Type(); t != nil {
 		switch t.Kind() {
@@ -75,6 +84,10 @@ func kindListSize(kinds []string) *cost.SizeEstimate {
 // the pattern is not a literal. (At run time the cost tracker charges these
 // calls 1 each, so the estimate only errs on the side of tracking.)
 func (costEstimator) EstimateCallCost(_, overloadID string, _ *cost.AstNode, args []cost.AstNode) *cost.CallEstimate {
+	if isFlowOverload(overloadID) && len(args) == 1 {
+		// One scan of the argument's strings (flow.go).
+		return &cost.CallEstimate{CostEstimate: scanCost(argSize(args[0]), 1)}
+	}
 	switch overloadID {
 	case "pii_string", "secrets_string", "injection_string":
 		if len(args) != 1 {

@@ -62,7 +62,12 @@ var (
 // from it are evaluated with an Activation (NewActivation), which also supplies
 // the detector functions.
 func Env() *cel.Env {
-	envOnce.Do(func() { envVal, envErr = newEnv() })
+	envOnce.Do(func() {
+		envVal, envErr = newEnv()
+		if envErr == nil { // the session flow functions (flow.go)
+			envVal, envErr = envVal.Extend(flowEnvOptions()...)
+		}
+	})
 	if envErr != nil {
 		panic("policy: building the CEL environment: " + envErr.Error())
 	}

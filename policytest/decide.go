@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/wardenhq/warden"
@@ -25,6 +26,7 @@ func (c *Case) decideEvent(ctx context.Context, g *guardian.Guardian, cr *CaseRe
 		return fmt.Errorf("could not decide: %w", err)
 	}
 	cr.Decision, cr.Policy, cr.Reason, cr.Results = out.Verdict.String(), out.PolicyID, out.Reason, out.Results
+	cr.Labels = out.Labels
 	if out.Payload != nil {
 		b, err := json.Marshal(out.Payload)
 		if err != nil {
@@ -59,7 +61,7 @@ func (c *Case) decideAOS(ctx context.Context, g *guardian.Guardian, cr *CaseRepo
 		cr.Output = string(res.ModifiedRequest)
 	}
 	if rec.last != nil {
-		cr.Policy, cr.Results = rec.last.PolicyID, rec.last.Results
+		cr.Policy, cr.Results, cr.Labels = rec.last.PolicyID, rec.last.Results, rec.last.Labels
 	}
 	return nil
 }
@@ -148,6 +150,9 @@ func (e *Expect) check(cr *CaseReport) []string {
 		if strings.Contains(cr.Output, s) {
 			fails = append(fails, fmt.Sprintf("output contains %q", s))
 		}
+	}
+	if e.Labels != nil && !slices.Equal(warden.MergeLabels(*e.Labels, nil), warden.MergeLabels(cr.Labels, nil)) {
+		fails = append(fails, fmt.Sprintf("labels %q, want %q", warden.MergeLabels(cr.Labels, nil), warden.MergeLabels(*e.Labels, nil)))
 	}
 	return fails
 }

@@ -70,6 +70,11 @@ type Expect struct {
 	// modifiedRequest) must and must not contain.
 	OutputContains    []string `json:"output_contains,omitempty"`
 	OutputNotContains []string `json:"output_not_contains,omitempty"`
+	// Labels, when set (also to []), are exactly the session labels the
+	// step sets (see CaseReport.Labels), in any order. Cases of one file
+	// share their sessions' labels, in file order: a case sees the labels
+	// the earlier taken steps of its session set.
+	Labels *[]string `json:"labels,omitempty"`
 }
 
 // Find returns the test files under paths: a file is taken as it is, a

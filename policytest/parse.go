@@ -6,6 +6,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/policy"
 )
@@ -154,7 +155,7 @@ var decisions = map[string]bool{"allow": true, "deny": true, "modify": true, "as
 func (p *parser) expect(v *yaml.Node) Expect {
 	var e Expect
 	if v.Kind != yaml.MappingNode {
-		p.errf(v, "expect: want a mapping (decision:, policy:, reason:, output_contains:, output_not_contains:)")
+		p.errf(v, "expect: want a mapping (decision:, policy:, reason:, output_contains:, output_not_contains:, labels:)")
 		return e
 	}
 	p.fields(v, func(key string, k, v *yaml.Node) {
@@ -172,8 +173,19 @@ func (p *parser) expect(v *yaml.Node) Expect {
 			e.OutputContains = p.strings(key, v)
 		case "output_not_contains":
 			e.OutputNotContains = p.strings(key, v)
+		case "labels":
+			ls := p.strings(key, v)
+			for _, l := range ls {
+				if err := warden.ValidLabel(l); err != nil {
+					p.errf(v, "expect.labels: %v", err)
+				}
+			}
+			if ls == nil {
+				ls = []string{}
+			}
+			e.Labels = &ls
 		default:
-			p.errf(k, "expect: unknown field %q (want decision, policy, reason, output_contains, output_not_contains)", key)
+			p.errf(k, "expect: unknown field %q (want decision, policy, reason, output_contains, output_not_contains, labels)", key)
 		}
 	})
 	if e.Decision == "" {

@@ -65,11 +65,15 @@ func resultLines(c *CaseReport) string {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	n := 0
 	for _, res := range c.Results {
-		if res.Decision == "" && res.Error == "" {
+		if res.Decision == "" && res.Error == "" && len(res.Labels) == 0 {
 			continue // a step that abstained
 		}
 		n++
-		fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\n", resultName(res), res.Decision, res.Mode, resultDetail(res))
+		d := res.Decision
+		if d == "" && len(res.Labels) > 0 {
+			d = "label " + strings.Join(res.Labels, ",")
+		}
+		fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\n", resultName(res), d, res.Mode, resultDetail(res))
 	}
 	tw.Flush()
 	if n == 0 && c.Decision != "" {

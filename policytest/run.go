@@ -57,6 +57,9 @@ type CaseReport struct {
 	Policy   string `json:"policy,omitempty"`
 	Reason   string `json:"reason,omitempty"`
 	Output   string `json:"output,omitempty"`
+	// Labels are the session labels the step sets (its policies' label:
+	// actions and its data's provenance), kept when it is taken.
+	Labels []string `json:"labels,omitempty"`
 	// Results are every policy's and hook's result for the decision.
 	Results  []warden.Result `json:"results"`
 	Duration time.Duration   `json:"duration_ns"`
@@ -172,7 +175,9 @@ func (f *File) Run(ctx context.Context, g *guardian.Guardian) FileReport {
 		seen := map[string]bool{}
 		for _, r := range cr.Results {
 			i, ok := index[r.PolicyID]
-			if !ok || seen[r.PolicyID] || r.Error != "" || r.Decision == "" || r.Mode == "shadow" {
+			// A policy that only labels (label:, no decision:) matched
+			// when its result names labels.
+			if !ok || seen[r.PolicyID] || r.Error != "" || (r.Decision == "" && len(r.Labels) == 0) || r.Mode == "shadow" {
 				continue
 			}
 			seen[r.PolicyID] = true
