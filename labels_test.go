@@ -1,0 +1,283 @@
+package warden
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestValidLabel(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ok   bool
+	}{
+		{"read_private", true}, {"a", true}, {"x.y-z_9", true}, {strings.Repeat("a", MaxLabelLen), true},
+		{"", false}, {"Read", false}, {"9lives", false}, {"_x", false}, {"with space", false},
+		{"ünï", false}, {strings.Repeat("a", MaxLabelLen+1), false}, {"a/b", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := ValidLabel(tt.name); (err == nil) != tt.ok {
+				t.Fatalf("ValidLabel(%q) = %v, want ok %v", tt.name, err, tt.ok)
+			}
+		})
+	}
+}
+
+func TestMergeLabels(t *testing.T) {
+	a := []string{"b", "a"}
+	got := MergeLabels(a, []string{"c", "a", "b"})
+	if !reflect.DeepEqual(got, []string{"a", "b", "c"}) || !reflect.DeepEqual(a, []string{"b", "a"}) {
+		t.Fatalf("MergeLabels = %q (a now %q)", got, a)
+	}
+	if MergeLabels(nil, nil) != nil {
+		t.Fatal("MergeLabels(nil, nil) is not nil")
+	}
+}
+
+func TestProvenanceLabels(t *testing.T) {
+	p := func(id, origin string, from ...string) Provenance {
+		return Provenance{ID: id, Origin: origin, DerivedFrom: from}
+	}
+	for _, tt := range []struct {
+		name string
+		ps   []Provenance
+		want []string
+	}{
+		{"none", nil, nil},
+		{"user input", []Provenance{p("p1", OriginUserInput)}, nil},
+		{"system", []Provenance{p("p1", OriginSystem)}, nil},
+		{"tool output", []Provenance{p("p1", OriginToolOutput)}, []string{LabelUntrustedInput}},
+		{"retrieved", []Provenance{p("p1", OriginRetrieved)}, []string{LabelUntrustedInput}},
+		{"a2a inbound", []Provenance{p("p1", OriginA2AInbound)}, []string{LabelUntrustedInput}},
+		{"external", []Provenance{p("p1", OriginUserInput), p("p2", OriginExternal)}, []string{LabelUntrustedInput}},
+		{"agent generated from trusted", []Provenance{p("p1", OriginUserInput), p("p2", OriginAgentGenerated, "p1")}, nil},
+		{"agent generated from untrusted", []Provenance{p("p1", OriginAgentGenerated, "p0", "p2"), p("p2", OriginAgentGenerated, "p3"),
+			p("p3", OriginRetrieved)}, []string{LabelUntrustedInput}},
+		{"agent generated, lineage elsewhere", []Provenance{p("p1", OriginAgentGenerated, "p9")}, nil},
+		{"lineage cycle", []Provenance{p("p1", OriginAgentGenerated, "p2"), p("p2", OriginAgentGenerated, "p1")}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ProvenanceLabels(tt.ps); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("ProvenanceLabels = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// labelMem is a LabelStore in memory that counts reads and can fail.
+type labelMem struct {
+	mu     sync.Mutex
+	m      map[[2]string][]string
+	reads  int
+	err    error
+	addErr error
+}
+
+func (s *labelMem) SessionLabels(_ context.Context, tenant, session string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reads++
+	if s.err != nil {
+		return nil, s.err
+	}
+	return slices.Clone(s.m[[2]string{tenant, session}]), nil
+}
+
+func (s *labelMem) AddSessionLabels(_ context.Context, tenant, session string, ls []string, _ time.Time) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.addErr != nil {
+		return nil, s.addErr
+	}
+	if s.m == nil {
+		s.m = map[[2]string][]string{}
+	}
+	k := [2]string{tenant, session}
+	s.m[k] = MergeLabels(s.m[k], ls)
+	return slices.Clone(s.m[k]), nil
+}
+
+func TestLabelCache(t *testing.T) {
+	ctx := context.Background()
+	st := &labelMem{}
+	c := NewLabelCache(st, 2, time.Minute)
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	c.now = func() time.Time { return now }
+	if _, err := c.Add(ctx, "t", "s1", []string{"read_private"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if ls, err := c.Labels(ctx, "t", "s1"); err != nil || !reflect.DeepEqual(ls, []string{"read_private"}) {
+			t.Fatalf("Labels = %q, %v", ls, err)
+		}
+	}
+	if st.reads != 0 {
+		t.Fatalf("%d store reads for cached labels, want 0", st.reads)
+	}
+	// Another process adds a label: seen once the entry is older than the TTL.
+	st.AddSessionLabels(ctx, "t", "s1", []string{"untrusted_input"}, now)
+	now = now.Add(2 * time.Minute)
+	if ls, _ := c.Labels(ctx, "t", "s1"); !reflect.DeepEqual(ls, []string{"read_private", "untrusted_input"}) || st.reads != 1 {
+		t.Fatalf("after the TTL: %q, %d reads", ls, st.reads)
+	}
+	// Bounded: a third session evicts the least recently used.
+	c.Labels(ctx, "t", "s2")
+	c.Labels(ctx, "t", "s1")
+	c.Labels(ctx, "t", "s3")
+	if c.Len() != 2 {
+		t.Fatalf("Len = %d, want 2", c.Len())
+	}
+	reads := st.reads
+	c.Labels(ctx, "t", "s1") // kept: used more recently than s2
+	if st.reads != reads {
+		t.Fatal("s1 was evicted, want s2")
+	}
+	c.Labels(ctx, "t", "s2")
+	if st.reads != reads+1 {
+		t.Fatal("s2 was not evicted")
+	}
+	// Tenants are apart; a session without an id has no labels.
+	if ls, _ := c.Labels(ctx, "u", "s1"); ls != nil {
+		t.Fatalf("tenant u sees %q", ls)
+	}
+	if ls, err := c.Add(ctx, "t", "", []string{"x"}); ls != nil || err != nil {
+		t.Fatalf("Add without a session = %q, %v", ls, err)
+	}
+	if _, err := c.Add(ctx, "t", "s1", []string{"Bad Label"}); err == nil {
+		t.Fatal("Add of an invalid label succeeded")
+	}
+}
+
+func TestLabelCacheMemoryOnly(t *testing.T) {
+	ctx := context.Background()
+	c := NewLabelCache(nil, 0, -1)
+	c.Add(ctx, "", "s", []string{"b"})
+	c.Add(ctx, "", "s", []string{"a", "b"})
+	if ls, _ := c.Labels(ctx, "", "s"); !reflect.DeepEqual(ls, []string{"a", "b"}) {
+		t.Fatalf("Labels = %q", ls)
+	}
+	var many []string
+	for i := range MaxSessionLabels {
+		many = append(many, fmt.Sprintf("l%d", i))
+	}
+	if _, err := c.Add(ctx, "", "s", many); !errors.Is(err, ErrTooManyLabels) {
+		t.Fatalf("Add of too many = %v", err)
+	}
+}
+
+// labelling is a handler that labels every event and reads session.labels
+// the way a policy would (ev.SessionLabels).
+func labelling(v Verdict, labels ...string) (Handler, *[][]string) {
+	var seen [][]string
+	return HandlerFunc(func(_ context.Context, ev *Event) (Decision, error) {
+		seen = append(seen, ev.SessionLabels)
+		return Decision{Verdict: v, PolicyID: "p", Labels: labels}, nil
+	}), &seen
+}
+
+func TestDeciderLabels(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name    string
+		verdict Verdict
+		kept    bool
+	}{
+		{"allow", Allow, true}, {"modify", Modify, true}, {"abstain (default allow)", Abstain, true},
+		{"deny", Deny, false}, {"ask", Ask, false}, {"defer", Defer, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ls := &labelMem{}
+			st := &memStore{}
+			h, seen := labelling(tt.verdict, "read_private")
+			if tt.verdict == Modify {
+				inner := h
+				h = HandlerFunc(func(ctx context.Context, ev *Event) (Decision, error) {
+					d, err := inner.Decide(ctx, ev)
+					d.Payload = map[string]any{"changed": true}
+					return d, err
+				})
+			}
+			d := NewDecider(NewChain(Allow, Step{Name: "g", Handler: h}), nil, st, nil)
+			d.SetLabels(NewLabelCache(ls, 0, 0))
+			ev := func() *Event {
+				return &Event{Name: "steps/toolCallRequest", SessionID: "s1", Principal: Principal{Tenant: "acme"},
+					Payload: map[string]any{}, Provenance: []Provenance{{ID: "p1", Origin: OriginExternal}}}
+			}
+			out, err := d.Decide(ctx, ev())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(out.Labels, []string{"read_private", "untrusted_input"}) {
+				t.Fatalf("outcome labels %q", out.Labels)
+			}
+			got, _ := ls.SessionLabels(ctx, "acme", "s1")
+			rec := st.recs[0]
+			last := rec.Results[len(rec.Results)-1]
+			if !tt.kept {
+				if got != nil || out.LabelsAdded != nil || last.Kind == KindLabels {
+					t.Fatalf("a %s step kept labels %q (added %q, last result %+v)", tt.verdict, got, out.LabelsAdded, last)
+				}
+				return
+			}
+			want := []string{"read_private", "untrusted_input"}
+			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(out.LabelsAdded, want) {
+				t.Fatalf("kept %q, added %q; want %q", got, out.LabelsAdded, want)
+			}
+			if last.Kind != KindLabels || !reflect.DeepEqual(last.Labels, want) || len(out.Results) != len(rec.Results)-1 {
+				t.Fatalf("record results %+v (outcome has %d)", rec.Results, len(out.Results))
+			}
+			// The next step sees them, adds nothing, and its record lists none.
+			if out, _ = d.Decide(ctx, ev()); out.LabelsAdded != nil {
+				t.Fatalf("second step added %q", out.LabelsAdded)
+			}
+			if s := (*seen)[1]; !reflect.DeepEqual(s, want) {
+				t.Fatalf("second step saw session labels %q", s)
+			}
+			if r := st.recs[1].Results; r[len(r)-1].Kind == KindLabels {
+				t.Fatal("the second record lists labels it did not add")
+			}
+			if !strings.Contains(string(st.recs[1].Views), `"labels":["read_private","untrusted_input"]`) {
+				t.Fatalf("views %s", st.recs[1].Views)
+			}
+			// Another tenant's session of the same id has none.
+			e := ev()
+			e.Principal.Tenant = "globex"
+			e.Provenance = nil
+			d.Decide(ctx, e)
+			if s := (*seen)[2]; s != nil {
+				t.Fatalf("tenant globex saw %q", s)
+			}
+		})
+	}
+}
+
+func TestDeciderLabelsFailClosed(t *testing.T) {
+	ctx := context.Background()
+	h, _ := labelling(Allow, "read_private")
+	for _, tt := range []struct {
+		name      string
+		read, add error
+	}{
+		{"read fails", errors.New("disk gone"), nil},
+		{"add fails", nil, errors.New("disk full")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := &memStore{}
+			d := NewDecider(NewChain(Allow, Step{Name: "g", Handler: h}), nil, st, nil)
+			d.SetLabels(NewLabelCache(&labelMem{err: tt.read, addErr: tt.add}, 0, 0))
+			out, _ := d.Decide(ctx, &Event{Name: "e", SessionID: "s1", Payload: map[string]any{}})
+			if out.Verdict != Deny || !slices.Contains(out.ReasonCodes, CodeLabelsUnavailable) {
+				t.Fatalf("outcome %v %q", out.Verdict, out.ReasonCodes)
+			}
+			if r := st.recs[0]; r.Decision != "deny" || !slices.Contains(r.ReasonCodes, CodeLabelsUnavailable) {
+				t.Fatalf("record %s %q", r.Decision, r.ReasonCodes)
+			}
+		})
+	}
+}
