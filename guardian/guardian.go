@@ -200,6 +200,7 @@ func Open(opts Options) (*Guardian, error) {
 		}
 		return nil, err
 	}
+	obs = g.withAgBOM(obs)
 	g.set.decider(g.store, obs, filter, g.pool, g.approvals)
 	for _, ts := range g.tenants {
 		ts.decider(g.store, obs, filter, g.pool, g.approvals)

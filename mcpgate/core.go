@@ -168,6 +168,8 @@ type gate struct {
 	dec      warden.Core
 	server   string
 	maxBatch int
+	pins     *Pins  // nil: tools are not pinned
+	endpoint string // the upstream's URL, for the AgBOM ("" for stdio)
 }
 
 // batchLimit is max, or jsonrpc.DefaultMaxBatch when max <= 0.
@@ -189,10 +191,28 @@ func (g *gate) decide(ctx context.Context, msg *message, dir, session string, to
 // outcome runs one message through the chain. tool is the tool view of the
 // request a response answers (nil when none or not a tools/call).
 func (g *gate) outcome(ctx context.Context, msg *message, dir, session string, tool *warden.Tool) warden.Outcome {
+	return g.outcomeChanges(ctx, msg, dir, session, tool, nil)
+}
+
+// decideList is decide for a message that may answer a tools/list request
+// (l non-nil): the answer is compared with the server's pins first, its
+// changes go into the event, and once it is settled the pins and the
+// AgBOM follow (see Pins).
+func (g *gate) decideList(ctx context.Context, msg *message, dir, session string, tool *warden.Tool, l *listing) verdict {
+	lc := g.pins.check(ctx, g.server, msg, l)
+	out := g.outcomeChanges(ctx, msg, dir, session, tool, lc.toolChanges())
+	v := g.verdictOf(msg, warden.Settle(ctx, g.dec, out))
+	g.pins.settled(ctx, lc, g.endpoint, !v.deny)
+	return v
+}
+
+// outcomeChanges is outcome with the tool changes of a tools/list answer
+// in the envelope.
+func (g *gate) outcomeChanges(ctx context.Context, msg *message, dir, session string, tool *warden.Tool, changes []warden.ToolChange) warden.Outcome {
 	ev := &warden.Event{
 		Name: EventName, Surface: warden.SurfaceMCP, Direction: dir,
 		RequestID: idText(msg.m["id"]), Payload: msg.m, Raw: msg.raw,
-		Envelope: warden.Envelope{SessionID: session, Server: g.server, Answers: tool},
+		Envelope: warden.Envelope{SessionID: session, Server: g.server, Answers: tool, ToolChanges: changes},
 	}
 	out, _ := g.dec.Decide(ctx, ev) // a trace failure is already a deny
 	return out
@@ -238,11 +258,14 @@ type pending struct {
 type pendingReq struct {
 	id   any
 	tool *warden.Tool
+	list *listing // a tools/list request (pinning)
 }
 
 func newPending() *pending { return &pending{c: jsonrpc.NewCache[pendingReq](maxPending)} }
 
-func (p *pending) put(id any, tool *warden.Tool) { p.c.Put(idKey(id), pendingReq{id: id, tool: tool}) }
+func (p *pending) put(id any, tool *warden.Tool, list *listing) {
+	p.c.Put(idKey(id), pendingReq{id: id, tool: tool, list: list})
+}
 
 // take removes and returns the request answered by id.
 func (p *pending) take(id any) (pendingReq, bool) { return p.c.Take(idKey(id)) }

@@ -39,6 +39,17 @@ type HTTPOptions struct {
 	Client *http.Client
 	// Logf reports upstream failures (never headers or bodies). Nil: silent.
 	Logf func(format string, args ...any)
+	// Pins pins each upstream's tools (see Pins); nil: no pinning.
+	Pins *Pins
+}
+
+// asked are the requests of one POST the gateway waits answers for, by id
+// key: the tool of a tools/call, the listing of a tools/list.
+type asked map[string]askedReq
+
+type askedReq struct {
+	tool *warden.Tool
+	list *listing
 }
 
 // HTTP is the Streamable-HTTP MCP gateway, served at /mcp/{server}.
@@ -83,7 +94,7 @@ func NewHTTP(dec warden.Core, upstreams map[string]warden.Upstream, opts HTTPOpt
 	}
 	h := &HTTP{ups: make(map[string]*upstream, len(upstreams)), opts: opts}
 	for name, u := range upstreams {
-		h.ups[name] = &upstream{gate: gate{dec: dec, server: name, maxBatch: batchLimit(opts.MaxBatch)}, cfg: u}
+		h.ups[name] = &upstream{gate: gate{dec: dec, server: name, maxBatch: batchLimit(opts.MaxBatch), pins: opts.Pins, endpoint: publicURL(u.URL)}, cfg: u}
 	}
 	return h
 }
@@ -219,7 +230,7 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 	sid := r.Header.Get("Mcp-Session-Id")
 	var local, fwd [][]byte // answers given here; messages forwarded
 	var fwdIDs []any        // ids of the forwarded requests
-	tools := map[string]*warden.Tool{}
+	tools := asked{}
 	for _, b := range bad {
 		local = append(local, errorMessage(b.id, CodeInvalidRequest, b.why))
 	}
@@ -238,8 +249,8 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 		fwd = append(fwd, v.out)
 		if isReq {
 			fwdIDs = append(fwdIDs, msg.m["id"])
-			if t := up.toolOf(msg); t != nil {
-				tools[idKey(msg.m["id"])] = t
+			if t, l := up.toolOf(msg), listingOf(msg); t != nil || l != nil {
+				tools[idKey(msg.m["id"])] = askedReq{tool: t, list: l}
 			}
 		}
 	}
@@ -327,12 +338,12 @@ func (h *HTTP) passThrough(w http.ResponseWriter, resp *http.Response) {
 // inbound decides one message from the server; it returns what to send to
 // the client (nil: nothing). A denied server request is answered to the
 // server with a -32001 error.
-func (h *HTTP) inbound(ctx context.Context, up *upstream, r *http.Request, sid string, msg *message, tools map[string]*warden.Tool) []byte {
-	var tool *warden.Tool
+func (h *HTTP) inbound(ctx context.Context, up *upstream, r *http.Request, sid string, msg *message, tools asked) []byte {
+	var a askedReq
 	if !msg.isRequest() && !msg.isNotification() {
-		tool = tools[idKey(msg.m["id"])]
+		a = tools[idKey(msg.m["id"])]
 	}
-	v := up.decide(ctx, msg, warden.Inbound, sid, tool)
+	v := up.decideList(ctx, msg, warden.Inbound, sid, a.tool, a.list)
 	if !v.deny {
 		return v.out
 	}
@@ -374,7 +385,7 @@ func (h *HTTP) answerServer(up *upstream, r *http.Request, sid string, body []by
 }
 
 // relayJSON decides every message of a JSON answer and writes the result.
-func (h *HTTP) relayJSON(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, up *upstream, sid string, tools map[string]*warden.Tool, ids []any, local [][]byte, batch bool) {
+func (h *HTTP) relayJSON(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, up *upstream, sid string, tools asked, ids []any, local [][]byte, batch bool) {
 	body, err := readBounded(resp.Body, h.opts.MaxMessage)
 	if err != nil {
 		msg := fmt.Sprintf("MCP server %q: reading its answer: %v", up.server, err)
@@ -438,7 +449,7 @@ func (h *HTTP) forward(w http.ResponseWriter, r *http.Request, up *upstream) {
 // relaySSE relays an SSE stream, deciding the JSON-RPC message(s) in each
 // event's data before it is written; local answers go first. The call's
 // timer becomes an idle timeout: re-armed after every event.
-func (h *HTTP) relaySSE(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, up *upstream, sid string, tools map[string]*warden.Tool, local [][]byte) {
+func (h *HTTP) relaySSE(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, up *upstream, sid string, tools asked, local [][]byte) {
 	copyResponseHeaders(w, resp)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -487,7 +498,7 @@ func (h *HTTP) relaySSE(w http.ResponseWriter, r *http.Request, resp *http.Respo
 }
 
 func (h *HTTP) dispatchSSE(ctx context.Context, w http.ResponseWriter, writeEvent func(id, event string, data []byte) error,
-	up *upstream, r *http.Request, sid string, tools map[string]*warden.Tool, id, event, retry string, data []byte, hasData, tooLong bool) error {
+	up *upstream, r *http.Request, sid string, tools asked, id, event, retry string, data []byte, hasData, tooLong bool) error {
 	if tooLong {
 		h.opts.Logf("mcp %s: an SSE event over %d bytes; dropped", up.server, h.opts.MaxMessage)
 		return nil

@@ -34,6 +34,8 @@ type StdioOptions struct {
 	// Logf reports what the gateway drops (malformed server output); it goes
 	// to stderr, never to stdout, which is the MCP channel. Nil: silent.
 	Logf func(format string, args ...any)
+	// Pins pins the server's tools (see Pins); nil: no pinning.
+	Pins *Pins
 }
 
 // Stdio relays newline-delimited JSON-RPC between an MCP client and a server,
@@ -97,7 +99,7 @@ func (h *heldSet) cancel(key string) {
 
 // NewStdio returns a stdio gateway deciding with dec.
 func NewStdio(dec warden.Core, opts StdioOptions) *Stdio {
-	s := &Stdio{gate: gate{dec: dec, server: opts.Server, maxBatch: batchLimit(opts.MaxBatch)}, sid: opts.SessionID, max: opts.MaxLine,
+	s := &Stdio{gate: gate{dec: dec, server: opts.Server, maxBatch: batchLimit(opts.MaxBatch), pins: opts.Pins}, sid: opts.SessionID, max: opts.MaxLine,
 		logf: opts.Logf, fromCli: newPending(), fromSrv: newPending()}
 	if s.sid == "" {
 		id, err := uuid.NewV7()
@@ -336,7 +338,7 @@ func (s *Stdio) outboundDecided(msg *message, v verdict) error {
 		return nil // a denied notification is dropped (it is in the trace)
 	}
 	if msg.isRequest() {
-		s.fromCli.put(msg.m["id"], s.toolOf(msg))
+		s.fromCli.put(msg.m["id"], s.toolOf(msg), listingOf(msg))
 	} else if msg.method() == "notifications/cancelled" {
 		if p, ok := msg.m["params"].(map[string]any); ok {
 			s.fromCli.take(p["requestId"])
@@ -379,17 +381,26 @@ func (s *Stdio) hold(ctx context.Context, msg *message, out warden.Outcome, then
 // or answers it.
 func (s *Stdio) inbound(ctx context.Context, msg *message) error {
 	var tool *warden.Tool
+	var list *listing
 	isResp := !msg.isRequest() && !msg.isNotification()
 	if isResp {
 		if r, ok := s.fromCli.take(msg.m["id"]); ok {
-			tool = r.tool
+			tool, list = r.tool, r.list
 		}
 	}
-	out := s.outcome(ctx, msg, warden.Inbound, s.sid, tool)
-	if held(out) {
-		return s.hold(ctx, msg, out, s.inboundDecided)
+	lc := s.pins.check(ctx, s.gate.server, msg, list) // nil unless a tools/list answer
+	out := s.outcomeChanges(ctx, msg, warden.Inbound, s.sid, tool, lc.toolChanges())
+	then := s.inboundDecided
+	if lc != nil {
+		then = func(m *message, v verdict) error {
+			s.pins.settled(ctx, lc, s.endpoint, !v.deny)
+			return s.inboundDecided(m, v)
+		}
 	}
-	return s.inboundDecided(msg, s.verdictOf(msg, warden.Settle(ctx, s.dec, out)))
+	if held(out) {
+		return s.hold(ctx, msg, out, then)
+	}
+	return then(msg, s.verdictOf(msg, warden.Settle(ctx, s.dec, out)))
 }
 
 // inboundDecided forwards or answers a server message once decided.
@@ -406,7 +417,7 @@ func (s *Stdio) inboundDecided(msg *message, v verdict) error {
 		return nil
 	}
 	if msg.isRequest() {
-		s.fromSrv.put(msg.m["id"], nil)
+		s.fromSrv.put(msg.m["id"], nil, nil)
 	} else if msg.method() == "notifications/cancelled" {
 		if p, ok := msg.m["params"].(map[string]any); ok {
 			s.fromSrv.take(p["requestId"])

@@ -103,9 +103,12 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	gw := mcpgate.NewStdio(gd, mcpgate.StdioOptions{Server: *name, MaxBatch: gd.Config().Limits.Batch, Logf: func(format string, a ...any) {
-		fmt.Fprintf(stderr, "warden mcp: "+format+"\n", a...)
-	}})
+	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "warden mcp: "+format+"\n", a...) }
+	var pins *mcpgate.Pins // tool pinning, in the trace's store
+	if bs := gd.AgBOMStore(); bs != nil {
+		pins = &mcpgate.Pins{Store: bs, Logf: logf}
+	}
+	gw := mcpgate.NewStdio(gd, mcpgate.StdioOptions{Server: *name, MaxBatch: gd.Config().Limits.Batch, Logf: logf, Pins: pins})
 	runErr := gw.Run(ctx, stdin, stdout, fromServer, toServer)
 
 	// Stop the server: close its input, then SIGTERM its process group, then

@@ -158,7 +158,11 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	var mcpGateway http.Handler // /mcp/{server}, only with configured servers
 	if len(cfg.MCP) > 0 {
-		mcpGateway = mcpgate.NewHTTP(gd, cfg.MCP, mcpgate.HTTPOptions{MaxBatch: lim.Batch, Logf: logf})
+		var pins *mcpgate.Pins // tool pinning, in the trace's store
+		if bs := gd.AgBOMStore(); bs != nil {
+			pins = &mcpgate.Pins{Store: bs, Logf: logf}
+		}
+		mcpGateway = mcpgate.NewHTTP(gd, cfg.MCP, mcpgate.HTTPOptions{MaxBatch: lim.Batch, Logf: logf, Pins: pins})
 	}
 	var a2aProxy http.Handler // /a2a/{agent}, only with configured agents
 	if len(cfg.A2A) > 0 {
