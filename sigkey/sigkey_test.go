@@ -282,3 +282,18 @@ func BenchmarkSLHDSA128sVerify(b *testing.B) {
 		}
 	}
 }
+
+// FuzzVerify: any signature bytes, of any length, are refused without a
+// panic, under both algorithms.
+func FuzzVerify(f *testing.F) {
+	f.Add([]byte("m"), []byte{})
+	f.Add([]byte("m"), bytes.Repeat([]byte{1}, 3309))
+	f.Add([]byte("m"), bytes.Repeat([]byte{2}, 7856))
+	f.Fuzz(func(t *testing.T, msg, sig []byte) {
+		for _, alg := range SigningAlgs {
+			if testKey(t, alg).Public().Verify(msg, sig) {
+				t.Fatalf("%s: random bytes verify", alg)
+			}
+		}
+	})
+}
