@@ -17,7 +17,7 @@ import (
 func (g *Guardian) telemetry(cfg *config.Config, obs warden.Observer) (warden.Observer, error) {
 	var add warden.Observers
 	if cfg.OTel.Enabled() {
-		e, err := otelx.New(cfg.OTel)
+		e, err := otelx.New(cfg.OTel, g.log)
 		if err != nil {
 			return nil, err
 		}

@@ -130,7 +130,10 @@ func Events(r *warden.Record) []Event {
 		ev["message"] = r.Reason
 	}
 	actor := actorOf(r)
-	device := Event{"type_id": 99, "type": "AI Agent", "uid": r.AgentID, "name": or(r.AgentID, "unknown")}
+	device := Event{"type_id": 99, "type": "AI Agent", "name": or(r.AgentID, "unknown")}
+	if r.AgentID != "" {
+		device["uid"] = r.AgentID
+	}
 	switch c.uid {
 	case 1007:
 		ev["actor"], ev["device"] = actor, device
@@ -290,6 +293,7 @@ func policyRefs(r *warden.Record) []Event {
 // the event carries both names.
 func finding(r *warden.Record, p map[string]any) Event {
 	ev := base(r, detectionFinding, 1)
+	ev["metadata"].(Event)["uid"] = r.ID + ":finding" // the step's event has the record's id
 	ev["status_id"], ev["status"] = 1, "New"
 	title := "Step " + r.Decision + ": " + r.Event
 	if r.Tool != "" {

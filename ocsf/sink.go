@@ -140,18 +140,12 @@ func (s *Sink) run() {
 	for {
 		select {
 		case r := <-s.q:
-			n := s.batch(&buf, r)
-			s.write(buf.Bytes())
-			buf.Reset()
-			s.pending.Add(-int64(n))
+			s.batch(&buf, r)
 		case <-s.stop:
 			for {
 				select {
 				case r := <-s.q:
-					n := s.batch(&buf, r)
-					s.write(buf.Bytes())
-					buf.Reset()
-					s.pending.Add(-int64(n))
+					s.batch(&buf, r)
 				default:
 					if err := s.f.Close(); err != nil {
 						s.fail(err)
@@ -163,42 +157,53 @@ func (s *Sink) run() {
 	}
 }
 
-// batch renders r and whatever else is queued (up to 256 records) into buf,
-// one event per line, and returns how many records it took.
-func (s *Sink) batch(buf *bytes.Buffer, r *warden.Record) int {
+// batch writes r and whatever else is queued (up to 256 records), one
+// event per line, in as few writes as rotation allows.
+func (s *Sink) batch(buf *bytes.Buffer, r *warden.Record) {
 	n := 0
+	var line bytes.Buffer
 	for {
+		line.Reset()
 		for _, e := range Events(r) {
 			b, err := json.Marshal(e)
 			if err != nil {
 				s.fail(err)
 				continue
 			}
-			buf.Write(b)
-			buf.WriteByte('\n')
+			line.Write(b)
+			line.WriteByte('\n')
 		}
+		// A record's events stay in one file: rotate before they would
+		// take it past MaxSize (a record larger than MaxSize gets a file
+		// of its own).
+		if s.size+int64(buf.Len()+line.Len()) > s.o.MaxSize && s.size+int64(buf.Len()) > 0 {
+			s.write(buf.Bytes())
+			buf.Reset()
+			if err := s.rotate(); err != nil {
+				s.fail(err)
+			}
+		}
+		buf.Write(line.Bytes())
 		n++
 		if n >= 256 {
-			return n
+			break
 		}
 		select {
 		case r = <-s.q:
+			continue
 		default:
-			return n
 		}
+		break
 	}
+	s.write(buf.Bytes())
+	buf.Reset()
+	s.pending.Add(-int64(n))
 }
 
-// write appends b, rotating first when it would take the file past
-// MaxSize (a single batch larger than MaxSize is written to a fresh file).
+// write appends b to the file.
 func (s *Sink) write(b []byte) {
 	if len(b) == 0 {
 		return
-	}
-	if s.size > 0 && s.size+int64(len(b)) > s.o.MaxSize {
-		if err := s.rotate(); err != nil {
-			s.fail(err)
-		}
 	}
 	n, err := s.f.Write(b)
 	s.size += int64(n)

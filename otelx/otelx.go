@@ -23,6 +23,7 @@ package otelx
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
 	"sync"
@@ -63,12 +64,14 @@ var _ warden.RecordObserver = (*Exporter)(nil)
 
 // New builds an Exporter sending to the collector cfg names (cfg must be
 // validated by package config; cfg.Enabled() must be true). It connects
-// lazily: an unreachable collector is not an error here.
-func New(cfg config.OTel) (*Exporter, error) {
+// lazily: an unreachable collector is not an error here. Failed exports
+// are logged to log (nil: discarded) at most once a minute.
+func New(cfg config.OTel, log *slog.Logger) (*Exporter, error) {
 	exp, err := newSpanExporter(cfg)
 	if err != nil {
 		return nil, err
 	}
+	routeErrors(log)
 	return newExporter(cfg, exp), nil
 }
 

@@ -111,7 +111,7 @@ func (rc *receiver) wait(t *testing.T, n int) []span {
 
 // httpReceiver is an OTLP/HTTP receiver: POST /v1/traces with a protobuf
 // ExportTraceServiceRequest (gzip or not).
-func httpReceiver(t *testing.T) (*receiver, string) {
+func httpReceiver(t testing.TB) (*receiver, string) {
 	rc := &receiver{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != "/v1/traces" {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/ocsf"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/sqlite"
 )
@@ -45,12 +46,12 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.After, "after", "", "continue after this record id (the next page)")
 	last := fs.Int("last", 20, "newest N records")
 	follow := fs.Bool("follow", false, "then print new records as they are recorded, until interrupted (oldest first; -o json: one record per line)")
-	out := fs.String("o", "table", "output: table or json")
+	out := fs.String("o", "table", "output: table, json, or ocsf (each record's OCSF events, one JSON event per line)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if *out != "table" && *out != "json" {
-		return fail(stderr, "-o: expected table or json, got %q", *out)
+	if *out != "table" && *out != "json" && *out != "ocsf" {
+		return fail(stderr, "-o: expected table, json or ocsf, got %q", *out)
 	}
 	if *last < 1 || *last > maxLast {
 		return fail(stderr, "--last: expected a number in 1..%d, got %d", maxLast, *last)
@@ -86,12 +87,29 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer store.Close()
 	if *follow {
-		return followRuns(store, f, *last, *out == "json", stdout, stderr)
+		return followRuns(store, f, *last, *out, stdout, stderr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// Records are written as the trace streams them: --last big records
 	// are never all held at once.
+	if *out == "ocsf" {
+		bw := bufio.NewWriter(stdout)
+		n := 0
+		var werr error
+		err = store.Scan(ctx, f, func(r *warden.Record) bool {
+			werr = writeOCSF(bw, r)
+			n++
+			return werr == nil && n < *last
+		})
+		if err == nil {
+			err = werr
+		}
+		if err != nil {
+			return fail(stderr, "reading the trace: %v", err)
+		}
+		return flushErr(bw.Flush(), stderr)
+	}
 	if *out == "json" {
 		bw := bufio.NewWriter(stdout)
 		n := 0
@@ -141,7 +159,8 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // the trace — until interrupted. It polls the trace read-only every
 // followPoll: all records after the last one read, filtered here, so a
 // filter that matches rarely costs no more than one that matches often.
-func followRuns(store warden.Store, f warden.Query, last int, jsonLines bool, stdout, stderr io.Writer) int {
+func followRuns(store warden.Store, f warden.Query, last int, format string, stdout, stderr io.Writer) int {
+	jsonLines := format == "json"
 	ctx, stop := interrupted()
 	defer stop()
 	// Where following starts, read first: a record recorded after it is
@@ -163,6 +182,9 @@ func followRuns(store warden.Store, f warden.Query, last int, jsonLines bool, st
 	listed := map[string]bool{}
 	var t *runsTable
 	emit := func(r *warden.Record) error {
+		if format == "ocsf" {
+			return writeOCSF(stdout, r)
+		}
 		if jsonLines {
 			b, err := json.Marshal(r)
 			if err != nil {
@@ -174,7 +196,7 @@ func followRuns(store warden.Store, f warden.Query, last int, jsonLines bool, st
 		t.row(r)
 		return nil
 	}
-	if !jsonLines {
+	if format == "table" {
 		t = newRunsTable(stdout)
 	}
 	for i := range recent {
@@ -242,4 +264,19 @@ func flushErr(err error, stderr io.Writer) int {
 		return fail(stderr, "%v", err)
 	}
 	return exitOK
+}
+
+// writeOCSF writes the OCSF events of r (package ocsf), one JSON object
+// per line.
+func writeOCSF(w io.Writer, r *warden.Record) error {
+	for _, e := range ocsf.Events(r) {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package otelx_test
+
+const raceOn = false
