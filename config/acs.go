@@ -111,6 +111,7 @@ func parseACS(file string, v *yaml.Node) (ACS, ErrorList) {
 	}
 	requireSet := false
 	var signingNode, keyNode *yaml.Node // acs.signing and acs.signing_key, for errors
+	pubNodes := map[string]*yaml.Node{} // acs.public_keys' ids, for errors
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, n := v.Content[i], v.Content[i+1]
 		switch k.Value {
@@ -202,8 +203,6 @@ func parseACS(file string, v *yaml.Node) (ACS, ErrorList) {
 				switch {
 				case !validName(id.Value):
 					add(id, "%s: a key id may hold letters, digits, '-', '_' and '.'", where)
-				case a.Keys[id.Value] != nil:
-					add(id, "%s: the key id is also in acs.keys; a key id names one key", where)
 				case kv.Kind != yaml.ScalarNode || kv.Value == "":
 					add(kv, "%s: expected the path of a public key file", where)
 				default:
@@ -216,11 +215,16 @@ func parseACS(file string, v *yaml.Node) (ACS, ErrorList) {
 						add(kv, "%s: an Ed25519 key; ACS requests are verified with %s or %s keys", where, sigkey.MLDSA65, sigkey.SLHDSA128s)
 						continue
 					}
-					a.PublicKeys[id.Value] = pk
+					a.PublicKeys[id.Value], pubNodes[id.Value] = pk, id
 				}
 			}
 		default:
 			add(k, "acs: unknown key %q (want %s)", k.Value, acsSectionKeys)
+		}
+	}
+	for _, id := range a.KeyIDs() {
+		if n := pubNodes[id]; n != nil {
+			add(n, "acs.public_keys.%s: the key id is also in acs.keys; a key id names one key", id)
 		}
 	}
 	switch {

@@ -76,6 +76,7 @@ func TestParseACSCrypto(t *testing.T) {
 		{"bad public key", "acs:\n  signing: ml-dsa-65\n  signing_key: ml\n  public_keys: {a: garbage.pub}\n", "acs.public_keys.a: public key " + filepath.Join(dir, "garbage.pub") + ": an ml-dsa-65 public key is 1952 bytes, not 3"},
 		{"ed25519 public key", "acs:\n  signing: ml-dsa-65\n  signing_key: ml\n  public_keys: {a: ed.pub}\n", "acs.public_keys.a: an Ed25519 key"},
 		{"empty public keys", "acs:\n  public_keys: {}\n", "acs.public_keys: expected a mapping"},
+		{"key id in both, public_keys first", "acs:\n  signing: ml-dsa-65\n  signing_key: ml\n  public_keys: {a: ml.pub}\n  keys: {a: \"0123456789abcdef\"}\n", "acs.public_keys.a: the key id is also in acs.keys"},
 		{"key id in both", "acs:\n  keys: {a: \"0123456789abcdef\"}\n  signing: ml-dsa-65\n  signing_key: ml\n  public_keys: {a: ml.pub}\n", "acs.public_keys.a: the key id is also in acs.keys"},
 		{"bad key id", "acs:\n  signing: ml-dsa-65\n  signing_key: ml\n  public_keys: {\"a b\": ml.pub}\n", "acs.public_keys.a b: a key id may hold"},
 	}
