@@ -25,6 +25,8 @@ type Options struct {
 	ACS http.Handler // POST /acs (nil: not served)
 	// ACSSessions serves GET /api/acs/sessions/{id} (nil: not served).
 	ACSSessions http.Handler
+	// AgBOM serves GET /api/agbom (nil: not served).
+	AgBOM       http.Handler
 	Dispatch    http.Handler // POST /api/hooks/dispatch (nil: not served)
 	HookCatalog http.Handler // GET /api/hooks/catalog (nil: not served)
 	MCP         http.Handler // /mcp/{server} (nil: not served)
@@ -84,6 +86,9 @@ func New(o Options) http.Handler {
 	}
 	if o.ACSSessions != nil {
 		mux.Handle("GET /api/acs/sessions/{id}", o.ACSSessions)
+	}
+	if o.AgBOM != nil {
+		mux.Handle("GET /api/agbom", o.AgBOM)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

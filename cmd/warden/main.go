@@ -35,6 +35,7 @@ var commands = []struct {
 	{"runs", "runs [--data DIR] [--session S] [--event E] [--decision D] [--surface S] [--tool T] [--policy P] [--since DUR|RFC3339] [--last N] [--after ID] [--follow] [-o table|json|ocsf]", cmdRuns},
 	{"replay", "replay [--data DIR] [--config F] [--policy PATH]... [--builtin=false] [--since DUR|RFC3339] [--session S] [--event E] [-o table|json]", cmdReplay},
 	{"verify", "verify [--data DIR] [--pubkey F] [-o text|json]", cmdVerify},
+	{"agbom", agbomUsage, cmdAgBOM},
 	{"approvals", "approvals list [--state S] [-o table|json] | approvals approve|deny ID [--reason R]  [--server URL] [--token-file F] (token: $WARDEN_TOKEN)", cmdApprovals},
 	{"keys", "keys new [--alg ml-dsa-65|slh-dsa-128s] [--out PREFIX] [--force]", cmdKeys},
 	{"token", "token new --name N --scopes S[,S...] [--tenant T]", cmdToken},

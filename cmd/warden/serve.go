@@ -20,6 +20,7 @@ import (
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/a2agate"
 	"github.com/wardenhq/warden/acs"
+	"github.com/wardenhq/warden/agbom"
 	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/config"
@@ -178,6 +179,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		AOS:         aos.NewHandler(gd, aos.Options{Version: version, MaxBatch: lim.Batch, MaxResponse: lim.ResponseBytes, Logf: logf}),
 		ACS:         acsGuardian,
 		ACSSessions: acs.SessionHandler(store),
+		AgBOM:       agbom.Handler(store),
 		Dispatch:    gd.Dispatcher(),
 		HookCatalog: gd.Hooks().CatalogHandler(),
 		A2A:         a2aProxy,
