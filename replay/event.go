@@ -25,7 +25,8 @@ type views struct {
 		Organization string `json:"organization"`
 	} `json:"user"`
 	Session struct {
-		ID string `json:"id"`
+		ID     string   `json:"id"`
+		Labels []string `json:"labels"`
 	} `json:"session"`
 	Turn string `json:"turn"`
 	Step string `json:"step"`
@@ -39,7 +40,14 @@ type views struct {
 		Role string `json:"role"`
 		Text string `json:"text"`
 	} `json:"message"`
-	Reasoning string `json:"reasoning"`
+	Reasoning  string `json:"reasoning"`
+	Provenance []struct {
+		Field       string   `json:"field"`
+		ID          string   `json:"provenance_id"`
+		Origin      string   `json:"origin"`
+		SourceID    string   `json:"source_id"`
+		DerivedFrom []string `json:"derived_from"`
+	} `json:"provenance"`
 }
 
 // set puts the recorded views into ev's view fields.
@@ -50,6 +58,13 @@ func (v *views) set(ev *warden.Event) {
 	ev.Tool = warden.Tool{Name: v.Tool.Name, ID: v.Tool.ID, Server: v.Tool.Server, Args: v.Tool.Args}
 	ev.Message = warden.Message(v.Message)
 	ev.Reasoning = v.Reasoning
+	// The session's labels when the step was decided (the record keeps
+	// them; the store's labels have moved on since), and the provenance.
+	ev.SessionLabels = v.Session.Labels
+	ev.Provenance = nil
+	for _, p := range v.Provenance {
+		ev.Provenance = append(ev.Provenance, warden.Provenance(p))
+	}
 }
 
 // fill gives every view catalog.Views left empty on ev the recorded value:
