@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/acs"
 	"github.com/wardenhq/warden/hostadapter"
+	"github.com/wardenhq/warden/server"
 )
 
 // stub decides every step the same way.
@@ -171,4 +173,33 @@ func FuzzRun(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSignatures: a warden that requires signed ACS requests decides a
+// client with the key and refuses one without it (the host's deny).
+func TestSignatures(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	store := newStore(t)
+	gd := openGuardian(t, store, "allow")
+	h, err := acs.NewHandler(gd, acs.Options{Sessions: store, Keys: map[string][]byte{"k1": key}, RequireSignatures: true, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(server.New(server.Options{AOS: http.NotFoundHandler(), ACS: h}))
+	defer srv.Close()
+	signed := &hostadapter.Client{T: &hostadapter.HTTP{URL: srv.URL + "/acs"}, KeyID: "k1", Key: key}
+	o := hostadapter.Run(context.Background(), hostadapter.ClaudeCode, signed, strings.NewReader(preToolUse), hostadapter.Options{})
+	if string(o.Stdout) != `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}`+"\n" {
+		t.Errorf("signed: %q %q", o.Stdout, o.Stderr)
+	}
+	unsigned := &hostadapter.Client{T: &hostadapter.HTTP{URL: srv.URL + "/acs"}}
+	o = hostadapter.Run(context.Background(), hostadapter.ClaudeCode, unsigned, strings.NewReader(strings.Replace(preToolUse, "s1", "s2", 1)), hostadapter.Options{})
+	if !strings.Contains(string(o.Stdout), `"permissionDecision":"deny"`) || !strings.Contains(o.Stderr, "-32004") {
+		t.Errorf("unsigned: %q %q", o.Stdout, o.Stderr)
+	}
+	wrong := &hostadapter.Client{T: &hostadapter.HTTP{URL: srv.URL + "/acs"}, KeyID: "k1", Key: []byte("another key of thirty-two bytes!")}
+	o = hostadapter.Run(context.Background(), hostadapter.ClaudeCode, wrong, strings.NewReader(strings.Replace(preToolUse, "s1", "s3", 1)), hostadapter.Options{})
+	if !strings.Contains(string(o.Stdout), `"permissionDecision":"deny"`) {
+		t.Errorf("wrong key: %q %q", o.Stdout, o.Stderr)
+	}
 }

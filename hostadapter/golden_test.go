@@ -38,24 +38,34 @@ type result struct {
 // built-in pack) and its ACS Guardian, as `warden hook` does.
 func guardianFor(t *testing.T, decision string) (*acs.Handler, *sqlite.Store) {
 	t.Helper()
+	store := newStore(t)
+	gd := openGuardian(t, store, decision)
+	h, err := acs.NewHandler(gd, acs.Options{Sessions: store, Approvals: gd.Approvals() != nil, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, store
+}
+
+func newStore(t *testing.T) *sqlite.Store {
+	t.Helper()
 	store, err := sqlite.Open(t.TempDir(), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
+func openGuardian(t *testing.T, store *sqlite.Store, decision string) *guardian.Guardian {
+	t.Helper()
 	gd, err := guardian.Open(guardian.Options{Store: store, NoBuiltin: true,
 		Policies: []string{filepath.Join("testdata", "policies", decision+".yaml")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := acs.NewHandler(gd, acs.Options{Sessions: store, Approvals: gd.Approvals() != nil, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		gd.Close(context.Background())
-		store.Close()
-	})
-	return h, store
+	t.Cleanup(func() { gd.Close(context.Background()) })
+	return gd
 }
 
 func inProcess(h *acs.Handler) hostadapter.Decider {

@@ -51,6 +51,8 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	agentID := fs.String("agent-id", "", "ACS metadata.agent_id (default: the host's name)")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stderr, "Usage: warden %s\n", hookUsage)
+			fs.PrintDefaults()
 			return exitOK
 		}
 		return hookOut(stdout, stderr, hostadapter.Fail(host, nil, "bad flags: "+err.Error(), false))
@@ -165,6 +167,8 @@ func cmdHookInstall(args []string, stdout, stderr io.Writer) int {
 	dryRun := fs.Bool("dry-run", false, "print the merged settings file; write nothing")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "Usage: warden hook install HOST [--project DIR] [--command PATH] [--dry-run] [-- HOOK FLAGS...]")
+			fs.PrintDefaults()
 			return exitOK
 		}
 		return exitError

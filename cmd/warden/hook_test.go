@@ -109,3 +109,16 @@ func TestHookInstall(t *testing.T) {
 		t.Errorf("invalid file: %d %s", code, errs)
 	}
 }
+
+// TestHookSigned: with acs.keys (signatures then required) the hook signs
+// its requests with the config's key and verifies the answers.
+func TestHookSigned(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "warden.yaml")
+	os.WriteFile(cfg, []byte("acs:\n  keys:\n    default: \"hex:000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\"\n"), 0o644)
+	in := `{"session_id":"signed-1","hook_event_name":"UserPromptSubmit","prompt":"hello"}`
+	data := t.TempDir()
+	out, errs, code := runCmd(t, in, "hook", "claude-code", "--config", cfg, "--data", data)
+	if code != 0 || out != "" || errs != "" {
+		t.Fatalf("signed: exit %d %q %q", code, out, errs)
+	}
+}
