@@ -1,0 +1,114 @@
+package otelx
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/config"
+)
+
+// discard is a span exporter that keeps nothing.
+type discard struct{}
+
+func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
+
+func benchEvent() (*warden.Event, *warden.Outcome, *warden.Record) {
+	ev := &warden.Event{Name: "steps/toolCallRequest", Surface: warden.SurfaceACS, RequestID: "r-1",
+		Payload: map[string]any{"tool": map[string]any{"name": "database_query", "provider": "pg"}, "capability": "datastore.read",
+			"arguments": map[string]any{"q": map[string]any{"value": "select 1",
+				"provenance": map[string]any{"provenance_id": "p1", "origin": "user_input", "source_id": "u-1"}}}},
+		SessionID: "s-1", TurnID: "t-1", StepID: "r-1"}
+	ev.Agent.ID = "agent-1"
+	ev.Tool.Name = "database_query"
+	out := &warden.Outcome{Verdict: warden.Deny, Reason: "no", PolicyID: "p", Latency: 20 * time.Microsecond, RecordID: "rec-1",
+		Results: []warden.Result{{Guardian: "policy", Decision: "deny", Mode: "enforce", Kind: "policy", LatencyUS: 15},
+			{Guardian: "hook", Decision: "abstain", Mode: "enforce", Kind: "webhook", LatencyUS: 5}}}
+	rec := &warden.Record{ID: "rec-1", Time: time.Now()}
+	return ev, out, rec
+}
+
+// BenchmarkNewItem is what ObserveRecord does on the decision's
+// goroutine: copy the span's attributes (then a non-blocking send).
+func BenchmarkNewItem(b *testing.B) {
+	ev, out, rec := benchEvent()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = newItem(ctx, ev, out, rec, nil, time.Now())
+	}
+}
+
+// BenchmarkObserveRecord is ObserveRecord with its worker building and
+// exporting (to nowhere) the spans on another goroutine.
+func BenchmarkObserveRecord(b *testing.B) {
+	e := newExporter(config.OTel{Endpoint: "http://x", Queue: 1 << 16}, discard{})
+	defer e.Shutdown(context.Background())
+	ev, out, rec := benchEvent()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		e.ObserveRecord(ctx, ev, out, rec, nil)
+	}
+	b.StopTimer()
+	d, s := e.Dropped()
+	b.ReportMetric(float64(d+s)/float64(b.N), "dropped/op")
+}
+
+// TestSpansOfOneDecision checks the span tree of one decision built with
+// the SDK's in-memory exporter: names, parenting, timing of the guardian
+// children, the decision event.
+func TestSpansOfOneDecision(t *testing.T) {
+	mem := tracetest.NewInMemoryExporter()
+	e := newExporter(config.OTel{Endpoint: "http://x", Sample: 1}, mem)
+	ev, out, rec := benchEvent()
+	e.ObserveRecord(context.Background(), ev, out, rec, nil)
+	if err := e.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans := mem.GetSpans()
+	if len(spans) != 3 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	var step tracetest.SpanStub
+	for _, s := range spans {
+		if s.Name == "gen_ai.tool.call" {
+			step = s
+		}
+	}
+	if step.Name == "" || step.Parent.IsValid() {
+		t.Fatalf("no root step span: %+v", spans)
+	}
+	if len(step.Events) != 1 || step.Events[0].Name != "acs.decision" {
+		t.Fatalf("events %+v", step.Events)
+	}
+	at := step.StartTime
+	for _, name := range []string{"warden.guardian policy", "warden.guardian hook"} {
+		var c *tracetest.SpanStub
+		for i := range spans {
+			if spans[i].Name == name {
+				c = &spans[i]
+			}
+		}
+		if c == nil || c.Parent.SpanID() != step.SpanContext.SpanID() || !c.StartTime.Equal(at) {
+			t.Fatalf("%s: %+v", name, c)
+		}
+		at = c.EndTime
+	}
+	if at.Sub(step.StartTime) != 20*time.Microsecond {
+		t.Errorf("guardians span %v, want the 20µs they took", at.Sub(step.StartTime))
+	}
+	if err := e.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// After shutdown decisions are dropped and counted, never queued.
+	e.ObserveRecord(context.Background(), ev, out, rec, nil)
+	if d, _ := e.Dropped(); d != 1 {
+		t.Errorf("dropped %d after shutdown", d)
+	}
+}
