@@ -19,6 +19,12 @@ require (
 )
 
 require (
+	github.com/piprate/json-gold v0.7.0 // indirect
+	github.com/pquerna/cachecontrol v0.0.0-20180517163645-1555304b9b35 // indirect
+	github.com/spdx/tools-golang v0.6.0-rc4 // indirect
+)
+
+require (
 	cel.dev/expr v0.25.2 // indirect
 	github.com/a2aproject/a2a-go v0.3.15 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
