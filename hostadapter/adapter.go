@@ -110,6 +110,18 @@ func (a Answer) ToolInput(st *Step) (map[string]any, bool) {
 	return out, true
 }
 
+// ResultOutput returns the tool output a modify of a steps/toolCallResult
+// asks for: the value of its single output. ok is false otherwise.
+func (a Answer) ResultOutput() (any, bool) {
+	outs, _ := a.Payload["outputs"].([]any)
+	if len(outs) != 1 {
+		return nil, false
+	}
+	o, _ := outs[0].(map[string]any)
+	v, ok := o["value"]
+	return v, ok
+}
+
 // Output is what the hook command writes and how it exits.
 type Output struct {
 	Stdout []byte // the host's answer (JSON), or nothing

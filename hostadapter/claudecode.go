@@ -1,6 +1,8 @@
 package hostadapter
 
 import (
+	"strings"
+
 	"github.com/wardenhq/warden/catalog"
 )
 
@@ -9,7 +11,8 @@ import (
 // JSON on stdout: PreToolUse answers in hookSpecificOutput
 // (permissionDecision allow|deny|ask, permissionDecisionReason,
 // updatedInput); UserPromptSubmit and PostToolUse block with
-// {"decision":"block","reason"}.
+// {"decision":"block","reason"}; a modified MCP tool result replaces
+// the output (hookSpecificOutput.updatedMCPToolOutput).
 var ClaudeCode Host = claudeCode{}
 
 type claudeCode struct{}
@@ -70,6 +73,13 @@ func (claudeCode) Render(st *Step, a Answer) Output {
 		return Output{Stdout: encode(map[string]any{"hookSpecificOutput": claudePermission(st, a, true)})}
 	case a.Decision == Allow:
 		return Output{}
+	case a.Decision == Modify && st.Event == "PostToolUse" && strings.HasPrefix(st.Tool, "mcp__"):
+		// An MCP tool's output can be replaced before Claude sees it.
+		if out, ok := a.ResultOutput(); ok {
+			return Output{Stdout: encode(map[string]any{"hookSpecificOutput": map[string]any{
+				"hookEventName": "PostToolUse", "updatedMCPToolOutput": out, "additionalContext": reasonOr(a, "tool output changed by warden"),
+			}})}
+		}
 	}
 	return Output{Stdout: encode(map[string]any{"decision": "block", "reason": blockReason(a)})}
 }
