@@ -60,6 +60,18 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return hookOut(stdout, stderr, hostadapter.Fail(host, nil, fmt.Sprintf("unexpected argument %q", fs.Arg(0)), false))
 	}
+	if *server != "" {
+		var local []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "policy" || f.Name == "builtin" || f.Name == "data" {
+				local = append(local, "--"+f.Name)
+			}
+		})
+		if len(local) > 0 {
+			return hookOut(stdout, stderr, hostadapter.Fail(host, nil,
+				strings.Join(local, ", ")+" decide in-process only; with --server the server's policies and trace decide", false))
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout+5*time.Second)
 	defer cancel()
 	opts := hostadapter.Options{Timeout: *timeout, FailOpen: *failOpen}
@@ -114,6 +126,9 @@ func hookDecider(gf *guardianFlags, data, server, token, tokenFile, agentID stri
 		}
 		c.T = &hostadapter.HTTP{URL: u.String() + "/acs", Token: token, Client: &http.Client{Timeout: timeout}}
 		return c, func() {}, nil
+	}
+	if data == "" {
+		return nil, nil, errors.New("--data: required in-process (the trace and the ACS sessions live there)")
 	}
 	store, err := sqlite.Open(data, sqlite.Options{})
 	if err != nil {

@@ -75,6 +75,10 @@ func TestHookFailsClosed(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "bad flags") {
 		t.Errorf("bad flag: exit %d %s", code, errs)
 	}
+	_, errs, code = runCmd(t, "{}", "hook", "claude-code", "--server", "http://127.0.0.1:1", "--policy", "p.yaml")
+	if code != 2 || !strings.Contains(errs, "--policy decide in-process only; with --server the server's policies and trace decide") {
+		t.Errorf("--policy with --server: exit %d %s", code, errs)
+	}
 	_, errs, code = runCmd(t, "{}", "hook", "vscode")
 	if code != 1 || !strings.Contains(errs, `unknown host "vscode" (want one of claude-code, codex, cursor, gemini)`) {
 		t.Errorf("unknown host: exit %d %s", code, errs)
