@@ -81,8 +81,9 @@ func (h *headerCounter) get() []string {
 
 // TestTraceThroughTheBinary: `warden serve` with otel: and
 // trace.ocsf_file. A decision on /aos and a tool call through the MCP
-// gateway, each with a caller's traceparent, reach the OTLP receiver in
-// the caller's trace; the MCP upstream gets a traceparent of that trace;
+// gateway and a message through the A2A proxy, each with a caller's
+// traceparent, reach the OTLP receiver in the caller's trace; the MCP
+// upstream and the A2A agent get a traceparent of that trace;
 // /metrics has the drop counters; on SIGTERM the spans are flushed; the
 // OCSF file holds the events `warden runs -o ocsf` prints.
 func TestTraceThroughTheBinary(t *testing.T) {
@@ -91,10 +92,12 @@ func TestTraceThroughTheBinary(t *testing.T) {
 	colURL := col.serve(t)
 	up := &headerCounter{body: `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}`}
 	upURL := up.serve(t)
+	agent := &headerCounter{body: `{"jsonrpc":"2.0","id":1,"result":{"kind":"message","role":"agent","messageId":"r1","parts":[{"kind":"text","text":"ok"}]}}`}
+	agentURL := agent.serve(t)
 	ocsfFile := filepath.Join(dir, "ocsf.jsonl")
 	cfg := filepath.Join(dir, "warden.yaml")
-	conf := fmt.Sprintf("otel: {endpoint: %q, interval: 100ms}\ntrace: {ocsf_file: %q}\nmcp:\n  servers:\n    up: {url: %q}\n",
-		colURL, ocsfFile, upURL+"/mcp")
+	conf := fmt.Sprintf("otel: {endpoint: %q, interval: 100ms}\ntrace: {ocsf_file: %q}\nmcp:\n  servers:\n    up: {url: %q}\na2a:\n  agents:\n    ag: {url: %q}\n",
+		colURL, ocsfFile, upURL+"/mcp", agentURL+"/")
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +108,7 @@ func TestTraceThroughTheBinary(t *testing.T) {
 	for i, c := range []struct{ path, body string }{
 		{"/aos", `{"jsonrpc":"2.0","id":1,"method":"steps/toolCallRequest","params":{"toolCallRequest":{"executionId":"e1","toolId":"ls","inputs":[]},"context":{"session":{"id":"trace-e2e"}}}}`},
 		{"/mcp/up", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"x":"1"}}}`},
+		{"/a2a/ag", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","messageId":"m1","parts":[{"kind":"text","text":"hi"}]}}}`},
 	} {
 		req, _ := http.NewRequest(http.MethodPost, srv.url+c.path, strings.NewReader(c.body))
 		req.Header.Set("Content-Type", "application/json")
@@ -120,8 +124,10 @@ func TestTraceThroughTheBinary(t *testing.T) {
 			t.Fatalf("%s: %d %s", c.path, resp.StatusCode, b)
 		}
 	}
-	if ps := up.get(); len(ps) != 1 || !strings.HasPrefix(ps[0], "00-"+trace+"-") {
-		t.Errorf("MCP upstream traceparent %v, want one in trace %s", ps, trace)
+	for name, h := range map[string]*headerCounter{"MCP upstream": up, "A2A agent": agent} {
+		if ps := h.get(); len(ps) != 1 || !strings.HasPrefix(ps[0], "00-"+trace+"-") {
+			t.Errorf("%s traceparent %v, want one in trace %s", name, ps, trace)
+		}
 	}
 	code, metrics := send(t, "GET", srv.url+"/metrics", "", "", "", "")
 	for _, m := range []string{"warden_otel_decisions_dropped_total 0", "warden_otel_spans_dropped_total 0", "warden_ocsf_dropped_total 0"} {
@@ -139,6 +145,7 @@ func TestTraceThroughTheBinary(t *testing.T) {
 	want := map[string]string{
 		"POST /aos":        fmt.Sprintf("%s %016x", trace, 1),
 		"POST /mcp/":       fmt.Sprintf("%s %016x", trace, 2),
+		"POST /a2a/":       fmt.Sprintf("%s %016x", trace, 3),
 		"gen_ai.tool.call": trace, // the AOS step and the MCP tools/call
 	}
 	for name, prefix := range want {

@@ -2,6 +2,7 @@ package otelx
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -111,4 +112,31 @@ func TestSpansOfOneDecision(t *testing.T) {
 	if d, _ := e.Dropped(); d != 1 {
 		t.Errorf("dropped %d after shutdown", d)
 	}
+}
+
+// FuzzNewItem: any payload (decoded JSON) under any event name gives a
+// span item without a panic, with the mapping's attributes present.
+func FuzzNewItem(f *testing.F) {
+	f.Add("steps/toolCallRequest", []byte(`{"tool":{"name":"x"},"capability":"c","arguments":{"a":{"value":1,"provenance":{"origin":"user_input","derived_from":["p"]}}}}`))
+	f.Add("steps/skillLoad", []byte(`{"skill":{"id":"s","digest":{"algorithm":"sha256","value":"ab"},"load_path":["r",{"id":"q"}]}}`))
+	f.Add("agbom/snapshot", []byte(`{"agbom":{"components":[1,2]},"format":7}`))
+	f.Add("steps/turnEnd", []byte(`{"turn_id":3,"step_count":"x","provenance":[]}`))
+	f.Fuzz(func(t *testing.T, event string, payload []byte) {
+		var p map[string]any
+		if json.Unmarshal(payload, &p) != nil {
+			return
+		}
+		ev := &warden.Event{Name: event, Payload: p}
+		it := newItem(context.Background(), ev, &warden.Outcome{}, nil, nil, time.Now())
+		if s, ok := steps[event]; ok {
+			if it.name != s.name {
+				t.Fatalf("span %q for %s", it.name, event)
+			}
+		}
+		for _, kv := range it.attrs {
+			if !kv.Valid() {
+				t.Fatalf("invalid attribute %v", kv)
+			}
+		}
+	})
 }
