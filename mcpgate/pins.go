@@ -22,13 +22,18 @@ import (
 // answer is compared with the pins before it is decided: each tool whose
 // description or schema changed (ToolChanged), each tool the pins do not
 // hold (ToolAdded) and, when the answer is the whole list (no cursor asked,
-// no nextCursor given), each pinned tool it no longer lists (ToolRemoved)
+// no nextCursor given), each pinned tool it does not list (ToolRemoved)
 // goes into the event's Envelope.ToolChanges, which policies read as
 // mcp.tool_changes (the built-in ask-mcp-tool-change asks about changed and
 // added tools). When the answer is let through — allowed, or asked and
 // approved — its definitions become the pins; when it is refused the pins
-// stay. Either way the AgBOM of the caller (the principal's name, "default"
-// without auth) gets the server and its tools with their pin state.
+// stay. A tool a list leaves out keeps its pin: servers list different
+// tools to clients with different capabilities (server-everything adds its
+// sampling and elicitation tools only for clients that can answer them),
+// so a tool that comes back unchanged is no change. Either way the AgBOM
+// of the caller (the principal's name, "default" without auth) gets the
+// server and the tools it listed, with their pin state; tools it left out
+// leave that AgBOM.
 //
 // Pins live in the store (warden.AgBOMStore), so they survive restarts and
 // are shared by every gateway on the store. A store that cannot be read
@@ -195,16 +200,16 @@ func (p *Pins) settled(ctx context.Context, lc *listCheck, endpoint string, letT
 			}
 			hashes[d.Name] = d.Hash
 		}
-		for _, c := range lc.changes {
-			if c.Change == warden.ToolRemoved {
-				removed = append(removed, c.Name)
-			}
-		}
-		if len(put) > 0 || len(removed) > 0 {
-			if err := p.Store.PinTools(sctx, lc.server, put, removed); err != nil {
+		if len(put) > 0 {
+			if err := p.Store.PinTools(sctx, lc.server, put, nil); err != nil {
 				p.logf("mcp %s: pinning %d tool(s): %v", lc.server, len(put), err)
 				return
 			}
+		}
+	}
+	for _, c := range lc.changes {
+		if c.Change == warden.ToolRemoved {
+			removed = append(removed, c.Name)
 		}
 	}
 	u := agbom.MCPObservation(lc.server, endpoint, lc.defs, hashes, removed)

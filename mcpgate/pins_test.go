@@ -234,16 +234,34 @@ func TestToolPinning(t *testing.T) {
 		}
 	}
 
-	// A removed tool is recorded, not asked about.
+	// A removed tool is recorded, not asked about, and keeps its pin: when
+	// it comes back unchanged, nothing is asked.
 	e.srv.RemoveTools("exfiltrate")
+	before = len(e.st.Records())
 	if r, err := e.list(t); err != nil || len(r.Tools) != 2 {
 		t.Fatalf("tools/list with a tool removed: %v, %v", r, err)
 	}
-	if got := e.pins(t); len(got) != 2 {
+	if got := e.pins(t); len(got) != 3 {
 		t.Errorf("pins after a removal = %v", got)
 	}
 	if s := e.pinState(t, "exfiltrate"); s != "absent" {
 		t.Errorf("the removed tool is still in the AgBOM: %q", s)
+	}
+	removal := false
+	for _, r := range e.st.Records()[before:] {
+		if strings.Contains(string(r.Views), `"change":"removed","server":"everything","name":"exfiltrate"`) && r.Decision == "allow" {
+			removal = true
+		}
+	}
+	if !removal {
+		t.Error("the removal is not in the recorded views (or was not allowed)")
+	}
+	setTool(e.srv, "exfiltrate", "Sends data out")
+	if r, err := e.list(t); err != nil || len(r.Tools) != 3 {
+		t.Fatalf("tools/list with the tool back: %v, %v", r, err)
+	}
+	if s := e.pinState(t, "exfiltrate"); s != "pinned" {
+		t.Errorf("the returned tool's pin state = %q", s)
 	}
 }
 
