@@ -73,12 +73,12 @@ func TestSpansFollowTheMapping(t *testing.T) {
 					t.Errorf("span %q, want %q", it.name, want.SpanName)
 				}
 				has := map[attribute.Key]attribute.Value{}
-				for _, kv := range it.attrs {
+				for _, kv := range it.attributes() {
 					has[kv.Key] = kv.Value
 				}
 				for _, a := range want.RequiredAttributes {
 					if _, ok := has[attribute.Key(a)]; !ok {
-						t.Errorf("required attribute %s missing: %v", a, it.attrs)
+						t.Errorf("required attribute %s missing: %v", a, it.attributes())
 					}
 				}
 				if name == "full" {
@@ -94,7 +94,7 @@ func TestSpansFollowTheMapping(t *testing.T) {
 					}
 				}
 				d := map[attribute.Key]bool{}
-				for _, kv := range it.decision {
+				for _, kv := range it.decisionAttrs() {
 					d[kv.Key] = true
 				}
 				for _, a := range append(m.Properties.DecisionEvent.Properties.RequiredAttributes.Default, "acs.reasoning") {

@@ -133,7 +133,7 @@ func FuzzNewItem(f *testing.F) {
 				t.Fatalf("span %q for %s", it.name, event)
 			}
 		}
-		for _, kv := range it.attrs {
+		for _, kv := range it.attributes() {
 			if !kv.Valid() {
 				t.Fatalf("invalid attribute %v", kv)
 			}

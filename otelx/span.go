@@ -11,24 +11,35 @@ import (
 	"github.com/wardenhq/warden"
 )
 
-// item is what a decision's spans are built from, copied at Observe time
-// so the worker reads nothing the caller still owns.
+// item is what a decision's spans are built from, copied on the
+// decision's goroutine so the worker reads nothing the caller still owns:
+// the step's payload attributes (read from the payload now) and the
+// strings the other attributes are made of (assembled by the worker).
 type item struct {
-	parent   trace.SpanContext
-	name     string
-	start    time.Time
-	end      time.Time
-	attrs    []attribute.KeyValue
-	decision []attribute.KeyValue
-	results  []warden.Result // read only: the outcome's and record's
-	err      string          // the recording error, if any
+	parent  trace.SpanContext
+	name    string
+	start   time.Time
+	end     time.Time
+	step    []attribute.KeyValue // the mapping's attributes and provenance
+	results []warden.Result      // read only: the outcome's and record's
+	codes   []string             // read only: the outcome's reason codes
+	err     string               // the recording error, if any
+	f       facts
+}
+
+// facts are the event's and outcome's strings the span attributes name.
+type facts struct {
+	session, agent, turn, stepID, user, tenant           string
+	event, surface, decision, direction, request, record string
+	policy, policyVersion, revision, approval, caller    string
+	upstream, reason, evaluator                          string
 }
 
 // newItem copies what the spans of one decision need. The step span
 // starts when the chain started (the record's time less the chain's
 // latency) and ends now, after the record committed.
 func newItem(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *warden.Record, recordErr error, now time.Time) *item {
-	it := &item{parent: trace.SpanContextFromContext(ctx), name: spanName(ev), end: now, results: out.Results}
+	it := &item{parent: trace.SpanContextFromContext(ctx), name: spanName(ev), end: now, results: out.Results, codes: out.ReasonCodes}
 	it.start = now.Add(-out.Latency)
 	if rec != nil && rec.Time.Before(now) {
 		it.start = rec.Time.Add(-out.Latency)
@@ -37,55 +48,75 @@ func newItem(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *wa
 		it.err = recordErr.Error()
 	}
 	p := ev.Payload
-	kv := make([]attribute.KeyValue, 0, 24)
 	if s, ok := steps[ev.Name]; ok {
-		kv = append(kv, s.attrs(ev, p)...)
+		it.step = s.attrs(ev, p)
 	} else if ev.Tool.Name != "" {
-		kv = append(kv, attribute.String("gen_ai.tool.name", ev.Tool.Name))
+		it.step = []attribute.KeyValue{attribute.String("gen_ai.tool.name", ev.Tool.Name)}
 	}
-	kv = appendIf(kv, "acs.session.id", ev.SessionID)
-	kv = appendIf(kv, "acs.agent.id", ev.Agent.ID)
-	kv = appendIf(kv, "acs.turn.id", ev.TurnID)
-	kv = appendIf(kv, "acs.step.id", ev.StepID)
-	kv = appendIf(kv, "acs.user.id", ev.User.ID)
-	kv = appendIf(kv, "acs.tenant_id", or(ev.Principal.Tenant, str(ev.Envelope.Context, "tenant_id")))
 	if origins, sources, depth := provenance(p); len(origins) > 0 {
-		kv = append(kv, attribute.StringSlice("acs.provenance.origin", origins))
+		it.step = append(it.step, attribute.StringSlice("acs.provenance.origin", origins))
 		if len(sources) > 0 {
-			kv = append(kv, attribute.StringSlice("acs.provenance.source_id", sources))
+			it.step = append(it.step, attribute.StringSlice("acs.provenance.source_id", sources))
 		}
 		if depth > 0 {
-			kv = append(kv, attribute.Int64("acs.provenance.lineage_depth", depth))
+			it.step = append(it.step, attribute.Int64("acs.provenance.lineage_depth", depth))
 		}
 	}
-	kv = append(kv,
-		attribute.String("warden.event", ev.Name),
-		attribute.String("warden.surface", ev.Surface),
-		attribute.String("warden.decision", out.Verdict.String()))
-	kv = appendIf(kv, "warden.direction", ev.Direction)
-	kv = appendIf(kv, "warden.request_id", ev.RequestID)
-	kv = appendIf(kv, "warden.record_id", out.RecordID)
-	kv = appendIf(kv, "warden.policy_id", out.PolicyID)
-	kv = appendIf(kv, "warden.approval_id", out.ApprovalID)
-	kv = appendIf(kv, "warden.caller", ev.Principal.Name)
-	if ev.Envelope.Server != "" {
-		kv = append(kv, attribute.String("warden.upstream", ev.Envelope.Server))
+	it.f = facts{
+		session: ev.SessionID, agent: ev.Agent.ID, turn: ev.TurnID, stepID: ev.StepID, user: ev.User.ID,
+		tenant: or(ev.Principal.Tenant, str(ev.Envelope.Context, "tenant_id")),
+		event:  ev.Name, surface: ev.Surface, decision: out.Verdict.String(), direction: ev.Direction,
+		request: ev.RequestID, record: out.RecordID, policy: out.PolicyID, policyVersion: out.PolicyVersion,
+		revision: out.PolicyRevision, approval: out.ApprovalID, caller: ev.Principal.Name,
+		upstream: ev.Envelope.Server, reason: out.Reason, evaluator: evaluator(out.Results),
 	}
-	it.attrs = kv
-
-	d := []attribute.KeyValue{
-		attribute.String("acs.decision", out.Verdict.String()),
-		attribute.String("acs.evaluator", evaluator(out.Results)),
-	}
-	d = appendIf(d, "acs.reasoning", out.Reason)
-	d = appendIf(d, "acs.evaluator_version", out.PolicyRevision)
-	d = appendIf(d, "acs.policy_id", out.PolicyID)
-	d = appendIf(d, "acs.policy_version", out.PolicyVersion)
-	if len(out.ReasonCodes) > 0 {
-		d = append(d, attribute.StringSlice("acs.reason_codes", out.ReasonCodes))
-	}
-	it.decision = d
 	return it
+}
+
+// attributes are the step span's attributes.
+func (it *item) attributes() []attribute.KeyValue {
+	f := &it.f
+	kv := make([]attribute.KeyValue, 0, len(it.step)+19)
+	kv = append(kv, it.step...)
+	for _, a := range [...]struct{ k, v string }{
+		{"acs.session.id", f.session}, {"acs.agent.id", f.agent}, {"acs.turn.id", f.turn}, {"acs.step.id", f.stepID},
+		{"acs.user.id", f.user}, {"acs.tenant_id", f.tenant},
+		{"warden.event", f.event}, {"warden.surface", f.surface}, {"warden.decision", f.decision},
+		{"warden.direction", f.direction}, {"warden.request_id", f.request}, {"warden.record_id", f.record},
+		{"warden.policy_id", f.policy}, {"warden.approval_id", f.approval}, {"warden.caller", f.caller},
+		{"warden.upstream", f.upstream},
+	} {
+		if a.v == "" || has(it.step, a.k) {
+			continue // the mapping's attribute, when the step has it, stands
+		}
+		kv = append(kv, attribute.String(a.k, a.v))
+	}
+	return kv
+}
+
+// has reports whether kv holds key k.
+func has(kv []attribute.KeyValue, k string) bool {
+	for _, x := range kv {
+		if string(x.Key) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// decisionAttrs are the acs.decision event's attributes.
+func (it *item) decisionAttrs() []attribute.KeyValue {
+	f := &it.f
+	d := make([]attribute.KeyValue, 0, 7)
+	d = append(d, attribute.String("acs.decision", f.decision), attribute.String("acs.evaluator", f.evaluator))
+	d = appendIf(d, "acs.reasoning", f.reason)
+	d = appendIf(d, "acs.evaluator_version", f.revision)
+	d = appendIf(d, "acs.policy_id", f.policy)
+	d = appendIf(d, "acs.policy_version", f.policyVersion)
+	if len(it.codes) > 0 {
+		d = append(d, attribute.StringSlice("acs.reason_codes", it.codes))
+	}
+	return d
 }
 
 func appendIf(kv []attribute.KeyValue, k, v string) []attribute.KeyValue {
@@ -103,7 +134,7 @@ func (it *item) emit(tr trace.Tracer) {
 	if it.parent.IsValid() {
 		ctx = trace.ContextWithSpanContext(ctx, it.parent)
 	}
-	ctx, span := tr.Start(ctx, it.name, trace.WithTimestamp(it.start), trace.WithAttributes(it.attrs...))
+	ctx, span := tr.Start(ctx, it.name, trace.WithTimestamp(it.start), trace.WithAttributes(it.attributes()...))
 	if !span.IsRecording() {
 		span.End()
 		return
@@ -132,7 +163,7 @@ func (it *item) emit(tr trace.Tracer) {
 			at = end
 		}
 	}
-	span.AddEvent("acs.decision", trace.WithTimestamp(it.end), trace.WithAttributes(it.decision...))
+	span.AddEvent("acs.decision", trace.WithTimestamp(it.end), trace.WithAttributes(it.decisionAttrs()...))
 	if it.err != "" {
 		span.SetStatus(codes.Error, "decision not recorded: "+it.err)
 	}
