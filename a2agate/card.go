@@ -27,6 +27,7 @@ func (g *Gate) serveCard(w http.ResponseWriter, r *http.Request, ag *agent) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"error": "agent card of " + ag.name + ": " + err.Error()})
 		return
 	}
+	g.observeCard(r.Context(), ag, card)
 	rewriteCard(card, g.selfURL(r, ag))
 	b, err := json.Marshal(card)
 	if err != nil {

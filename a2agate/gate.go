@@ -64,6 +64,9 @@ type Options struct {
 	MaxBody int64
 	// Logf logs upstream failures (never headers or message contents); nil: silent.
 	Logf func(format string, args ...any)
+	// AgBOM, when set, records each agent card fetched as an a2a_peer in
+	// the AgBOM of the caller (see agbom.go).
+	AgBOM warden.AgBOMStore
 }
 
 // Gate is the A2A proxy handler; New builds it.

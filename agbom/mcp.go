@@ -53,3 +53,41 @@ func MCPObservation(server, endpoint string, listed []warden.ToolDef, pinned map
 	}
 	return u
 }
+
+// A2APeerID is the component id of an A2A agent the A2A gateway relays:
+// "urn:a2a:<name>" (path-escaped).
+func A2APeerID(name string) string { return "urn:a2a:" + url.PathEscape(name) }
+
+// A2AObservation is the AgBOM update of an agent card the A2A gateway
+// fetched for the agent configured as name (reached at endpoint, without
+// credentials; cardURL where the card was found): one a2a_peer component
+// with the card's name, version, provider organization and protocol
+// version. The caller sets Tenant, Agent and At.
+func A2AObservation(name, endpoint, cardURL string, card map[string]any) *warden.AgBOMUpdate {
+	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	c := &Component{ID: A2APeerID(name), Type: TypeA2APeer, Name: str(card, "name"), Version: str(card, "version"),
+		Description: str(card, "description"), Endpoint: endpoint,
+		A2APeerFields:          &A2APeerFields{ProtocolVersion: str(card, "protocolVersion"), AgentCardRef: cardURL},
+		RegistrationProvenance: map[string]any{"origin": "tool_output", "source_id": "a2a:" + name + ":agent-card"}}
+	if c.Name == "" {
+		c.Name = name
+	}
+	if p, ok := card["provider"].(map[string]any); ok {
+		c.Provider = str(p, "organization")
+	}
+	if c.A2APeerFields.ProtocolVersion == "" { // A2A 1.0 names it per interface
+		if ifs, ok := card["supportedInterfaces"].([]any); ok && len(ifs) > 0 {
+			if m, ok := ifs[0].(map[string]any); ok {
+				c.A2APeerFields.ProtocolVersion = str(m, "protocolVersion")
+			}
+		}
+	}
+	if c.A2APeerFields.ProtocolVersion == "" {
+		c.A2APeerFields.ProtocolVersion = "unknown"
+	}
+	u := &warden.AgBOMUpdate{Source: warden.AgBOMSourceA2A}
+	if sc, err := c.Stored(); err == nil {
+		u.Put = append(u.Put, sc)
+	}
+	return u
+}

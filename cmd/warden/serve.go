@@ -167,7 +167,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	var a2aProxy http.Handler // /a2a/{agent}, only with configured agents
 	if len(cfg.A2A) > 0 {
-		a2aProxy = a2agate.New(gd, cfg.A2A, a2agate.Options{Logf: logf})
+		a2aProxy = a2agate.New(gd, cfg.A2A, a2agate.Options{Logf: logf, AgBOM: gd.AgBOMStore()})
 	}
 	acsGuardian, err := acsHandler(gd, store, cfg, logf)
 	if err != nil {
