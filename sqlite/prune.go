@@ -75,6 +75,7 @@ func (r Retention) enabled() bool { return r.MaxAge > 0 || r.MaxSize > 0 }
 type PruneStats struct {
 	Deleted   int   // records deleted
 	Approvals int   // decided approvals deleted (by age)
+	Labels    int   // session labels deleted (by age, their session gone from the trace)
 	Punched   int64 // blob bytes given back (holes punched) in this pass
 	Size      int64 // the trace's size after the pass (see Retention)
 	Complete  bool  // false when the pass stopped early (ctx, an error)
@@ -259,6 +260,9 @@ func (p *pruner) prune(ctx context.Context, r Retention) (PruneStats, error) {
 		if err != nil {
 			return st, err
 		}
+		if st.Labels, err = p.deleteLabels(ctx, batch, cutoff); err != nil {
+			return st, err
+		}
 	}
 	// Punch what the previous pass freed, then remember this pass's limit.
 	if p.punchTo > 0 {
@@ -396,6 +400,38 @@ func (p *pruner) deleteApprovals(ctx context.Context, batch int, cutoff int64) (
 		n, err := res.RowsAffected()
 		if err != nil {
 			return total, fmt.Errorf("sqlite: prune approvals: %w", err)
+		}
+		total += int(n)
+		if int(n) < batch {
+			return total, nil
+		}
+		select {
+		case <-ctx.Done():
+			return total, ctx.Err()
+		case <-time.After(pruneYield):
+		}
+	}
+}
+
+// deleteLabels deletes, in transactions of at most batch rows, the
+// session labels added before cutoff whose session has no record left in
+// the trace (by session id, whatever the tenant: a label outlives its
+// session's last record, never a record of its session). A session that
+// is still recording keeps its labels however old they are.
+func (p *pruner) deleteLabels(ctx context.Context, batch int, cutoff int64) (int, error) {
+	total := 0
+	for {
+		p.txMu.Lock()
+		res, err := p.db.ExecContext(ctx, `DELETE FROM session_labels WHERE (tenant, session, label) IN (
+			SELECT tenant, session, label FROM session_labels AS l
+			WHERE added < ?1 AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.session_id = l.session) LIMIT ?2)`, cutoff, batch)
+		p.txMu.Unlock()
+		if err != nil {
+			return total, fmt.Errorf("sqlite: prune session labels: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, fmt.Errorf("sqlite: prune session labels: %w", err)
 		}
 		total += int(n)
 		if int(n) < batch {
