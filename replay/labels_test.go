@@ -31,3 +31,14 @@ func TestEventKeepsLabelsAndProvenance(t *testing.T) {
 		t.Fatalf("replayed labels %q, provenance %+v from a record without", got.SessionLabels, got.Provenance)
 	}
 }
+
+// The result that lists the labels a step added is no step of the chain.
+func TestStepsSkipLabelsResult(t *testing.T) {
+	rec := &warden.Record{Results: []warden.Result{
+		{Guardian: "policy", PolicyID: "p", Decision: "modify", Mode: "enforce"},
+		{Guardian: "session", Kind: warden.KindLabels, Decision: "modify", Mode: "enforce", Labels: []string{"read_private"}},
+	}}
+	if st := steps(rec, nil); len(st) != 1 || st[0].Name != "policy" {
+		t.Fatalf("steps %+v", st)
+	}
+}

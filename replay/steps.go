@@ -22,7 +22,8 @@ func isPolicy(r *warden.Result) bool { return r.Kind == "" || r.Kind == hooks.Ki
 // recorded: each run of policy results is the policy step, decided again by
 // engine; each other result (a command, webhook or remote-guardian hook) is
 // a step that answers what the hook answered live, without running it.
-// Shadow results are left out. A step that recorded no result did not run
+// Shadow results, and the result listing the session labels the step
+// added (warden.KindLabels), are left out. A step that recorded no result did not run
 // live (a hook whose `when` was false, or one after a deny) and is not
 // replayed.
 func steps(rec *warden.Record, engine warden.Handler) []warden.Step {
@@ -30,8 +31,8 @@ func steps(rec *warden.Record, engine warden.Handler) []warden.Step {
 	inPolicy := false
 	for i := range rec.Results {
 		r := &rec.Results[i]
-		if r.Mode == modeShadow {
-			continue
+		if r.Mode == modeShadow || r.Kind == warden.KindLabels {
+			continue // beside the chain: a shadow set's, the labels the step added
 		}
 		if !isPolicy(r) {
 			inPolicy = false
