@@ -284,7 +284,7 @@ type messageJSON struct {
 
 // ViewsJSON returns the event's views as a JSON object named as policies
 // name them (agent, user, session, turn, step, tool, message, reasoning,
-// and provenance and session.labels when not empty), for the trace: a
+// and provenance, session.labels and mcp when not empty), for the trace: a
 // replay can see what the policies saw. nil if they do not encode (tool
 // arguments are decoded JSON, so they always do).
 func (e *Event) ViewsJSON() json.RawMessage {

@@ -58,7 +58,9 @@ var viewKinds = func() map[string]viewKind {
 //     (Envelope.Answers); steps/message: the message (content or parts).
 //   - protocols/MCP: context and reasoning from the envelope (the AOS
 //     wrapper); a tools/call request gives the tool (server: Envelope.Server),
-//     a response the tool of the request it answers.
+//     a response the tool of the request it answers; ToolChanges (the mcp
+//     view) are Envelope.ToolChanges, a tools/list answer's changes
+//     against the server's pinned tools.
 //   - protocols/A2A and the A2A methods: context and reasoning from the
 //     envelope, the agent being the context's agent, else its from side's,
 //     else its to side's; the message of message/send and message/stream
