@@ -48,6 +48,9 @@ type views struct {
 		SourceID    string   `json:"source_id"`
 		DerivedFrom []string `json:"derived_from"`
 	} `json:"provenance"`
+	MCP struct {
+		ToolChanges []warden.ToolChange `json:"tool_changes"`
+	} `json:"mcp"`
 }
 
 // set puts the recorded views into ev's view fields.
@@ -65,6 +68,8 @@ func (v *views) set(ev *warden.Event) {
 	for _, p := range v.Provenance {
 		ev.Provenance = append(ev.Provenance, warden.Provenance(p))
 	}
+	// A tools/list answer's changes against the pins of then.
+	ev.ToolChanges = v.MCP.ToolChanges
 }
 
 // fill gives every view catalog.Views left empty on ev the recorded value:
@@ -94,6 +99,9 @@ func (v *views) fill(ev *warden.Event) {
 	}
 	if ev.Reasoning == "" {
 		ev.Reasoning = v.Reasoning
+	}
+	if len(ev.ToolChanges) == 0 {
+		ev.ToolChanges = v.MCP.ToolChanges
 	}
 }
 
