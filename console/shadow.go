@@ -137,6 +137,10 @@ func rowOfPolicy(p *policy.Policy) policyRow {
 	if p.Line > 0 {
 		src += ":" + strconv.Itoa(p.Line)
 	}
+	name := p.Decision.String()
+	if name == "" && len(p.Labels) > 0 { // a policy that only labels the session
+		name = "label " + strings.Join(p.Labels, ", ")
+	}
 	return policyRow{P: p, Events: strings.Join(p.Events, ", "), Audit: p.Mode == warden.Audit, Source: src,
-		DecisionName: p.Decision.String()}
+		DecisionName: name}
 }
