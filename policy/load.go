@@ -349,11 +349,11 @@ func policyLabel(p *Policy) string {
 }
 
 func defaultReason(p *Policy) string {
+	if p.Decision == warden.Abstain && len(p.Labels) > 0 { // its result says what it did
+		return fmt.Sprintf("policy %s labels the session: %s", p.ID, strings.Join(p.Labels, ", "))
+	}
 	if p.Description != "" {
 		return strings.TrimSpace(p.Description)
-	}
-	if p.Decision == warden.Abstain && len(p.Labels) > 0 {
-		return fmt.Sprintf("policy %s labels the session: %s", p.ID, strings.Join(p.Labels, ", "))
 	}
 	return fmt.Sprintf("policy %s: %s", p.ID, p.Decision)
 }

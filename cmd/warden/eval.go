@@ -77,6 +77,9 @@ func cmdEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if held.Holds() {
 		res["held"] = held.String()
 	}
+	if len(out.Labels) > 0 {
+		res["labels"] = out.Labels // the session labels the step sets if taken
+	}
 	if out.Verdict == warden.Modify {
 		res["payload"] = out.Payload
 	}
