@@ -174,6 +174,9 @@ func (h *Handler) serverHello(r *request, version string, methods []string, tran
 		"signatures_required":            h.opts.RequireSignatures,
 		"approver_types_supported":       approvers,
 		"policy_requires_provenance":     h.opts.RequireProvenance,
+		// The AgBOM serializations GET /api/agbom and `warden agbom` render
+		// (docs/agbom.md); "canonical" is format=acs.
+		"agbom_serializations_supported": []string{"canonical", "cyclonedx-1.6", "spdx-3.0"},
 		"profiles_accepted":              accepted,
 		"guardian":                       map[string]any{"name": "warden", "version": h.opts.Version},
 	}

@@ -24,6 +24,9 @@ func TestACSInspect(t *testing.T) {
 	c := acsclient.New(acsclient.Options{URL: srv.url + "/acs", KeyID: "k1", Key: acsTestKey, AgentID: "inspect-agent"})
 	hello, err := c.Handshake(ctx, []string{"steps/sessionStart", "agbom/snapshot", "agbom/changed", "steps/sessionEnd"})
 	acsStep(t, c, hello, err, "allow", nil)
+	if got, _ := json.Marshal(hello.Result["agbom_serializations_supported"]); string(got) != `["canonical","cyclonedx-1.6","spdx-3.0"]` {
+		t.Fatalf("ServerHello agbom_serializations_supported: %s", got)
+	}
 	head := ""
 	r, err := c.Call(ctx, "steps/sessionStart", map[string]any{"agent": map[string]any{"name": "inspect"}})
 	acsStep(t, c, r, err, "allow", &head)
