@@ -17,8 +17,9 @@ const maxAPIEntries = 1000
 // session's handshake state and its ContextEntry chain, oldest first, as
 // ACS §8.1 shapes an entry (entry_hash and previous_hash included), so a
 // key holder or auditor can recompute every entry_hash and compare the
-// head with the chain_hash values the answers published. A tenant's token
-// sees only its tenant's sessions (scope read, checked by the server).
+// head with the chain_hash values the answers published; and the session's
+// labels (labels, sorted) when st keeps them. A tenant's token sees only
+// its tenant's sessions (scope read, checked by the server).
 func SessionHandler(st warden.ACSSessionStore) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
@@ -62,8 +63,17 @@ func SessionHandler(st warden.ACSSessionStore) http.Handler {
 			m["record_id"] = es[i].RecordID
 			entries[i] = m
 		}
+		labels := []string{} // the session's labels, when the store keeps them
+		if ls, ok := st.(warden.LabelStore); ok {
+			got, err := ls.SessionLabels(r.Context(), s.Tenant, id)
+			if err != nil {
+				apiError(w, http.StatusInternalServerError, "reading the session's labels: "+err.Error())
+				return
+			}
+			labels = append(labels, got...)
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"session": s, "entries": entries, "after": after})
+		_ = json.NewEncoder(w).Encode(map[string]any{"session": s, "labels": labels, "entries": entries, "after": after})
 	})
 }
 

@@ -128,6 +128,13 @@ func TestLethalTrifectaACSAcrossRestarts(t *testing.T) {
 		t.Fatalf("the third step: %s", r.Raw)
 	}
 
+	// The session API shows its profiles and labels.
+	code, body := send(t, "GET", srv.url+"/api/acs/sessions/"+c.SessionID(), "", "", "", "")
+	if code != http.StatusOK || !strings.Contains(body, `"labels":["read_private","untrusted_input"]`) ||
+		!strings.Contains(body, `"profiles":["acs-core","acs-provenance"]`) {
+		t.Fatalf("/api/acs/sessions: %d %.600s", code, body)
+	}
+
 	runs := sessionRuns(t, srv.url, c.SessionID())
 	var added [][]string
 	for _, rec := range runs {
