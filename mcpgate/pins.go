@@ -47,8 +47,13 @@ type Pins struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
-	mu sync.Mutex // one compare-then-pin at a time per process
+	mu   sync.Mutex        // one compare-then-pin at a time per process
+	seen map[string]string // last AgBOM observation written, by tenant/agent/server (bounded: maxSeen)
 }
+
+// maxSeen bounds Pins.seen; past it the memory starts over (an unchanged
+// observation is then written once more).
+const maxSeen = 4096
 
 // listing marks a forwarded tools/list request whose answer is compared
 // with the pins; partial when it asked for a page after the first.
@@ -218,9 +223,38 @@ func (p *Pins) settled(ctx context.Context, lc *listCheck, endpoint string, letT
 	if u.Agent == "" {
 		u.Agent = DefaultAgent
 	}
+	// The same observation as the last one written for this caller and
+	// server changes nothing: skip the store write (a SQLite transaction).
+	key, sum := u.Tenant+"\x00"+u.Agent+"\x00"+lc.server, observationSum(u)
+	if p.seen[key] == sum {
+		return
+	}
 	if err := p.Store.UpdateAgBOM(sctx, u); err != nil {
 		p.logf("mcp %s: recording the tools in the AgBOM of %q: %v", lc.server, u.Agent, err)
+		return
 	}
+	if p.seen == nil || len(p.seen) >= maxSeen {
+		p.seen = map[string]string{}
+	}
+	p.seen[key] = sum
+}
+
+// observationSum identifies an AgBOM update by what it writes (not its
+// time).
+func observationSum(u *warden.AgBOMUpdate) string {
+	h := sha256.New()
+	for _, c := range u.Put {
+		h.Write([]byte(c.ID))
+		h.Write([]byte{0})
+		h.Write(c.Doc)
+		h.Write([]byte{0})
+	}
+	h.Write([]byte{1})
+	for _, id := range u.Remove {
+		h.Write([]byte(id))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // DefaultAgent is the agent whose AgBOM gets what the MCP gateway observes
