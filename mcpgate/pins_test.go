@@ -279,3 +279,30 @@ func TestToolDescriptionInjection(t *testing.T) {
 		t.Errorf("a refused first list was pinned: %v", got)
 	}
 }
+
+// FuzzHashTool: any decoded tool either errors or hashes, and the same tool
+// re-encoded (another key order and spacing) hashes the same.
+func FuzzHashTool(f *testing.F) {
+	f.Add([]byte(`{"name":"echo","description":"Echoes","inputSchema":{"type":"object","properties":{"a":{"type":"number"}}}}`))
+	f.Add([]byte(`{"name":"x","inputSchema":[1,2.50,"\u00e9"]}`))
+	f.Add([]byte(`{"description":"no name"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var m map[string]any
+		if json.Unmarshal(b, &m) != nil || m == nil {
+			return
+		}
+		d, err := HashTool(m)
+		if err != nil {
+			return
+		}
+		again, _ := json.MarshalIndent(m, "", "   ")
+		var m2 map[string]any
+		if err := json.Unmarshal(again, &m2); err != nil {
+			t.Fatal(err)
+		}
+		d2, err := HashTool(m2)
+		if err != nil || d2.Hash != d.Hash || len(d.Hash) != 64 {
+			t.Fatalf("%s: %s vs %s (%v)", b, d.Hash, d2.Hash, err)
+		}
+	})
+}
