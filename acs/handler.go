@@ -71,6 +71,10 @@ type Options struct {
 	Approvals    bool
 	ApprovalsURL string
 	ApprovalWait time.Duration
+	// TraceOTel and TraceOCSF say the Guardian exports its decisions as
+	// OpenTelemetry spans (otel:) and OCSF events (trace.ocsf_file):
+	// ServerHello trace_emission (ACS-Trace, docs/observability.md).
+	TraceOTel, TraceOCSF bool
 	// DecisionTimeout bounds one decision (ServerHello timeout_config);
 	// default 5s.
 	DecisionTimeout time.Duration

@@ -179,6 +179,11 @@ func (h *Handler) serverHello(r *request, version string, methods []string, tran
 		"agbom_serializations_supported": []string{"canonical", "cyclonedx-1.6", "spdx-3.0"},
 		"profiles_accepted":              accepted,
 		"guardian":                       map[string]any{"name": "warden", "version": h.opts.Version},
+		// Where this Guardian's decisions go as Trace events. No collector
+		// endpoint is offered to the agent: warden's may be internal.
+		"trace_emission": map[string]any{
+			"otel_enabled": h.opts.TraceOTel, "ocsf_enabled": h.opts.TraceOCSF,
+		},
 	}
 }
 

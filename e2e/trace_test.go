@@ -129,6 +129,13 @@ func TestTraceThroughTheBinary(t *testing.T) {
 			t.Errorf("%s traceparent %v, want one in trace %s", name, ps, trace)
 		}
 	}
+	// The ACS ServerHello says where the decisions go (trace_emission).
+	hello := fmt.Sprintf(`{"jsonrpc":"2.0","id":"h1","method":"handshake/hello","params":{"acs_version":"0.1.0","request_id":"00000000-0000-4000-8000-000000000001","timestamp":%q,"metadata":{"agent_id":"a","session_id":"trace-e2e-acs"},"payload":{"acs_versions_supported":["0.1.0"],"methods_implemented":["steps/toolCallRequest"],"transports_supported":["http"],"provenance_producer":"none","profiles_supported":["acs-core","acs-trace"]}}}`,
+		time.Now().UTC().Format(time.RFC3339Nano))
+	code, body := send(t, "POST", srv.url+"/acs", "application/json", "", "", hello)
+	if code != http.StatusOK || !strings.Contains(body, `"trace_emission":{"ocsf_enabled":true,"otel_enabled":true}`) {
+		t.Errorf("ServerHello: %d %s", code, body)
+	}
 	code, metrics := send(t, "GET", srv.url+"/metrics", "", "", "", "")
 	for _, m := range []string{"warden_otel_decisions_dropped_total 0", "warden_otel_spans_dropped_total 0", "warden_ocsf_dropped_total 0"} {
 		if code != http.StatusOK || !strings.Contains(metrics, m) {
