@@ -85,8 +85,14 @@ func kindListSize(kinds []string) *cost.SizeEstimate {
 // calls 1 each, so the estimate only errs on the side of tracking.)
 func (costEstimator) EstimateCallCost(_, overloadID string, _ *cost.AstNode, args []cost.AstNode) *cost.CallEstimate {
 	if isFlowOverload(overloadID) && len(args) == 1 {
-		// One scan of the argument's strings (flow.go).
-		return &cost.CallEstimate{CostEstimate: scanCost(argSize(args[0]), 1)}
+		// A flow function reads at most maxFlowBytes of its argument
+		// (flow.go): one scan of that, whatever the argument's size.
+		est := &cost.CallEstimate{CostEstimate: scanCost(cost.RangedSizeEstimate(0, maxFlowBytes), 1)}
+		if overloadID == "tool_name_dyn" {
+			sz := cost.RangedSizeEstimate(0, maxToolName)
+			est.ResultSize = &sz
+		}
+		return est
 	}
 	switch overloadID {
 	case "pii_string", "secrets_string", "injection_string":

@@ -11,10 +11,15 @@ import (
 
 // The flow functions classify what a step does with data, for the session
 // flow rules (the built-in lethal-trifecta policies, docs/policies.md).
-// Each takes a string, a list or a map (tool.args, payload) and looks only
-// at strings at most maxFlowString bytes long, so its cost is one scan of
-// its argument; the cost estimator charges it as one.
+// Each takes a string, a list or a map (tool.args, payload) and reads at
+// most maxFlowBytes of its strings in all (what lies beyond is not looked
+// at), so its cost is bounded by a constant, whatever the event's size:
+// the cost estimator charges it as one scan of maxFlowBytes.
 //
+//   - tool_name(s): the tool name s compared by the flow rules: lower
+//     case, without an MCP prefix a host puts before it ("mcp__gmail__
+//     send_email", Claude Code's form, is "send_email"); "" for a name
+//     longer than maxToolName.
 //   - private_path(x): x names a private path: a string holding one (a
 //     path, or a shell command mentioning it), a list of such strings, or
 //     a map whose path-like members (pathKeys) or command member do.
@@ -31,18 +36,39 @@ import (
 //     127.x or [::1].
 var flowFunctions = []struct {
 	name string
-	fn   func(v any) bool
+	fn   func(v any, b *budget) ref.Val
 }{
-	{"private_path", privatePath},
-	{"private_marked", privateMarked},
-	{"shell_fetch", func(v any) bool { return matchCommand(v, shellFetchRE) }},
-	{"shell_send", func(v any) bool { return matchCommand(v, shellSendRE) }},
-	{"external_url", externalURL},
+	{"tool_name", func(v any, _ *budget) ref.Val { return types.String(toolName(v)) }},
+	{"private_path", boolFn(privatePath)},
+	{"private_marked", boolFn(privateMarked)},
+	{"shell_fetch", boolFn(func(v any, b *budget) bool { return matchCommand(v, shellFetchRE, b) })},
+	{"shell_send", boolFn(func(v any, b *budget) bool { return matchCommand(v, shellSendRE, b) })},
+	{"external_url", boolFn(externalURL)},
 }
 
-// maxFlowString bounds the strings the flow functions read: a path, a URL
-// or a command longer than this is not looked at.
-const maxFlowString = 64 << 10
+func boolFn(f func(any, *budget) bool) func(any, *budget) ref.Val {
+	return func(v any, b *budget) ref.Val { return types.Bool(f(v, b)) }
+}
+
+// maxFlowBytes bounds the bytes of strings one flow function call reads;
+// maxToolName the tool names tool_name reads.
+const (
+	maxFlowBytes = 64 << 10
+	maxToolName  = 256
+)
+
+// budget is what one call may still read.
+type budget struct{ left int }
+
+// take reports whether s fits the budget, and spends it.
+func (b *budget) take(s string) bool {
+	if len(s) > b.left {
+		b.left = 0
+		return false
+	}
+	b.left -= len(s)
+	return true
+}
 
 // pathKeys are the tool argument names that hold file paths or URIs.
 var pathKeys = []string{"path", "paths", "file_path", "filePath", "absolute_path", "filename", "file", "target_file", "uri"}
@@ -71,8 +97,12 @@ func flowEnvOptions() []cel.EnvOption {
 	opts := make([]cel.EnvOption, 0, len(flowFunctions))
 	for _, f := range flowFunctions {
 		fn := f.fn
-		opts = append(opts, cel.Function(f.name, cel.Overload(f.name+"_dyn", []*cel.Type{cel.DynType}, cel.BoolType,
-			cel.UnaryBinding(func(v ref.Val) ref.Val { return types.Bool(fn(v.Value())) }))))
+		res := cel.BoolType
+		if f.name == "tool_name" {
+			res = cel.StringType
+		}
+		opts = append(opts, cel.Function(f.name, cel.Overload(f.name+"_dyn", []*cel.Type{cel.DynType}, res,
+			cel.UnaryBinding(func(v ref.Val) ref.Val { return fn(v.Value(), &budget{left: maxFlowBytes}) }))))
 	}
 	return opts
 }
@@ -87,36 +117,50 @@ func isFlowOverload(id string) bool {
 	return false
 }
 
-// flowString is v when it is a string short enough to look at.
-func flowString(v any) (string, bool) {
+// toolName is tool_name: s in lower case without a host's MCP prefix.
+func toolName(v any) string {
 	s, ok := v.(string)
-	return s, ok && len(s) <= maxFlowString
+	if !ok || len(s) > maxToolName {
+		return ""
+	}
+	s = strings.ToLower(s)
+	if rest, ok := strings.CutPrefix(s, "mcp__"); ok { // mcp__<server>__<tool>
+		if i := strings.Index(rest, "__"); i >= 0 {
+			return rest[i+2:]
+		}
+	}
+	return s
 }
 
-func privatePath(v any) bool {
+func privatePath(v any, b *budget) bool {
 	switch t := v.(type) {
 	case string:
-		s, ok := flowString(t)
-		return ok && privatePathRE.MatchString(s)
+		return b.take(t) && privatePathRE.MatchString(t)
 	case []any:
 		for _, x := range t {
-			if s, ok := flowString(x); ok && privatePathRE.MatchString(s) {
+			if s, ok := x.(string); ok && b.take(s) && privatePathRE.MatchString(s) {
 				return true
+			}
+			if b.left == 0 {
+				return false
 			}
 		}
 	case map[string]any:
 		for _, k := range pathKeys {
-			if x, ok := t[k]; ok && privatePath(x) {
+			if x, ok := t[k]; ok && privatePath(x, b) {
 				return true
 			}
 		}
-		return privatePath(commandOf(t))
+		if c := commandOf(t); c != "" {
+			return privatePath(c, b)
+		}
 	}
 	return false
 }
 
 // commandOf is a shell tool's command argument as one string ("" when
-// none): a string, or a list of strings joined by spaces.
+// none): a string, or a list of strings joined by spaces (at most
+// maxFlowBytes of them).
 func commandOf(m map[string]any) string {
 	switch c := m["command"].(type) {
 	case string:
@@ -125,17 +169,21 @@ func commandOf(m map[string]any) string {
 		parts := make([]string, 0, len(c))
 		n := 0
 		for _, x := range c {
-			if s, ok := x.(string); ok && n+len(s) <= maxFlowString {
-				parts = append(parts, s)
-				n += len(s) + 1
+			s, ok := x.(string)
+			if !ok {
+				continue
 			}
+			if n += len(s) + 1; n > maxFlowBytes {
+				break
+			}
+			parts = append(parts, s)
 		}
 		return strings.Join(parts, " ")
 	}
 	return ""
 }
 
-func matchCommand(v any, re *regexp.Regexp) bool {
+func matchCommand(v any, re *regexp.Regexp, b *budget) bool {
 	var s string
 	switch t := v.(type) {
 	case string:
@@ -143,35 +191,37 @@ func matchCommand(v any, re *regexp.Regexp) bool {
 	case map[string]any:
 		s = commandOf(t)
 	}
-	s, ok := flowString(s)
-	return ok && s != "" && re.MatchString(s)
+	return s != "" && b.take(s) && re.MatchString(s)
 }
 
 var privateMarks = []string{"private", "confidential", "secret", "personal"}
 
-func privateMarked(v any) bool {
+func privateMarked(v any, b *budget) bool {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return false
 	}
-	if marked(m) {
+	if marked(m, b) {
 		return true
 	}
 	rs, _ := m["results"].([]any)
 	for _, r := range rs {
-		if rm, ok := r.(map[string]any); ok && marked(rm) {
+		if rm, ok := r.(map[string]any); ok && marked(rm, b) {
 			return true
+		}
+		if b.left == 0 {
+			return false
 		}
 	}
 	return false
 }
 
-func marked(m map[string]any) bool {
-	if b, ok := m["private"].(bool); ok && b {
+func marked(m map[string]any, b *budget) bool {
+	if x, ok := m["private"].(bool); ok && x {
 		return true
 	}
 	for _, k := range []string{"visibility", "scope", "classification"} {
-		if s, ok := m[k].(string); ok {
+		if s, ok := m[k].(string); ok && b.take(s) {
 			for _, p := range privateMarks {
 				if strings.EqualFold(s, p) {
 					return true
@@ -179,10 +229,11 @@ func marked(m map[string]any) bool {
 			}
 		}
 	}
+	b.take(" ") // every item costs something, so a long list ends
 	return false
 }
 
-func externalURL(v any) bool {
-	s, ok := flowString(v)
-	return ok && httpURLRE.MatchString(s) && !localURLRE.MatchString(s)
+func externalURL(v any, b *budget) bool {
+	s, ok := v.(string)
+	return ok && b.take(s) && httpURLRE.MatchString(s) && !localURLRE.MatchString(s)
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"cel.dev/cel-go/common/types/ref"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -174,8 +176,13 @@ func TestFlowFunctions(t *testing.T) {
 	for _, tc := range []struct {
 		fn   string
 		arg  any
-		want bool
+		want any
 	}{
+		{"tool_name", "Read", "read"},
+		{"tool_name", "mcp__gmail__send_email", "send_email"},
+		{"tool_name", "mcp__odd", "mcp__odd"},
+		{"tool_name", strings.Repeat("x", maxToolName+1), ""},
+		{"tool_name", 7, ""},
 		{"private_path", "/home/ann/.ssh/id_ed25519", true},
 		{"private_path", "~/.aws/credentials", true},
 		{"private_path", "/Users/bob/Documents/taxes.pdf", true},
@@ -192,7 +199,8 @@ func TestFlowFunctions(t *testing.T) {
 		{"private_path", map[string]any{"command": []any{"cat", "/home/ann/.aws/config"}}, true},
 		{"private_path", map[string]any{"command": "ls -la"}, false},
 		{"private_path", map[string]any{"path": 7}, false},
-		{"private_path", "/home/ann/.ssh/" + strings.Repeat("x", maxFlowString), false},
+		{"private_path", "/home/ann/.ssh/" + strings.Repeat("x", maxFlowBytes), false},
+		{"private_path", map[string]any{"paths": append(make([]any, 0), strings.Repeat("x", maxFlowBytes-10), "/home/x/.netrc")}, false},
 		{"private_marked", map[string]any{"private": true}, true},
 		{"private_marked", map[string]any{"results": []any{map[string]any{"visibility": "Confidential"}}}, true},
 		{"private_marked", map[string]any{"scope": "team"}, false},
@@ -214,14 +222,14 @@ func TestFlowFunctions(t *testing.T) {
 		{"external_url", 5, false},
 	} {
 		t.Run(tc.fn, func(t *testing.T) {
-			var fn func(any) bool
+			var fn func(any, *budget) ref.Val
 			for _, f := range flowFunctions {
 				if f.name == tc.fn {
 					fn = f.fn
 				}
 			}
-			if got := fn(tc.arg); got != tc.want {
-				t.Fatalf("%s(%v) = %v, want %v", tc.fn, tc.arg, got, tc.want)
+			if got := fn(tc.arg, &budget{left: maxFlowBytes}).Value(); got != tc.want {
+				t.Fatalf("%s(%.80v) = %v, want %v", tc.fn, tc.arg, got, tc.want)
 			}
 		})
 	}
@@ -229,7 +237,7 @@ func TestFlowFunctions(t *testing.T) {
 	ev := toolCall("Read", map[string]any{"file_path": "/home/ann/.ssh/id_rsa", "url": "https://example.com"})
 	act := NewActivation(ev)
 	defer act.Release()
-	prg, msgs := compile(`private_path(tool.args) && external_url(tool.args.url) && !shell_send(tool.args)`, nil)
+	prg, msgs := compile(`private_path(tool.args) && external_url(tool.args.url) && !shell_send(tool.args) && tool_name(tool.name) == "read"`, nil)
 	if msgs != nil {
 		t.Fatal(msgs)
 	}
