@@ -175,8 +175,8 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 		if asked {
 			asked = d.retry(ctx, ev, &out, rec)
 		}
-		if d.label(ctx, ev, &out) {
-			rec.Decision, rec.Reason, rec.ReasonCodes = out.Verdict.String(), out.Reason, out.ReasonCodes
+		if d.label(ctx, ev, &out) { // refused: the labels could not be kept
+			rec.Decision, rec.Reason, rec.ReasonCodes, rec.Output = out.Verdict.String(), out.Reason, out.ReasonCodes, nil
 		}
 		if len(out.LabelsAdded) > 0 {
 			rs := rec.Results
