@@ -128,13 +128,22 @@ func (p *Pins) check(ctx context.Context, server string, msg *message, l *listin
 	next, _ := res["nextCursor"].(string)
 	lc := &listCheck{server: server, full: !l.partial && next == "", pinned: map[string]warden.ToolPin{}}
 	seen := map[string]bool{}
+	first := map[string]warden.ToolDef{}
+	var dups []warden.ToolDef // a name listed again with another definition
 	for _, x := range tools {
 		t, _ := x.(map[string]any)
 		d, err := HashTool(t)
-		if err != nil || seen[d.Name] || len(lc.defs) >= maxListedTools {
+		if err != nil || len(lc.defs) >= maxListedTools {
 			continue // the policies still see the whole answer in the payload
 		}
+		if seen[d.Name] {
+			if first[d.Name].Hash != d.Hash {
+				dups = append(dups, d)
+			}
+			continue
+		}
 		seen[d.Name] = true
+		first[d.Name] = d
 		lc.defs = append(lc.defs, d)
 	}
 	sort.Slice(lc.defs, func(i, j int) bool { return lc.defs[i].Name < lc.defs[j].Name })
@@ -150,11 +159,21 @@ func (p *Pins) check(ctx context.Context, server string, msg *message, l *listin
 		lc.pinned = nil // unknown: nothing is removed, nothing pinned from here
 		return lc
 	}
-	if len(pins) == 0 {
-		return lc // the first list of the server: pinned when let through
-	}
 	for _, pn := range pins {
 		lc.pinned[pn.Name] = pn
+	}
+	// A name listed twice with two definitions: a client may use either,
+	// so the second is a change whatever the pins say (never pinned).
+	for i := range dups {
+		d := dups[i]
+		old := first[d.Name]
+		if pn, ok := lc.pinned[d.Name]; ok {
+			old = *pinDef(pn)
+		}
+		lc.changes = append(lc.changes, warden.ToolChange{Change: warden.ToolChanged, Server: server, Name: d.Name, Old: &old, New: &d})
+	}
+	if len(pins) == 0 {
+		return lc // the first list of the server: pinned when let through
 	}
 	for i := range lc.defs {
 		d := lc.defs[i]
