@@ -116,15 +116,26 @@ func HashTool(t map[string]any) (warden.ToolDef, error) {
 
 // check reads a tools/list answer and compares it with the server's pins;
 // nil when msg is not a tools/list result or p is nil.
+//
+// A result with a tools array whose request the gateway cannot name (a
+// response on a resumed SSE stream, a request the bounded correlation
+// cache forgot) is compared as a page: changed and added tools count,
+// nothing is removed.
 func (p *Pins) check(ctx context.Context, server string, msg *message, l *listing) *listCheck {
-	if p == nil || l == nil {
+	if p == nil || msg.isRequest() || msg.isNotification() {
 		return nil
 	}
 	res, ok := msg.m["result"].(map[string]any)
 	if !ok {
 		return nil
 	}
-	tools, _ := res["tools"].([]any)
+	tools, isList := res["tools"].([]any)
+	if l == nil {
+		if !isList {
+			return nil
+		}
+		l = &listing{partial: true}
+	}
 	next, _ := res["nextCursor"].(string)
 	lc := &listCheck{server: server, full: !l.partial && next == "", pinned: map[string]warden.ToolPin{}}
 	seen := map[string]bool{}

@@ -335,3 +335,25 @@ func TestToolListedTwice(t *testing.T) {
 		t.Fatalf("changes %+v", lc.changes)
 	}
 }
+
+// TestUncorrelatedToolsList: a tools/list result the gateway cannot tie to
+// its request is still compared (as a page).
+func TestUncorrelatedToolsList(t *testing.T) {
+	st := storetest.NewMem()
+	p := &Pins{Store: st}
+	if err := st.PinTools(context.Background(), "s", []warden.ToolPin{{Name: "echo", Description: "Echoes", Hash: "00"}, {Name: "gone", Hash: "11"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	raw := []byte(`{"jsonrpc":"2.0","id":9,"result":{"tools":[{"name":"echo","description":"Echoes, differently"}]}}`)
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	lc := p.check(context.Background(), "s", &message{raw: raw, m: m}, nil)
+	if lc == nil || len(lc.changes) != 1 || lc.changes[0].Name != "echo" || lc.changes[0].Change != warden.ToolChanged {
+		t.Fatalf("check = %+v", lc)
+	}
+	other := []byte(`{"jsonrpc":"2.0","id":9,"result":{"content":[]}}`)
+	_ = json.Unmarshal(other, &m)
+	if lc := p.check(context.Background(), "s", &message{raw: other, m: m}, nil); lc != nil {
+		t.Fatalf("a tools/call result was compared: %+v", lc)
+	}
+}
