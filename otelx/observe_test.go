@@ -8,6 +8,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/config"
@@ -139,4 +140,34 @@ func FuzzNewItem(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestGoAPIParent: a decision made with a context holding a span (the Go
+// API, a caller's tracing) is a child of that span, in its trace.
+func TestGoAPIParent(t *testing.T) {
+	mem := tracetest.NewInMemoryExporter()
+	e := newExporter(config.OTel{Endpoint: "http://x", Sample: 0}, mem) // sampled by the parent alone
+	defer e.Shutdown(context.Background())
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	parent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled})
+	ctx := trace.ContextWithSpanContext(context.Background(), parent)
+	ev, out, rec := benchEvent()
+	e.ObserveRecord(ctx, ev, out, rec, nil)
+	e.ObserveRecord(context.Background(), ev, out, rec, nil) // sample 0: a root is not kept
+	if err := e.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans := mem.GetSpans()
+	if len(spans) != 3 {
+		t.Fatalf("%d spans, want the 3 of the decision with a sampled parent", len(spans))
+	}
+	for _, s := range spans {
+		if s.SpanContext.TraceID() != tid {
+			t.Errorf("%s in trace %s", s.Name, s.SpanContext.TraceID())
+		}
+		if s.Name == "gen_ai.tool.call" && s.Parent.SpanID() != sid {
+			t.Errorf("step span parent %s, want %s", s.Parent.SpanID(), sid)
+		}
+	}
 }
