@@ -34,6 +34,7 @@ const (
 type hookCalls struct {
 	mu      sync.Mutex
 	parents []string
+	states  []string
 }
 
 func (h *hookCalls) get() []string {
@@ -56,6 +57,7 @@ func newStack(t *testing.T, endpoint, protocol string) *stack {
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hc.mu.Lock()
 		hc.parents = append(hc.parents, r.Header.Get("Traceparent"))
+		hc.states = append(hc.states, r.Header.Get("Tracestate"))
 		hc.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, "{}")
@@ -212,6 +214,12 @@ func TestSpansOfDecisions(t *testing.T) {
 			hp := s.hooks.get()
 			if len(hp) != 1 || !strings.HasPrefix(hp[0], "00-"+callerTrace+"-"+sv.SpanID+"-") {
 				t.Errorf("webhook traceparent %v, want trace %s parent %s", hp, callerTrace, sv.SpanID)
+			}
+			s.hooks.mu.Lock()
+			states := append([]string(nil), s.hooks.states...)
+			s.hooks.mu.Unlock()
+			if len(states) != 1 || states[0] != "vendor=abc" {
+				t.Errorf("webhook tracestate %q, want the caller's vendor=abc", states)
 			}
 
 			// ACS: a handshake, then a denied tool call with provenance.
