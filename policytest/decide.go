@@ -21,7 +21,8 @@ func (c *Case) decideEvent(ctx context.Context, g *guardian.Guardian, cr *CaseRe
 	if err != nil {
 		return fmt.Errorf("payload: %w", err)
 	}
-	out, err := g.Decide(ctx, &warden.Event{Name: c.Event, Payload: payload, Raw: c.Payload})
+	out, err := g.Decide(ctx, &warden.Event{Name: c.Event, Payload: payload, Raw: c.Payload,
+		Envelope: warden.Envelope{ToolChanges: c.ToolChanges}})
 	if err != nil {
 		return fmt.Errorf("could not decide: %w", err)
 	}

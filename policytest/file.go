@@ -46,6 +46,10 @@ type Case struct {
 	// Event and Payload (a JSON object) make an event case.
 	Event   string
 	Payload []byte
+	// ToolChanges are what the MCP gateway would have found comparing a
+	// tools/list answer with the server's pins (event protocols/MCP only):
+	// the event's Envelope.ToolChanges, policies' mcp.tool_changes.
+	ToolChanges []warden.ToolChange
 	// AOS is a whole AOS JSON-RPC request (JSON) for an AOS case; Setup
 	// are requests the same handler answers first, e.g. the tool call a
 	// result correlates with.

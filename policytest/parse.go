@@ -1,6 +1,7 @@
 package policytest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -108,8 +109,10 @@ func (p *parser) testCase(n *yaml.Node) (c Case, ok bool) {
 		case "expect":
 			hasExpect = true
 			c.Expect = p.expect(v)
+		case "tool_changes":
+			c.ToolChanges = p.toolChanges(v)
 		default:
-			p.errf(k, "unknown field %q (want name, event, payload, aos, setup, expect)", key)
+			p.errf(k, "unknown field %q (want name, event, payload, aos, setup, tool_changes, expect)", key)
 		}
 	})
 	if c.Name == "" {
@@ -120,6 +123,9 @@ func (p *parser) testCase(n *yaml.Node) (c Case, ok bool) {
 	case eventNode != nil && aosNode != nil:
 		p.errf(aosNode, "test %q: give event: and payload:, or aos:, not both", c.Name)
 	case aosNode != nil:
+		if c.ToolChanges != nil {
+			p.errf(n, "test %q: tool_changes: goes with event: protocols/MCP (a tools/list answer)", c.Name)
+		}
 		if c.Payload != nil {
 			p.errf(n, "test %q: payload: goes with event:, an AOS request's params are in aos:", c.Name)
 		}
@@ -136,6 +142,9 @@ func (p *parser) testCase(n *yaml.Node) (c Case, ok bool) {
 		}
 		if c.Setup != nil {
 			p.errf(n, "test %q: setup: goes with aos: (requests answered before it)", c.Name)
+		}
+		if c.ToolChanges != nil && c.Event != catalog.MethodMCP {
+			p.errf(n, "test %q: tool_changes: goes with event: protocols/MCP (a tools/list answer)", c.Name)
 		}
 		if c.Payload == nil {
 			c.Payload = []byte("{}")
@@ -195,6 +204,38 @@ func (p *parser) expect(v *yaml.Node) Expect {
 }
 
 // object encodes a YAML mapping as a JSON object.
+// toolChanges reads a case's tool_changes: a list of the changes the MCP
+// gateway would find (warden.ToolChange: change, server, name, old, new).
+func (p *parser) toolChanges(v *yaml.Node) []warden.ToolChange {
+	if v.Kind != yaml.SequenceNode {
+		p.errf(v, "tool_changes: want a list of {change, server, name, old, new}")
+		return nil
+	}
+	var x any
+	if err := v.Decode(&x); err != nil {
+		p.errf(v, "tool_changes: %v", err)
+		return nil
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		p.errf(v, "tool_changes: not expressible as JSON: %v", err)
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	out := []warden.ToolChange{}
+	if err := d.Decode(&out); err != nil {
+		p.errf(v, "tool_changes: %v", err)
+		return nil
+	}
+	for i, c := range out {
+		if c.Change != warden.ToolChanged && c.Change != warden.ToolAdded && c.Change != warden.ToolRemoved {
+			p.errf(v.Content[i], "tool_changes[%d]: change %q (want changed, added or removed)", i, c.Change)
+		}
+	}
+	return out
+}
+
 func (p *parser) object(field string, v *yaml.Node) []byte {
 	if v.Kind != yaml.MappingNode {
 		p.errf(v, "%s: want a mapping (a JSON object)", field)

@@ -54,6 +54,30 @@ func TestParseErrors(t *testing.T) {
 			"t_test.yaml:4: payload: want a mapping (a JSON object)",
 			`t_test.yaml:5: expect.decision: "block" is not allow, deny, modify, ask or defer`,
 			`t_test.yaml:5: expect: unknown field "output"`}},
+		{"tool changes", `tests:
+  - name: not a list
+    event: protocols/MCP
+    tool_changes: {change: added}
+    expect: {decision: allow}
+  - name: bad change
+    event: protocols/MCP
+    tool_changes: [{change: renamed, name: x}, {change: added, nme: y}]
+    expect: {decision: allow}
+  - name: wrong event
+    event: tool.pre_call
+    tool_changes: [{change: added, name: x}]
+    expect: {decision: allow}
+  - name: bad kind
+    event: protocols/MCP
+    tool_changes:
+      - {change: added, name: x}
+      - {change: renamed, name: y}
+    expect: {decision: allow}
+`, []string{
+			"t_test.yaml:4: tool_changes: want a list of {change, server, name, old, new}",
+			`t_test.yaml:8: tool_changes: json: unknown field "nme"`,
+			`t_test.yaml:10: test "wrong event": tool_changes: goes with event: protocols/MCP (a tools/list answer)`,
+			`t_test.yaml:18: tool_changes[1]: change "renamed" (want changed, added or removed)`}},
 		{"no name, no expect", `tests:
   - event: tool.pre_call
 `, []string{"t_test.yaml:2: a test needs a name:", `t_test.yaml:2: test "line 2": no expect:`}},
