@@ -46,6 +46,14 @@ type Notifier interface {
 	Notify(a warden.Approval, link string)
 }
 
+// ContextNotifier is a Notifier that is also given the context of the
+// decision that asked (its trace context: package notify sends it on as
+// traceparent). Open calls NotifyContext on notifiers that implement it.
+type ContextNotifier interface {
+	Notifier
+	NotifyContext(ctx context.Context, a warden.Approval, link string)
+}
+
 // Options configure a Manager.
 type Options struct {
 	// Store keeps the approvals; Trace records their decisions.
@@ -216,7 +224,9 @@ func (m *Manager) Open(ctx context.Context, ev *warden.Event, out *warden.Outcom
 		return nil, err
 	}
 	m.publish(*a)
-	if m.o.Notifier != nil {
+	if cn, ok := m.o.Notifier.(ContextNotifier); ok {
+		cn.NotifyContext(ctx, *a, m.Link(a.ID))
+	} else if m.o.Notifier != nil {
 		m.o.Notifier.Notify(*a, m.Link(a.ID))
 	}
 	return a, nil

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/traceparent"
 	"github.com/wardenhq/warden/webhook"
 )
 
@@ -182,6 +183,9 @@ type job struct {
 	t    *target
 	id   string
 	body []byte
+	// trace is the asking decision's traceparent and tracestate (otel:),
+	// nil without one.
+	trace http.Header
 }
 
 // New returns a notifier for targets and starts its workers (none without
@@ -239,8 +243,23 @@ func New(targets []Target, o Options) *Notifier {
 // target and returns at once. A delivery that finds the queue full, or the
 // notifier closed, is dropped and reported through OnResult.
 func (n *Notifier) Notify(a warden.Approval, link string) {
+	n.NotifyContext(context.Background(), a, link)
+}
+
+// NotifyContext is Notify for the decision whose context is ctx: its trace
+// context, when it has one (otel:), is sent with each delivery as W3C
+// traceparent and tracestate.
+func (n *Notifier) NotifyContext(ctx context.Context, a warden.Approval, link string) {
 	if n == nil || len(n.targets) == 0 {
 		return
+	}
+	var tr http.Header
+	if ctx != nil {
+		h := http.Header{}
+		traceparent.Inject(ctx, h)
+		if len(h) > 0 {
+			tr = h
+		}
 	}
 	bodies := map[string][]byte{}
 	var dropped []Result
@@ -257,7 +276,7 @@ func (n *Notifier) Notify(a warden.Approval, link string) {
 			continue
 		}
 		select {
-		case n.queue <- job{t: t, id: a.ID, body: b}:
+		case n.queue <- job{t: t, id: a.ID, body: b, trace: tr}:
 		default:
 			dropped = append(dropped, Result{Target: t.safe, ApprovalID: a.ID, Err: ErrQueueFull, Final: true})
 		}
@@ -377,6 +396,9 @@ func (n *Notifier) post(j job) (status int, wait time.Duration, retry bool, err 
 	req.Header = j.t.headers.Clone()
 	if j.t.host != "" {
 		req.Host = j.t.host
+	}
+	for k, v := range j.trace {
+		req.Header[k] = v
 	}
 	resp, err := n.o.Client.Do(req)
 	if err != nil {
