@@ -155,6 +155,8 @@ func TestGoAPIParent(t *testing.T) {
 	ev, out, rec := benchEvent()
 	e.ObserveRecord(ctx, ev, out, rec, nil)
 	e.ObserveRecord(context.Background(), ev, out, rec, nil) // sample 0: a root is not kept
+	unsampled := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid})
+	e.ObserveRecord(trace.ContextWithSpanContext(context.Background(), unsampled), ev, out, rec, nil) // nor a child of an unsampled span
 	if err := e.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -169,8 +169,11 @@ func (e *Exporter) Observe(ev *warden.Event, out *warden.Outcome, recordErr erro
 // ctx (the caller's); when the queue is full it is dropped and counted.
 // It implements warden.RecordObserver.
 func (e *Exporter) ObserveRecord(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *warden.Record, recordErr error) {
-	if e.closing.Load() {
-		e.droppedDecisions.Add(1)
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && !sc.IsSampled() {
+		return // the caller's trace is not sampled: neither is its child
+	}
+	if e.closing.Load() || len(e.items) == cap(e.items) {
+		e.droppedDecisions.Add(1) // full: not even the copy is made
 		return
 	}
 	it := newItem(ctx, ev, out, rec, recordErr, time.Now())
