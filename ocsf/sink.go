@@ -112,7 +112,7 @@ func (s *Sink) Observe(ev *warden.Event, out *warden.Outcome, recordErr error) {
 // recording failed) is written from a record built for it with no input,
 // output or views: those were never redacted, so they are left out.
 func (s *Sink) ObserveRecord(_ context.Context, ev *warden.Event, out *warden.Outcome, rec *warden.Record, _ error) {
-	if s.closing.Load() {
+	if s.closing.Load() || len(s.q) == cap(s.q) {
 		s.dropped.Add(1)
 		return
 	}
