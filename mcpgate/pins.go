@@ -78,9 +78,14 @@ type listCheck struct {
 	changes []warden.ToolChange
 }
 
-// maxListedTools bounds the tools of one answer that are compared (the
-// store keeps at most warden.MaxToolPins per server).
-const maxListedTools = warden.MaxToolPins
+// maxListedTools bounds the tools of one answer that are compared and
+// pinned (the store keeps at most warden.MaxToolPins per server); the tools
+// past it are changes every time (fail closed), at most maxUnpinnable of
+// them recorded, as are at most maxUnpinnable doubly listed names.
+const (
+	maxListedTools = warden.MaxToolPins
+	maxUnpinnable  = 100
+)
 
 // HashTool returns the definition of one tool of a tools/list answer: its
 // name, description and inputSchema, and the lowercase hex SHA-256 of the
@@ -141,20 +146,27 @@ func (p *Pins) check(ctx context.Context, server string, msg *message, l *listin
 	seen := map[string]bool{}
 	first := map[string]warden.ToolDef{}
 	var dups []warden.ToolDef // a name listed again with another definition
+	var over []warden.ToolDef // tools past maxListedTools: never pinned
 	for _, x := range tools {
 		t, _ := x.(map[string]any)
 		d, err := HashTool(t)
-		if err != nil || len(lc.defs) >= maxListedTools {
-			continue // the policies still see the whole answer in the payload
+		if err != nil {
+			continue // a tool without a name cannot be called
 		}
 		if seen[d.Name] {
-			if first[d.Name].Hash != d.Hash {
+			if first[d.Name].Hash != d.Hash && len(dups) < maxUnpinnable {
 				dups = append(dups, d)
 			}
 			continue
 		}
 		seen[d.Name] = true
 		first[d.Name] = d
+		if len(lc.defs) >= maxListedTools {
+			if len(over) < maxUnpinnable {
+				over = append(over, d)
+			}
+			continue
+		}
 		lc.defs = append(lc.defs, d)
 	}
 	sort.Slice(lc.defs, func(i, j int) bool { return lc.defs[i].Name < lc.defs[j].Name })
@@ -172,6 +184,11 @@ func (p *Pins) check(ctx context.Context, server string, msg *message, l *listin
 	}
 	for _, pn := range pins {
 		lc.pinned[pn.Name] = pn
+	}
+	// Tools past the bound cannot be pinned: each is a change, every time.
+	for i := range over {
+		d := over[i]
+		lc.changes = append(lc.changes, warden.ToolChange{Change: warden.ToolAdded, Server: server, Name: d.Name, New: &d})
 	}
 	// A name listed twice with two definitions: a client may use either,
 	// so the second is a change whatever the pins say (never pinned).

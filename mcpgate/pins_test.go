@@ -3,6 +3,7 @@ package mcpgate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -355,5 +356,39 @@ func TestUncorrelatedToolsList(t *testing.T) {
 	_ = json.Unmarshal(other, &m)
 	if lc := p.check(context.Background(), "s", &message{raw: other, m: m}, nil); lc != nil {
 		t.Fatalf("a tools/call result was compared: %+v", lc)
+	}
+}
+
+// TestToolsPastTheBound: tools past the first MaxToolPins of an answer are
+// never pinned and always a change (at most 100 of them recorded).
+func TestToolsPastTheBound(t *testing.T) {
+	st := storetest.NewMem()
+	p := &Pins{Store: st}
+	var b strings.Builder
+	b.WriteString(`{"jsonrpc":"2.0","id":1,"result":{"tools":[`)
+	n := warden.MaxToolPins + 150
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":"t%05d","description":"d"}`, i)
+	}
+	b.WriteString(`]}}`)
+	raw := []byte(b.String())
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	lc := p.check(context.Background(), "big", &message{raw: raw, m: m}, &listing{})
+	if len(lc.defs) != warden.MaxToolPins || len(lc.changes) != 100 || lc.changes[0].Name != "t01000" || lc.changes[0].Change != warden.ToolAdded {
+		t.Fatalf("defs %d, changes %d (%+v)", len(lc.defs), len(lc.changes), lc.changes[:1])
+	}
+	p.settled(context.Background(), lc, "", true)
+	lc = p.check(context.Background(), "big", &message{raw: raw, m: m}, &listing{})
+	if len(lc.changes) != 100 {
+		t.Fatalf("the second list: %d changes", len(lc.changes))
+	}
+	if ps, _ := st.ToolPins(context.Background(), "big"); len(ps) != warden.MaxToolPins {
+		t.Fatalf("%d pins", len(ps))
 	}
 }
