@@ -64,13 +64,17 @@ type pinEnv struct {
 	calls int
 }
 
-func startPinned(t *testing.T, wait time.Duration) *pinEnv {
+func startPinned(t *testing.T, wait time.Duration) *pinEnv { return startPinnedSSE(t, wait, false) }
+
+// startPinnedSSE is startPinned with the upstream answering in SSE
+// streams (sse) or JSON bodies.
+func startPinnedSSE(t *testing.T, wait time.Duration, sse bool) *pinEnv {
 	t.Helper()
 	e := &pinEnv{st: storetest.NewMem()}
 	e.srv = mcp.NewServer(&mcp.Implementation{Name: "pins", Version: "1.0.0"}, nil)
 	setTool(e.srv, "echo", "Echoes the text back")
 	setTool(e.srv, "add", "Adds two numbers")
-	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return e.srv }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return e.srv }, &mcp.StreamableHTTPOptions{JSONResponse: !sse}))
 	t.Cleanup(up.Close)
 	set, err := policy.Builtin()
 	if err != nil {
@@ -150,7 +154,13 @@ func (e *pinEnv) pinState(t *testing.T, tool string) string {
 // approves (the pins stay, the AgBOM shows the change), let through when
 // approved (the new definition becomes the pin); then it is quiet.
 func TestToolPinning(t *testing.T) {
-	e := startPinned(t, 700*time.Millisecond)
+	for _, sse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sse=%v", sse), func(t *testing.T) { toolPinning(t, sse) })
+	}
+}
+
+func toolPinning(t *testing.T, sse bool) {
+	e := startPinnedSSE(t, 700*time.Millisecond, sse)
 	if r, err := e.list(t); err != nil || len(r.Tools) != 2 {
 		t.Fatalf("first tools/list: %v, %v", r, err)
 	}
