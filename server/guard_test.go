@@ -79,7 +79,7 @@ func newGuarded(t *testing.T, sec Security) (http.Handler, *surfaces) {
 	st := storetest.NewMem()
 	h := New(Options{
 		AOS: s.handler("aos"), ACS: s.handler("acs"), Dispatch: s.handler("dispatch"), MCP: s.handler("mcp"), A2A: s.handler("a2a"),
-		HookCatalog: s.handler("catalog"), Store: st, Metrics: NewMetrics(), Pprof: true, Security: sec,
+		HookCatalog: s.handler("catalog"), AgBOM: s.handler("agbom"), Store: st, Metrics: NewMetrics(), Pprof: true, Security: sec,
 	})
 	return h, s
 }
@@ -185,6 +185,7 @@ func TestAttackScopes(t *testing.T) {
 		{req{"GET", "/api/hooks/runs"}, "read"},
 		{req{"GET", "/api/hooks/events"}, "read"},
 		{req{"GET", "/api/hooks/catalog"}, "read"},
+		{req{"GET", "/api/agbom?agent=a"}, "read"},
 		{req{"GET", "/"}, "read"},
 		{req{"GET", "/metrics"}, "read"},
 		{req{"GET", "/debug/pprof/"}, "admin"},
