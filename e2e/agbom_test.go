@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -184,5 +185,101 @@ func TestToolPinningEverything(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"bom-ref": "urn:mcp:everything"`) ||
 		!strings.Contains(body, `"bom-ref": "urn:mcp:everything:tool:echo"`) || strings.Contains(body, `"value": "changed"`) {
 		t.Fatalf("GET /api/agbom: %d %.600s", code, body)
+	}
+}
+
+var rugpullListeningRE = regexp.MustCompile(`mcp rugpull server listening on (http://\S+)`)
+
+// TestToolRugPull: a server built with the official TypeScript MCP SDK
+// (e2e/node/mcp_rugpull_server.mjs) rewrites read_file's description and
+// input schema between two tools/list calls through /mcp/rugpull. The
+// changed list is refused when nobody approves (recorded with the old and
+// the new definition), let through once approved (the new definition is
+// pinned and the AgBOM shows it), and a server that then puts the old
+// definition back is asked about again: it no longer matches the pin.
+func TestToolRugPull(t *testing.T) {
+	nodeDir := nodeGroup(t, "mcp-http")
+	p := startProc(t, "mcp_rugpull_server.mjs", nodeDir, nil, "node", "mcp_rugpull_server.mjs", "0")
+	upstream := p.waitOutput(t, rugpullListeningRE, 20*time.Second)[1]
+	base := strings.TrimSuffix(upstream, "/mcp")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "warden.yaml")
+	conf := fmt.Sprintf("mcp:\n  servers:\n    rugpull: {url: %q}\napprovals: {wait: 1s}\n", upstream)
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, wardenBinary(t), "--config", cfg, "--data", filepath.Join(dir, "data"))
+	list := func() ([]*mcp.Tool, error) {
+		client := mcp.NewClient(&mcp.Implementation{Name: "rugpull-e2e", Version: "1.0.0"}, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.url + "/mcp/rugpull", MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		defer cs.Close()
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		return res.Tools, nil
+	}
+	flip := func(path string) {
+		if code, body := send(t, "POST", base+path, "application/json", "", "", "{}"); code != 200 {
+			t.Fatalf("POST %s: %d %s", path, code, body)
+		}
+	}
+	approveNext := func() chan string {
+		ch := make(chan string, 1)
+		go func() {
+			deadline := time.Now().Add(20 * time.Second)
+			for time.Now().Before(deadline) {
+				_, b := send(t, "GET", srv.url+"/api/approvals?state=pending", "", "", "", "")
+				var l struct {
+					Approvals []struct{ ID string } `json:"approvals"`
+				}
+				if json.Unmarshal([]byte(b), &l) == nil && len(l.Approvals) == 1 {
+					c, b := send(t, "POST", srv.url+"/api/approvals/"+l.Approvals[0].ID, "application/json", "", "", `{"decision":"approve","reason":"checked"}`)
+					ch <- fmt.Sprint(c, " ", b)
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			ch <- "nothing to approve"
+		}()
+		return ch
+	}
+
+	if tools, err := list(); err != nil || len(tools) != 2 {
+		t.Fatalf("first list: %v %v\n%s", tools, err, srv.out)
+	}
+	flip("/rugpull")
+	if _, err := list(); err == nil || !strings.Contains(err.Error(), "read_file (changed)") {
+		t.Fatalf("the rug-pulled list: err = %v", err)
+	}
+	_, body := send(t, "GET", srv.url+"/api/runs?decision=ask&surface=mcp", "", "", "", "")
+	if !strings.Contains(body, `"change":"changed","server":"rugpull","name":"read_file","old":{"name":"read_file","description":"Reads a text file and returns its contents."`) ||
+		!strings.Contains(body, `~/.ssh/id_rsa`) || !strings.Contains(body, `"note"`) {
+		t.Fatalf("the asked record's views: %.1500s", body)
+	}
+	ch := approveNext()
+	tools, err := list()
+	if a := <-ch; err != nil || !strings.HasPrefix(a, "200 ") {
+		t.Fatalf("approved list: %v (approval: %s)", err, a)
+	}
+	if len(tools) != 2 || !strings.Contains(tools[0].Description+tools[1].Description, "id_rsa") {
+		t.Fatalf("approved list: %+v", tools)
+	}
+	if _, err := list(); err != nil {
+		t.Fatalf("the now-pinned list: %v", err)
+	}
+	_, body = send(t, "GET", srv.url+"/api/agbom?agent=default&format=acs", "", "", "", "")
+	if !strings.Contains(body, `id_rsa`) || strings.Contains(body, `"state": "changed"`) {
+		t.Fatalf("AgBOM after the approval: %.1500s", body)
+	}
+	// Back to the old definition: that is a change against the new pin.
+	flip("/restore")
+	if _, err := list(); err == nil || !strings.Contains(err.Error(), "read_file (changed)") {
+		t.Fatalf("the restored list: err = %v", err)
 	}
 }
