@@ -75,6 +75,10 @@ type Options struct {
 	// OpenTelemetry spans (otel:) and OCSF events (trace.ocsf_file):
 	// ServerHello trace_emission (ACS-Trace, docs/observability.md).
 	TraceOTel, TraceOCSF bool
+	// Inspect says the store keeps each agent's AgBOM from agbom/snapshot
+	// and agbom/changed and serves it (GET /api/agbom): ACS-Inspect and
+	// ACS-Inspect-Dynamic.
+	Inspect bool
 	// DecisionTimeout bounds one decision (ServerHello timeout_config);
 	// default 5s.
 	DecisionTimeout time.Duration

@@ -11,9 +11,29 @@ import (
 	"github.com/wardenhq/warden/catalog"
 )
 
-// Profiles warden accepts (conformance.md): ACS-Core, and ACS-Audit
-// (request_hash on every ContextEntry).
-var acceptedProfiles = []string{"acs-core", "acs-audit"}
+// profiles lists the ACS profiles (conformance.md) this Guardian can
+// accept, in the spec's order. ACS-Core, ACS-Audit (request_hash on every
+// ContextEntry) and ACS-Provenance (field-level provenance validated,
+// strictly when the client declares it; session labels from origins) are
+// always on; the others hold only when what they need is configured:
+// ACS-Trace an OTLP exporter or the OCSF sink, ACS-Inspect and
+// Inspect-Dynamic a store that keeps AgBOMs, ACS-Crypto a post-quantum
+// signing key (acs.signing_key). docs/acs-conformance.md names the test
+// that shows each.
+func (h *Handler) profiles() []string {
+	out := []string{"acs-core"}
+	if h.opts.TraceOTel || h.opts.TraceOCSF {
+		out = append(out, "acs-trace")
+	}
+	if h.opts.Inspect {
+		out = append(out, "acs-inspect", "acs-inspect-dynamic")
+	}
+	out = append(out, "acs-provenance")
+	if h.opts.SigningKey != nil {
+		out = append(out, "acs-crypto")
+	}
+	return append(out, "acs-audit")
+}
 
 // mcpWildcard in a session's methods stands for every protocols/MCP/*
 // method: the client declared MCP in wrapped_protocols.
@@ -154,9 +174,10 @@ func (h *Handler) serverHello(r *request, version string, methods []string, tran
 	if h.opts.Approvals {
 		approvers = append(approvers, "human")
 	}
+	offered := h.profiles()
 	accepted := []string{}
 	for _, p := range profiles {
-		if slices.Contains(acceptedProfiles, p) && !slices.Contains(accepted, p) {
+		if slices.Contains(offered, p) && !slices.Contains(accepted, p) {
 			accepted = append(accepted, p)
 		}
 	}

@@ -71,8 +71,14 @@ func TestACSCryptoMLDSA(t *testing.T) {
 	ctx := context.Background()
 	c := acsclient.New(acsclient.Options{URL: srv.url + "/acs", KeyID: "agent-7", SignKey: agentKey, AgentID: "e2e-pq-agent",
 		GuardianKeys: map[string]sign.PublicKey{serverKeyID: serverPub}})
-	hello, err := c.Handshake(ctx, []string{"steps/toolCallRequest"})
+	ch := c.ClientHello([]string{"steps/toolCallRequest"})
+	ch["profiles_supported"] = []string{"acs-core", "acs-crypto", "acs-audit"}
+	hello, err := c.Call(ctx, "handshake/hello", ch)
 	acsStep(t, c, hello, err, "allow", nil)
+	// A Guardian with an ML-DSA-65 signing key accepts ACS-Crypto.
+	if got := toStrings(hello.Result["profiles_accepted"]); !slices.Equal(got, []string{"acs-core", "acs-crypto", "acs-audit"}) {
+		t.Errorf("profiles_accepted = %v", got)
+	}
 	if got := hello.Result["signature_algorithms_supported"]; !slices.Equal(toStrings(got), []string{"ML-DSA-65"}) || hello.Result["signatures_required"] != true {
 		t.Fatalf("ServerHello: %s", hello.Raw)
 	}

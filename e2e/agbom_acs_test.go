@@ -22,8 +22,13 @@ func TestACSInspect(t *testing.T) {
 	srv := acsServer(t, dir)
 	ctx := context.Background()
 	c := acsclient.New(acsclient.Options{URL: srv.url + "/acs", KeyID: "k1", Key: acsTestKey, AgentID: "inspect-agent"})
-	hello, err := c.Handshake(ctx, []string{"steps/sessionStart", "agbom/snapshot", "agbom/changed", "steps/sessionEnd"})
+	ch := c.ClientHello([]string{"steps/sessionStart", "agbom/snapshot", "agbom/changed", "steps/sessionEnd"})
+	ch["profiles_supported"] = []string{"acs-core", "acs-inspect", "acs-inspect-dynamic"}
+	hello, err := c.Call(ctx, "handshake/hello", ch)
 	acsStep(t, c, hello, err, "allow", nil)
+	if got, _ := json.Marshal(hello.Result["profiles_accepted"]); string(got) != `["acs-core","acs-inspect","acs-inspect-dynamic"]` {
+		t.Fatalf("ServerHello profiles_accepted: %s", got)
+	}
 	if got, _ := json.Marshal(hello.Result["agbom_serializations_supported"]); string(got) != `["canonical","cyclonedx-1.6","spdx-3.0"]` {
 		t.Fatalf("ServerHello agbom_serializations_supported: %s", got)
 	}

@@ -130,11 +130,16 @@ func TestTraceThroughTheBinary(t *testing.T) {
 		}
 	}
 	// The ACS ServerHello says where the decisions go (trace_emission).
-	hello := fmt.Sprintf(`{"jsonrpc":"2.0","id":"h1","method":"handshake/hello","params":{"acs_version":"0.1.0","request_id":"00000000-0000-4000-8000-000000000001","timestamp":%q,"metadata":{"agent_id":"a","session_id":"trace-e2e-acs"},"payload":{"acs_versions_supported":["0.1.0"],"methods_implemented":["steps/toolCallRequest"],"transports_supported":["http"],"provenance_producer":"none","profiles_supported":["acs-core","acs-trace"]}}}`,
+	hello := fmt.Sprintf(`{"jsonrpc":"2.0","id":"h1","method":"handshake/hello","params":{"acs_version":"0.1.0","request_id":"00000000-0000-4000-8000-000000000001","timestamp":%q,"metadata":{"agent_id":"a","session_id":"trace-e2e-acs"},"payload":{"acs_versions_supported":["0.1.0"],"methods_implemented":["steps/toolCallRequest"],"transports_supported":["http"],"provenance_producer":"none","profiles_supported":["acs-core","acs-trace","acs-inspect","acs-crypto"]}}}`,
 		time.Now().UTC().Format(time.RFC3339Nano))
 	code, body := send(t, "POST", srv.url+"/acs", "application/json", "", "", hello)
 	if code != http.StatusOK || !strings.Contains(body, `"trace_emission":{"ocsf_enabled":true,"otel_enabled":true}`) {
 		t.Errorf("ServerHello: %d %s", code, body)
+	}
+	// It accepts ACS-Trace (exporters on) and ACS-Inspect (the SQLite
+	// store keeps AgBOMs), not ACS-Crypto: no acs.signing_key.
+	if !strings.Contains(body, `"profiles_accepted":["acs-core","acs-trace","acs-inspect"]`) {
+		t.Errorf("ServerHello profiles_accepted: %s", body)
 	}
 	code, metrics := send(t, "GET", srv.url+"/metrics", "", "", "", "")
 	for _, m := range []string{"warden_otel_decisions_dropped_total 0", "warden_otel_spans_dropped_total 0", "warden_ocsf_dropped_total 0"} {

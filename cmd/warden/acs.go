@@ -34,6 +34,7 @@ func acsHandler(gd *guardian.Guardian, store warden.Store, cfg *config.Config, l
 		Approvals: gd.Approvals() != nil, ApprovalsURL: cfg.Approvals.URL, ApprovalWait: cfg.Approvals.Wait,
 		MaxBatch: cfg.Limits.Batch, MaxResponse: cfg.Limits.ResponseBytes, Version: version, Logf: logf,
 		TraceOTel: cfg.OTel.Enabled(), TraceOCSF: cfg.Trace.OCSFFile != "",
+		Inspect: gd.AgBOMStore() != nil,
 	})
 }
 
