@@ -387,30 +387,9 @@ func (p *pruner) deleteBatch(ctx context.Context, batch int, cutoff int64, all b
 // decided and used (when they were) before cutoff. A pending approval is
 // never deleted, however old.
 func (p *pruner) deleteApprovals(ctx context.Context, batch int, cutoff int64) (int, error) {
-	total := 0
-	for {
-		p.txMu.Lock()
-		res, err := p.db.ExecContext(ctx, `DELETE FROM approvals WHERE rowid IN (
-			SELECT rowid FROM approvals
-			WHERE state != 'pending' AND decided_at < ?1 AND used_at < ?1 LIMIT ?2)`, cutoff, batch)
-		p.txMu.Unlock()
-		if err != nil {
-			return total, fmt.Errorf("sqlite: prune approvals: %w", err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return total, fmt.Errorf("sqlite: prune approvals: %w", err)
-		}
-		total += int(n)
-		if int(n) < batch {
-			return total, nil
-		}
-		select {
-		case <-ctx.Done():
-			return total, ctx.Err()
-		case <-time.After(pruneYield):
-		}
-	}
+	return p.deleteBatches(ctx, "approvals", batch, cutoff, `DELETE FROM approvals WHERE rowid IN (
+		SELECT rowid FROM approvals
+		WHERE state != 'pending' AND decided_at < ?1 AND used_at < ?1 LIMIT ?2)`)
 }
 
 // deleteLabels deletes, in transactions of at most batch rows, the
@@ -419,19 +398,27 @@ func (p *pruner) deleteApprovals(ctx context.Context, batch int, cutoff int64) (
 // session's last record, never a record of its session). A session that
 // is still recording keeps its labels however old they are.
 func (p *pruner) deleteLabels(ctx context.Context, batch int, cutoff int64) (int, error) {
+	return p.deleteBatches(ctx, "session labels", batch, cutoff, `DELETE FROM session_labels WHERE (tenant, session, label) IN (
+		SELECT tenant, session, label FROM session_labels AS l
+		WHERE added < ?1 AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.session_id = l.session) LIMIT ?2)`)
+}
+
+// deleteBatches runs query (a DELETE of at most ?2 rows older than ?1)
+// under the write mutex until it deletes fewer than batch rows, pausing
+// between transactions so the record writer is never held for long; it
+// returns how many rows it deleted.
+func (p *pruner) deleteBatches(ctx context.Context, what string, batch int, cutoff int64, query string) (int, error) {
 	total := 0
 	for {
 		p.txMu.Lock()
-		res, err := p.db.ExecContext(ctx, `DELETE FROM session_labels WHERE (tenant, session, label) IN (
-			SELECT tenant, session, label FROM session_labels AS l
-			WHERE added < ?1 AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.session_id = l.session) LIMIT ?2)`, cutoff, batch)
+		res, err := p.db.ExecContext(ctx, query, cutoff, batch)
 		p.txMu.Unlock()
 		if err != nil {
-			return total, fmt.Errorf("sqlite: prune session labels: %w", err)
+			return total, fmt.Errorf("sqlite: prune %s: %w", what, err)
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
-			return total, fmt.Errorf("sqlite: prune session labels: %w", err)
+			return total, fmt.Errorf("sqlite: prune %s: %w", what, err)
 		}
 		total += int(n)
 		if int(n) < batch {
