@@ -58,16 +58,11 @@ func (m *Mem) acsLocked() *memACS {
 
 // lockACS locks m's data for a change; it fails after Close.
 func (m *Mem) lockACS(ctx context.Context) (*memACS, func(), error) {
-	if err := ctx.Err(); err != nil {
+	unlock, err := m.lockData(ctx)
+	if err != nil {
 		return nil, nil, err
 	}
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return nil, nil, errors.New("closed")
-	}
-	m.d.mu.Lock()
-	return m.acsLocked(), func() { m.d.mu.Unlock(); m.mu.Unlock() }, nil
+	return m.acsLocked(), unlock, nil
 }
 
 // copySession is s as returned: its own Methods.

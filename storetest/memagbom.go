@@ -3,7 +3,6 @@ package storetest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -36,16 +35,11 @@ func (m *Mem) bomLocked() *memAgBOM {
 
 // lockAgBOM locks m's data for a change; it fails after Close.
 func (m *Mem) lockAgBOM(ctx context.Context) (*memAgBOM, func(), error) {
-	if err := ctx.Err(); err != nil {
+	unlock, err := m.lockData(ctx)
+	if err != nil {
 		return nil, nil, err
 	}
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return nil, nil, errors.New("closed")
-	}
-	m.d.mu.Lock()
-	return m.bomLocked(), func() { m.d.mu.Unlock(); m.mu.Unlock() }, nil
+	return m.bomLocked(), unlock, nil
 }
 
 // UpdateAgBOM applies u atomically (see warden.AgBOMStore).

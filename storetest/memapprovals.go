@@ -48,13 +48,27 @@ func usTime(t time.Time) time.Time {
 
 // lockApprovals locks m's data for a change; it fails after Close.
 func (m *Mem) lockApprovals() (*memApprovals, func(), error) {
+	unlock, err := m.lockData(context.Background())
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.approvalsLocked(), unlock, nil
+}
+
+// lockData takes m's locks for a change of its shared data (m.mu, then
+// m.d.mu) and returns what releases them; it fails after Close or when
+// ctx is done.
+func (m *Mem) lockData(ctx context.Context) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return nil, nil, errors.New("closed")
+		return nil, errors.New("closed")
 	}
 	m.d.mu.Lock()
-	return m.approvalsLocked(), func() { m.d.mu.Unlock(); m.mu.Unlock() }, nil
+	return func() { m.d.mu.Unlock(); m.mu.Unlock() }, nil
 }
 
 // CreateApproval keeps a copy of a, pending (a.State must be pending or
