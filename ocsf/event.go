@@ -123,6 +123,7 @@ func Events(r *warden.Record) []Event {
 	if len(r.Input) > 0 {
 		_ = json.Unmarshal(r.Input, &p) // a record's input is a JSON object; else no payload facts
 	}
+	pv := provenance(r, p)
 	c, act := classOf(r, p)
 	ev := base(r, c, act)
 	ev["status_id"], ev["status"] = status(r.Decision)
@@ -164,13 +165,13 @@ func Events(r *warden.Record) []Event {
 	case 5001:
 		ev["actor"], ev["device"] = actor, device
 	}
-	ev["unmapped"] = Event{"acs": acsFacts(r, p)}
-	if en := enrichments(p); len(en) > 0 {
+	ev["unmapped"] = Event{"acs": acsFacts(r, p, pv)}
+	if en := enrichments(pv); len(en) > 0 {
 		ev["enrichments"] = en
 	}
 	out := []Event{ev}
 	if r.Decision != "" && r.Decision != "allow" {
-		out = append(out, finding(r, p))
+		out = append(out, finding(r, pv))
 	}
 	return out
 }
@@ -229,7 +230,7 @@ func actorOf(r *warden.Record) Event {
 }
 
 // acsFacts is unmapped.acs: the ACS facts OCSF has no field for.
-func acsFacts(r *warden.Record, p map[string]any) Event {
+func acsFacts(r *warden.Record, p map[string]any, pv []warden.Provenance) Event {
 	step := Event{"type": strings.TrimPrefix(r.Event, "steps/"), "event": r.Event, "surface": r.Surface}
 	for k, v := range map[string]string{"id": r.StepID, "turn_id": r.TurnID, "request_id": r.RequestID, "direction": r.Direction} {
 		if v != "" {
@@ -256,8 +257,8 @@ func acsFacts(r *warden.Record, p map[string]any) Event {
 	if r.Tenant != "" {
 		acs["tenant_id"] = r.Tenant
 	}
-	if pv := provenance(p); len(pv) > 0 {
-		acs["provenance"] = pv
+	if len(pv) > 0 {
+		acs["provenance"] = provenanceObjects(pv)
 	}
 	return acs
 }
@@ -291,7 +292,7 @@ func policyRefs(r *warden.Record) []Event {
 // with the mapping's required fields: finding.title, finding.uid,
 // evidences, verdict_id. OCSF 1.5 names the finding object finding_info;
 // the event carries both names.
-func finding(r *warden.Record, p map[string]any) Event {
+func finding(r *warden.Record, pv []warden.Provenance) Event {
 	ev := base(r, detectionFinding, 1)
 	ev["metadata"].(Event)["uid"] = r.ID + ":finding" // the step's event has the record's id
 	ev["status_id"], ev["status"] = 1, "New"
@@ -318,7 +319,7 @@ func finding(r *warden.Record, p map[string]any) Event {
 	if r.Reason != "" {
 		ev["message"] = r.Reason
 	}
-	facts := Event{"decision": r.Decision, "evaluator": evaluator(r.Results), "record_id": r.ID}
+	facts := Event{"decision": r.Decision, "evaluator": warden.Evaluator(r.Results), "record_id": r.ID}
 	if r.SessionID != "" {
 		facts["session_id"] = r.SessionID
 	}
@@ -335,7 +336,7 @@ func finding(r *warden.Record, p map[string]any) Event {
 		facts["approval_id"] = r.ApprovalID
 	}
 	ev["unmapped"] = Event{"acs": facts}
-	if en := enrichments(p); len(en) > 0 {
+	if en := enrichments(pv); len(en) > 0 {
 		ev["enrichments"] = en
 	}
 	return ev

@@ -257,3 +257,24 @@ func FuzzEvents(f *testing.F) {
 		}
 	})
 }
+
+// TestEventsReadTheProvenanceView: a record's provenance comes from its
+// views (what the step was decided on) when they hold it, and gives the
+// events its stored input would; without a view, from the input.
+func TestEventsReadTheProvenanceView(t *testing.T) {
+	in := map[string]any{"tool": map[string]any{"name": "database_query"}, "arguments": map[string]any{"q": map[string]any{"value": "x",
+		"provenance": map[string]any{"provenance_id": "p1", "origin": "tool_output", "source_id": "web-3", "derived_from": []any{"p0"}}}}}
+	r := record("steps/toolCallRequest", "deny", in)
+	fromInput, _ := json.Marshal(Events(r))
+	r.Views = json.RawMessage(`{"provenance":[{"field":"/arguments/q/provenance","provenance_id":"p1","origin":"tool_output","source_id":"web-3","derived_from":["p0"]}]}`)
+	fromViews, _ := json.Marshal(Events(r))
+	if !bytes.Equal(fromViews, fromInput) {
+		t.Errorf("from the views:\n%s\nfrom the input:\n%s", fromViews, fromInput)
+	}
+	r.Input = []byte(`{}`)
+	r.Views = json.RawMessage(`{"provenance":[{"field":"/content/provenance","provenance_id":"p2","origin":"retrieved"}]}`)
+	en, _ := Events(r)[0]["enrichments"].([]Event)
+	if len(en) != 1 || en[0]["value"] != "retrieved" {
+		t.Errorf("enrichments %v, want the view's origin only", en)
+	}
+}

@@ -1,114 +1,68 @@
 package ocsf
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/wardenhq/warden"
 )
 
-// maxProvenance bounds the provenance objects read from one payload.
-const maxProvenance = 256
-
-// provenance lists the provenance objects of a payload ({provenance_id,
-// origin, source_id, derived_from, ...}) as they were recorded, at most
-// maxProvenance of them, in payload order (keys sorted), to a bounded
-// depth.
-func provenance(p map[string]any) []Event {
-	var out []Event
-	var visit func(v any, level int)
-	visit = func(v any, level int) {
-		if level > 8 || len(out) >= maxProvenance {
-			return
-		}
-		switch t := v.(type) {
-		case map[string]any:
-			keys := make([]string, 0, len(t))
-			for k := range t {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				if pm, ok := t[k].(map[string]any); ok && k == "provenance" {
-					if str(pm, "origin") != "" && len(out) < maxProvenance {
-						out = append(out, pm)
-					}
-					continue
-				}
-				visit(t[k], level+1)
-			}
-		case []any:
-			for _, x := range t {
-				visit(x, level+1)
-			}
-		}
+// provenance is the provenance of a record's step: the provenance view
+// it was decided on, or, when that holds none (a record stored without
+// one, a surface whose views do not read provenance), the provenance
+// objects found in its stored input.
+func provenance(r *warden.Record, p map[string]any) []warden.Provenance {
+	if ps := r.Provenance(); len(ps) > 0 {
+		return ps
 	}
-	visit(p, 0)
+	return warden.PayloadProvenance(p)
+}
+
+// provenanceObjects is unmapped.acs.provenance: the provenance objects as
+// ACS names their fields (provenance_id, origin, source_id, derived_from;
+// those absent left out).
+func provenanceObjects(ps []warden.Provenance) []Event {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]Event, len(ps))
+	for i, x := range ps {
+		o := Event{"origin": x.Origin}
+		if x.ID != "" {
+			o["provenance_id"] = x.ID
+		}
+		if x.SourceID != "" {
+			o["source_id"] = x.SourceID
+		}
+		if len(x.DerivedFrom) > 0 {
+			o["derived_from"] = x.DerivedFrom
+		}
+		out[i] = o
+	}
 	return out
 }
 
 // enrichments are the mapping's provenance_metadata: one enrichment per
 // provenance fact, named acs_provenance_origin (required),
 // acs_provenance_source_id and acs_provenance_lineage_depth, each value
-// the distinct values joined by ", " and data the provenance objects.
-func enrichments(p map[string]any) []Event {
-	pv := provenance(p)
-	if len(pv) == 0 {
+// the distinct values joined by ", " and data the facts
+// (warden.SummarizeProvenance).
+func enrichments(ps []warden.Provenance) []Event {
+	s := warden.SummarizeProvenance(ps)
+	if len(s.Origins) == 0 {
 		return nil
 	}
-	var origins, sources []string
-	depth := 0
-	for _, x := range pv {
-		if o := str(x, "origin"); o != "" && !slices.Contains(origins, o) {
-			origins = append(origins, o)
-		}
-		if s := str(x, "source_id"); s != "" && !slices.Contains(sources, s) {
-			sources = append(sources, s)
-		}
-		if d, ok := x["lineage_depth"].(float64); ok && int(d) > depth {
-			depth = int(d)
-		}
-		if a, ok := x["derived_from"].([]any); ok && len(a) > depth {
-			depth = len(a)
-		}
+	out := []Event{{"name": "acs_provenance_origin", "value": join(s.Origins), "type": "acs_provenance",
+		"data": Event{"origins": s.Origins}}}
+	if len(s.SourceIDs) > 0 {
+		out = append(out, Event{"name": "acs_provenance_source_id", "value": join(s.SourceIDs), "type": "acs_provenance",
+			"data": Event{"source_ids": s.SourceIDs}})
 	}
-	slices.Sort(origins)
-	slices.Sort(sources)
-	out := []Event{{"name": "acs_provenance_origin", "value": join(origins), "type": "acs_provenance",
-		"data": Event{"origins": origins}}}
-	if len(sources) > 0 {
-		out = append(out, Event{"name": "acs_provenance_source_id", "value": join(sources), "type": "acs_provenance",
-			"data": Event{"source_ids": sources}})
-	}
-	if depth > 0 {
-		out = append(out, Event{"name": "acs_provenance_lineage_depth", "value": itoa(depth), "type": "acs_provenance",
-			"data": Event{"lineage_depth": depth}})
+	if s.LineageDepth > 0 {
+		out = append(out, Event{"name": "acs_provenance_lineage_depth", "value": itoa(s.LineageDepth), "type": "acs_provenance",
+			"data": Event{"lineage_depth": s.LineageDepth}})
 	}
 	return out
-}
-
-// evaluator is the ACS evaluator of a record: "agent" when a remote
-// guardian (an AOS/ACS hook) decided, "composite" when it and local
-// policies or hooks did, "deterministic" otherwise.
-func evaluator(rs []warden.Result) string {
-	var agent, local bool
-	for _, r := range rs {
-		switch {
-		case r.Mode == "shadow" || r.Kind == warden.KindShadowSet:
-		case r.Kind == "aos":
-			agent = true
-		default:
-			local = true
-		}
-	}
-	switch {
-	case agent && local:
-		return "composite"
-	case agent:
-		return "agent"
-	}
-	return "deterministic"
 }
 
 func join(ss []string) string { return strings.Join(ss, ", ") }

@@ -109,3 +109,22 @@ func TestSpansFollowTheMapping(t *testing.T) {
 		t.Errorf("decision event %q", m.Properties.DecisionEvent.Properties.EventName.Const)
 	}
 }
+
+// TestSpanReadsTheProvenanceView: the span's provenance attributes come
+// from the event's provenance view when the views read one.
+func TestSpanReadsTheProvenanceView(t *testing.T) {
+	ev := &warden.Event{Name: "steps/toolCallResult", Payload: map[string]any{},
+		Provenance: []warden.Provenance{{ID: "p2", Origin: "retrieved", SourceID: "kb", DerivedFrom: []string{"p0", "p1"}},
+			{ID: "p3", Origin: "external"}}}
+	it := newItem(context.Background(), ev, &warden.Outcome{Verdict: warden.Allow}, nil, nil, time.Now())
+	has := map[attribute.Key]string{}
+	for _, kv := range it.attributes() {
+		has[kv.Key] = kv.Value.Emit()
+	}
+	for k, want := range map[attribute.Key]string{"acs.provenance.origin": `["external","retrieved"]`,
+		"acs.provenance.source_id": `["kb"]`, "acs.provenance.lineage_depth": "2"} {
+		if has[k] != want {
+			t.Errorf("%s = %s, want %s", k, has[k], want)
+		}
+	}
+}

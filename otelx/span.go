@@ -53,13 +53,19 @@ func newItem(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *wa
 	} else if ev.Tool.Name != "" {
 		it.step = []attribute.KeyValue{attribute.String("gen_ai.tool.name", ev.Tool.Name)}
 	}
-	if origins, sources, depth := provenance(p); len(origins) > 0 {
-		it.step = append(it.step, attribute.StringSlice("acs.provenance.origin", origins))
-		if len(sources) > 0 {
-			it.step = append(it.step, attribute.StringSlice("acs.provenance.source_id", sources))
+	// The provenance the views read; else (no views built, a surface they
+	// do not read provenance on) what the payload holds.
+	pv := ev.Provenance
+	if len(pv) == 0 {
+		pv = warden.PayloadProvenance(p)
+	}
+	if s := warden.SummarizeProvenance(pv); len(s.Origins) > 0 {
+		it.step = append(it.step, attribute.StringSlice("acs.provenance.origin", s.Origins))
+		if len(s.SourceIDs) > 0 {
+			it.step = append(it.step, attribute.StringSlice("acs.provenance.source_id", s.SourceIDs))
 		}
-		if depth > 0 {
-			it.step = append(it.step, attribute.Int64("acs.provenance.lineage_depth", depth))
+		if s.LineageDepth > 0 {
+			it.step = append(it.step, attribute.Int64("acs.provenance.lineage_depth", int64(s.LineageDepth)))
 		}
 	}
 	it.f = facts{
@@ -68,7 +74,7 @@ func newItem(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *wa
 		event:  ev.Name, surface: ev.Surface, decision: out.Verdict.String(), direction: ev.Direction,
 		request: ev.RequestID, record: out.RecordID, policy: out.PolicyID, policyVersion: out.PolicyVersion,
 		revision: out.PolicyRevision, approval: out.ApprovalID, caller: ev.Principal.Name,
-		upstream: ev.Envelope.Server, reason: out.Reason, evaluator: evaluator(out.Results),
+		upstream: ev.Envelope.Server, reason: out.Reason, evaluator: warden.Evaluator(out.Results),
 	}
 	return it
 }
