@@ -1,0 +1,171 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// migrations[i] takes the schema from version i to version i+1. The version
+// is kept in warden_schema (one row). Append to this list, never edit an
+// entry that has shipped: P1 owns version 1 (the trace); the shared state
+// and the decision stream append after it.
+//
+// Every statement runs in the current search_path, so one database can hold
+// several wardens' schemas (the tests give each test its own).
+var migrations = []migration{
+	// 0 → 1: the trace (trace.go). One row per warden.Record. seq is the
+	// record's place in the single order every replica shares: the writer
+	// takes it from trace_head, the one-row chain head locked FOR UPDATE
+	// in each batch's transaction, so concurrent writers form one chain
+	// (docs/verify.md). The JSON blobs are bytea, not jsonb: the hash chain
+	// covers the bytes as received, which jsonb would rewrite. Indexes, as
+	// SQLite's: the primary key (scan order and paging), id (the cursor and
+	// Query.ID), session (a session's records); every other filter is
+	// applied while scanning seq.
+	sqlStep(`CREATE TABLE runs (
+		seq             bigint NOT NULL PRIMARY KEY,
+		id              text NOT NULL,
+		time            bigint NOT NULL, -- unix microseconds, UTC
+		event           text NOT NULL,
+		surface         text NOT NULL,
+		direction       text NOT NULL,
+		request_id      text NOT NULL,
+		agent_id        text NOT NULL,
+		session_id      text NOT NULL,
+		turn_id         text NOT NULL,
+		step_id         text NOT NULL,
+		decision        text NOT NULL,
+		reason          text NOT NULL,
+		reason_codes    bytea,           -- JSON array, NULL when empty
+		policy_id       text NOT NULL,
+		policy_version  text NOT NULL,
+		latency_us      bigint NOT NULL,
+		results         bytea NOT NULL,  -- JSON array of warden.Result
+		input           bytea NOT NULL,  -- raw JSON as received
+		output          bytea NOT NULL,  -- raw JSON, empty unless modified
+		policy_revision text NOT NULL,
+		views           bytea NOT NULL,  -- JSON object, empty for none
+		caller          text NOT NULL,
+		tenant          text NOT NULL,
+		approval_id     text NOT NULL,
+		tool            text NOT NULL,
+		shadow          text NOT NULL,   -- the shadow set's verdict ('' for none)
+		prev_hash       bytea NOT NULL,  -- 32 bytes, empty for the first record
+		hash            bytea NOT NULL   -- 32 bytes
+	);
+	CREATE UNIQUE INDEX runs_id ON runs (id);
+	CREATE INDEX runs_session ON runs (session_id, seq);
+	CREATE TABLE trace_head (
+		one  boolean NOT NULL PRIMARY KEY DEFAULT true CHECK (one),
+		seq  bigint NOT NULL,  -- the newest record's seq (0: none)
+		hash bytea NOT NULL    -- its hash (empty: none)
+	);
+	INSERT INTO trace_head (one, seq, hash) VALUES (true, 0, '\x');`),
+}
+
+// A migration changes the schema inside migrate's transaction.
+type migration func(ctx context.Context, tx pgx.Tx) error
+
+func sqlStep(q string) migration {
+	return func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, q)
+		return err
+	}
+}
+
+// SchemaVersion is the schema version this package writes and reads.
+var SchemaVersion = len(migrations)
+
+// migrateLockKey is the pg_advisory_xact_lock key migrations hold: "warden"
+// in ASCII, so that two replicas starting together apply them one after
+// the other.
+const migrateLockKey int64 = 0x77617264656e
+
+// ErrSchemaTooNew is wrapped by the error of a database whose schema is
+// newer than this binary knows.
+var ErrSchemaTooNew = errors.New("postgres: schema is newer than this warden supports")
+
+// SchemaTooNewError reports a database whose schema version is newer than
+// this binary's.
+type SchemaTooNewError struct {
+	Have, Known int
+}
+
+func (e *SchemaTooNewError) Error() string {
+	return fmt.Sprintf("postgres: schema version %d is newer than this warden supports (%d): upgrade warden", e.Have, e.Known)
+}
+
+// Unwrap makes errors.Is(err, ErrSchemaTooNew) hold.
+func (e *SchemaTooNewError) Unwrap() error { return ErrSchemaTooNew }
+
+// Migrate brings the database pool's schema to SchemaVersion, in one
+// transaction holding pg_advisory_xact_lock(migrateLockKey), and returns the
+// version it found. A database already at SchemaVersion is left alone; a
+// newer one fails with a *SchemaTooNewError.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) (from int, err error) {
+	return migrateTo(ctx, pool, migrations)
+}
+
+func migrateTo(ctx context.Context, pool *pgxpool.Pool, steps []migration) (int, error) {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: begin migration: %w", err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after Commit
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLockKey); err != nil {
+		return 0, fmt.Errorf("postgres: migration lock: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS warden_schema (
+		one     boolean NOT NULL PRIMARY KEY DEFAULT true CHECK (one),
+		version integer NOT NULL)`); err != nil {
+		return 0, fmt.Errorf("postgres: create warden_schema: %w", err)
+	}
+	var v int
+	err = tx.QueryRow(ctx, `SELECT version FROM warden_schema`).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		v = 0
+	} else if err != nil {
+		return 0, fmt.Errorf("postgres: read schema version: %w", err)
+	}
+	known := len(steps)
+	if v > known {
+		return v, &SchemaTooNewError{Have: v, Known: known}
+	}
+	if v == known {
+		return v, tx.Commit(ctx)
+	}
+	for i := v; i < known; i++ {
+		if err := steps[i](ctx, tx); err != nil {
+			return v, fmt.Errorf("postgres: migrate schema %d→%d: %w", i, i+1, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO warden_schema (one, version) VALUES (true, $1)
+		ON CONFLICT (one) DO UPDATE SET version = EXCLUDED.version`, known); err != nil {
+		return v, fmt.Errorf("postgres: set schema version: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return v, fmt.Errorf("postgres: commit migration: %w", err)
+	}
+	return v, nil
+}
+
+// checkVersion reports whether the database holds the schema this package
+// reads (for a store opened without migrating).
+func checkVersion(ctx context.Context, pool *pgxpool.Pool) error {
+	var v int
+	err := pool.QueryRow(ctx, `SELECT version FROM warden_schema`).Scan(&v)
+	if err != nil {
+		return fmt.Errorf("postgres: read schema version (run `warden migrate`?): %w", err)
+	}
+	switch {
+	case v > SchemaVersion:
+		return &SchemaTooNewError{Have: v, Known: SchemaVersion}
+	case v < SchemaVersion:
+		return fmt.Errorf("postgres: schema version %d is older than this warden's (%d): run `warden migrate`", v, SchemaVersion)
+	}
+	return nil
+}
