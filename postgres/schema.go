@@ -65,6 +65,112 @@ var migrations = []migration{
 		hash bytea NOT NULL    -- its hash (empty: none)
 	);
 	INSERT INTO trace_head (one, seq, hash) VALUES (true, 0, '\x');`),
+	// 1 → 2: the state a fleet shares (approvals.go, acs.go, labels.go,
+	// agbom.go), the SQLite store's tables of the same names. Times are
+	// unix microseconds, UTC (0: none), as in runs. Every change is a
+	// statement or a short transaction that PostgreSQL's row locks make a
+	// compare-and-set, so replicas agree (see each file).
+	//   - approvals: one row per warden.Approval; approvals_list serves
+	//     ListApprovals (newest first) and its cursor, approvals_pending
+	//     ExpireApprovals, approvals_key UseApproval (partial: only the
+	//     approved, unused ones a retry can use), approvals_session a
+	//     session's timeline.
+	//   - acs_sessions, acs_entries (each session's chain, seq from 1),
+	//     acs_requests (the replay window; acs_requests_at lets
+	//     RememberRequest forget a session's expired keys with one seek).
+	//   - session_labels: one row per (tenant, session, label).
+	//   - agbom_components, mcp_tool_pins: the AgBOM and the MCP tool pins.
+	sqlStep(`CREATE TABLE approvals (
+		id                 text NOT NULL PRIMARY KEY,
+		state              text NOT NULL CHECK (state IN ('pending', 'approved', 'denied', 'expired')),
+		event              text NOT NULL,
+		surface            text NOT NULL,
+		session_id         text NOT NULL,
+		agent_id           text NOT NULL,
+		tool               text NOT NULL,
+		summary            text NOT NULL,
+		reason             text NOT NULL,
+		policy_id          text NOT NULL,
+		created            bigint NOT NULL,
+		expires            bigint NOT NULL,
+		decided_by         text NOT NULL,
+		decided_reason     text NOT NULL,
+		decided_at         bigint NOT NULL,
+		record_id          text NOT NULL,
+		decision_record_id text NOT NULL,
+		caller             text NOT NULL,
+		tenant             text NOT NULL,
+		key                text NOT NULL,
+		hold               boolean NOT NULL,
+		used_at            bigint NOT NULL,
+		used_record_id     text NOT NULL
+	);
+	CREATE INDEX approvals_list ON approvals (created DESC, id DESC);
+	CREATE INDEX approvals_pending ON approvals (expires) WHERE state = 'pending';
+	CREATE INDEX approvals_key ON approvals (key, decided_at) WHERE state = 'approved' AND used_at = 0;
+	CREATE INDEX approvals_session ON approvals (session_id, created);
+	CREATE TABLE acs_sessions (
+		id        text NOT NULL PRIMARY KEY, -- metadata.session_id
+		agent_id  text NOT NULL,
+		tenant    text NOT NULL,
+		key_id    text NOT NULL,    -- the handshake's signature key ('': unsigned)
+		version   text NOT NULL,    -- the negotiated acs_version
+		methods   text[] NOT NULL,
+		profiles  text[] NOT NULL,
+		hello     bigint NOT NULL,
+		last_seen bigint NOT NULL,
+		head      text NOT NULL,    -- the newest entry's entry_hash ('': none)
+		entries   bigint NOT NULL,  -- entries in the chain (the newest one's seq)
+		ended     boolean NOT NULL,
+		ended_at  bigint NOT NULL   -- the first EndACSSession (0: none)
+	);
+	CREATE TABLE acs_entries (
+		session       text NOT NULL,
+		seq           bigint NOT NULL, -- 1, 2, ... in chain order
+		entry_id      text NOT NULL,
+		step_id       text NOT NULL,
+		step_type     text NOT NULL,
+		request_hash  text NOT NULL,
+		timestamp     bigint NOT NULL,
+		previous_hash text NOT NULL,
+		entry_hash    text NOT NULL,
+		decision      text NOT NULL,
+		record_id     text NOT NULL,
+		PRIMARY KEY (session, seq)
+	);
+	CREATE TABLE acs_requests (
+		session text NOT NULL,
+		key     text NOT NULL,   -- a request_id, or "nonce:" + a nonce
+		at      bigint NOT NULL,
+		PRIMARY KEY (session, key)
+	);
+	CREATE INDEX acs_requests_at ON acs_requests (session, at);
+	CREATE TABLE session_labels (
+		tenant  text NOT NULL,
+		session text NOT NULL,
+		label   text NOT NULL,
+		added   bigint NOT NULL,
+		PRIMARY KEY (tenant, session, label)
+	);
+	CREATE TABLE agbom_components (
+		tenant  text NOT NULL,
+		agent   text NOT NULL,
+		id      text NOT NULL,
+		type    text NOT NULL,
+		source  text NOT NULL,   -- acs, mcp or a2a
+		doc     text NOT NULL,   -- the canonical component, JSON as given
+		updated bigint NOT NULL,
+		PRIMARY KEY (tenant, agent, id)
+	);
+	CREATE TABLE mcp_tool_pins (
+		server       text NOT NULL,
+		name         text NOT NULL,
+		description  text NOT NULL,
+		input_schema text NOT NULL, -- JSON ('' for none)
+		hash         text NOT NULL, -- hex SHA-256 of the JCS form
+		pinned       bigint NOT NULL,
+		PRIMARY KEY (server, name)
+	);`),
 }
 
 // A migration changes the schema inside migrate's transaction.
