@@ -218,6 +218,22 @@ var migrations = []migration{
 	// the data directory's key, "ml-dsa-65" or "slh-dsa-128s" with
 	// acs.signing_key (Retention.SigningKey).
 	sqlStep(`ALTER TABLE trace_checkpoints ADD COLUMN algorithm TEXT NOT NULL DEFAULT 'ed25519';`),
+	// 12 → 13: the fleet (fleet.go): the decision stream's acknowledged
+	// position, one row per cursor name (warden.CursorStore), and the
+	// replica registry, one row per instance (warden.InstanceStore).
+	sqlStep(`CREATE TABLE stream_cursors (
+		name    TEXT NOT NULL PRIMARY KEY,
+		id      TEXT NOT NULL,    -- the last record acknowledged
+		updated INTEGER NOT NULL  -- unix microseconds, UTC
+	) WITHOUT ROWID;
+	CREATE TABLE instances (
+		id              TEXT NOT NULL PRIMARY KEY,
+		addr            TEXT NOT NULL,
+		version         TEXT NOT NULL,
+		policy_revision TEXT NOT NULL,
+		started         INTEGER NOT NULL, -- unix microseconds, UTC
+		last_seen       INTEGER NOT NULL  -- unix microseconds, UTC
+	) WITHOUT ROWID;`),
 }
 
 // migrateCursor adds the policy revision and the views (stored after the

@@ -33,6 +33,7 @@ type memData struct {
 	acs  *memACS                  // memacs.go; nil until first used
 	lbl  map[memLabelKey][]string // memlabels.go; nil until first used
 	bom  *memAgBOM                // memagbom.go; nil until first used
+	flt  *memFleet                // memfleet.go; nil until first used
 }
 
 var _ warden.Store = (*Mem)(nil)
