@@ -102,14 +102,14 @@ func (r *request) fill(rec *warden.Record) error {
 	us := rec.Time.UnixMicro()
 	in := resLen + len(rec.Input) // the input's end
 	out := in + len(rec.Output)   // the output's end
-	r.canon.digest(&rowContent{
-		id: rec.ID, us: us, event: rec.Event, surface: rec.Surface, direction: rec.Direction,
-		requestID: rec.RequestID, agentID: rec.AgentID, sessionID: rec.SessionID,
-		turnID: rec.TurnID, stepID: rec.StepID, decision: rec.Decision, reason: rec.Reason,
-		codes: codeBytes, policyID: rec.PolicyID, policyVersion: rec.PolicyVersion,
-		latency: rec.LatencyUS, results: r.blob[:resLen], input: r.blob[resLen:in],
-		output: r.blob[in:out], policyRevision: rec.PolicyRevision, views: r.blob[out:],
-		caller: rec.Caller, tenant: rec.Tenant, approvalID: rec.ApprovalID, tool: rec.Tool,
+	r.canon.Digest(&rowContent{
+		ID: rec.ID, TimeUS: us, Event: rec.Event, Surface: rec.Surface, Direction: rec.Direction,
+		RequestID: rec.RequestID, AgentID: rec.AgentID, SessionID: rec.SessionID,
+		TurnID: rec.TurnID, StepID: rec.StepID, Decision: rec.Decision, Reason: rec.Reason,
+		ReasonCodes: codeBytes, PolicyID: rec.PolicyID, PolicyVersion: rec.PolicyVersion,
+		LatencyUS: rec.LatencyUS, Results: r.blob[:resLen], Input: r.blob[resLen:in],
+		Output: r.blob[in:out], PolicyRevision: rec.PolicyRevision, Views: r.blob[out:],
+		Caller: rec.Caller, Tenant: rec.Tenant, ApprovalID: rec.ApprovalID, Tool: rec.Tool,
 	}, &r.content)
 	a := &r.args
 	a[0].Value = rec.ID

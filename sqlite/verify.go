@@ -180,14 +180,14 @@ func (s *Store) VerifyWithPublicKey(ctx context.Context, want *sigkey.PublicKey)
 			}
 		}
 		i, o, v := w.nRes, w.nRes+w.nIn, w.nRes+w.nIn+w.nOut
-		c.digest(&rowContent{
-			id: r.ID, us: w.us, event: r.Event, surface: r.Surface, direction: r.Direction,
-			requestID: r.RequestID, agentID: r.AgentID, sessionID: r.SessionID,
-			turnID: r.TurnID, stepID: r.StepID, decision: r.Decision, reason: r.Reason,
-			codes: w.codes, policyID: r.PolicyID, policyVersion: r.PolicyVersion,
-			latency: r.LatencyUS, results: blob[:i], input: blob[i:o], output: blob[o:v],
-			policyRevision: r.PolicyRevision, views: blob[v:], caller: r.Caller,
-			tenant: r.Tenant, approvalID: r.ApprovalID, tool: r.Tool,
+		c.Digest(&rowContent{
+			ID: r.ID, TimeUS: w.us, Event: r.Event, Surface: r.Surface, Direction: r.Direction,
+			RequestID: r.RequestID, AgentID: r.AgentID, SessionID: r.SessionID,
+			TurnID: r.TurnID, StepID: r.StepID, Decision: r.Decision, Reason: r.Reason,
+			ReasonCodes: w.codes, PolicyID: r.PolicyID, PolicyVersion: r.PolicyVersion,
+			LatencyUS: r.LatencyUS, Results: blob[:i], Input: blob[i:o], Output: blob[o:v],
+			PolicyRevision: r.PolicyRevision, Views: blob[v:], Caller: r.Caller,
+			Tenant: r.Tenant, ApprovalID: r.ApprovalID, Tool: r.Tool,
 		}, &content)
 		if len(ph) != 0 && len(ph) != sha256.Size {
 			return broken(BrokenEdited, fmt.Sprintf("its prev_hash is %d bytes, not a SHA-256 hash", len(ph)))
