@@ -61,7 +61,7 @@ func TestApprovals(t *testing.T) {
 		{name: "webhook headers not a mapping", yaml: "approvals:\n  notify:\n    - webhook: {url: http://h, headers: [a]}\n", wantErr: "approvals.notify[0].webhook.headers: expected a mapping of header names to values"},
 		{name: "webhook header value not a string", yaml: "approvals:\n  notify:\n    - webhook: {url: http://h, headers: {X-A: {b: c}}}\n", wantErr: "approvals.notify[0].webhook.headers.X-A: expected a string"},
 		{name: "webhook bad header name", yaml: "approvals:\n  notify:\n    - webhook: {url: http://h, headers: {\"X Token\": a}}\n", wantErr: `w.yaml:3: approvals.notify[0].webhook: webhook http://h: header name "X Token" is not a valid HTTP token`},
-		{name: "top-level list names approvals", yaml: "approval: {}\n", wantErr: "tenants, trace, tls, approvals, acs, otel)"},
+		{name: "top-level list names approvals", yaml: "approval: {}\n", wantErr: "tenants, trace, tls, approvals, acs, otel"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -57,6 +57,9 @@ type Config struct {
 	// OTel is where decision spans are exported (otel:); its zero value
 	// exports none.
 	OTel OTel
+	// Gateways is the key that seals the gateways' MCP session ids and A2A
+	// task ids (gateways:), defaults filled in.
+	Gateways Gateways
 }
 
 // Upstream is a server a gateway forwards to (warden.Upstream).
@@ -64,7 +67,7 @@ type Upstream = warden.Upstream
 
 // Default returns the configuration used without --config.
 func Default() *Config {
-	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals(), ACS: DefaultACS()}
+	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals(), ACS: DefaultACS(), Gateways: DefaultGateways()}
 }
 
 // Error and ErrorList are the policy loader's located errors: a config and
@@ -173,6 +176,10 @@ func Parse(file string, data []byte) (*Config, error) {
 			o, oerrs := parseOTel(file, v)
 			errs = append(errs, oerrs...)
 			c.OTel = o
+		case "gateways":
+			g, gerrs := parseGateways(file, v)
+			errs = append(errs, gerrs...)
+			c.Gateways = g
 		case "approvals":
 			a, aerrs := parseApprovals(file, v)
 			errs = append(errs, aerrs...)
@@ -182,7 +189,7 @@ func Parse(file string, data []byte) (*Config, error) {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies, shadow, hooks, mcp, a2a, limits, auth, origins, tenants, trace, tls, approvals, acs, otel)", k.Value)
+			add(k, "unknown key %q (want defaultDecision, policies, shadow, hooks, mcp, a2a, limits, auth, origins, tenants, trace, tls, approvals, acs, otel, gateways)", k.Value)
 		}
 	}
 	if len(c.Auth.Clients) > 0 && c.TLS.ClientCA == "" {
