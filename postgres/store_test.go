@@ -1,0 +1,227 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/storetest"
+)
+
+// TestStore runs the warden.Store contract on PostgreSQL, each subtest in
+// its own schema.
+func TestStore(t *testing.T) {
+	testBaseURL(t)
+	urls := map[*testing.T]string{}
+	var mu sync.Mutex
+	storetest.Run(t, func(t *testing.T) warden.Store {
+		mu.Lock()
+		u, ok := urls[t]
+		if !ok {
+			u = testSchemaURL(t)
+			urls[t] = u
+		}
+		mu.Unlock()
+		return openTest(t, u, Options{})
+	})
+}
+
+// TestTwoWriters records from two Stores on one schema at once: every
+// record is stored once, seqs are one order, and the chain verifies.
+func TestTwoWriters(t *testing.T) {
+	u := testSchemaURL(t)
+	a, b := openTest(t, u, Options{}), openTest(t, u, Options{})
+	const perStore, workers = 300, 16
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*perStore)
+	for si, s := range []*Store{a, b} {
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < perStore; i += workers {
+					r := &warden.Record{ID: fmt.Sprintf("s%d-%04d", si, i), Time: time.Now(), Event: "PreToolUse",
+						Decision: "allow", Input: []byte(`{"i":1}`)}
+					if err := s.Record(context.Background(), r); err != nil {
+						errs <- err
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("Record: %v", err)
+	}
+	got, err := warden.Collect(context.Background(), a, warden.Query{Oldest: true}, 10*perStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2*perStore {
+		t.Fatalf("stored %d records, want %d", len(got), 2*perStore)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].PrevHash != got[i-1].Hash {
+			t.Fatalf("record %d (%s) prev_hash %s, want the previous hash %s", i, got[i].ID, got[i].PrevHash, got[i-1].Hash)
+		}
+	}
+	rep, err := a.Verify(context.Background())
+	if err != nil || !rep.OK() || rep.Verified != 2*perStore {
+		t.Fatalf("Verify = %+v, %v; want %d verified", rep, err, 2*perStore)
+	}
+}
+
+// TestVerifyDetects edits, deletes and reorders rows and checks that Verify
+// names the first broken record.
+func TestVerifyDetects(t *testing.T) {
+	for _, tt := range []struct {
+		name, sql, wantID, reason string
+	}{
+		{"intact", ``, "", ""},
+		{"edited field", `UPDATE runs SET decision = 'allow' WHERE id = 'r05'`, "r05", BrokenEdited},
+		{"edited input", `UPDATE runs SET input = '{"x":2}' WHERE id = 'r03'`, "r03", BrokenEdited},
+		{"edited hash", `UPDATE runs SET hash = sha256(hash) WHERE id = 'r07'`, "r07", BrokenEdited},
+		{"deleted", `DELETE FROM runs WHERE id = 'r04'`, "r05", BrokenMissing},
+		{"deleted first", `DELETE FROM runs WHERE id = 'r00'`, "r01", BrokenMissing},
+		{"reordered", `UPDATE runs SET seq = -seq WHERE id IN ('r02', 'r03');
+			UPDATE runs SET seq = CASE id WHEN 'r02' THEN 4 ELSE 3 END WHERE id IN ('r02', 'r03')`, "r03", BrokenReordered},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			u := testSchemaURL(t)
+			s := openTest(t, u, Options{})
+			for i := range 10 {
+				r := &warden.Record{ID: fmt.Sprintf("r%02d", i), Time: time.Now(), Decision: "deny", Input: []byte(`{"x":1}`)}
+				if err := s.Record(context.Background(), r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.sql != "" {
+				if _, err := s.pool.Exec(context.Background(), tt.sql); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, err := s.Verify(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantID == "" {
+				if !rep.OK() || rep.Verified != 10 || rep.Head == "" {
+					t.Fatalf("intact chain: %+v", rep)
+				}
+				return
+			}
+			if rep.OK() || rep.Broken.ID != tt.wantID || rep.Broken.Reason != tt.reason {
+				t.Fatalf("Verify = %+v (broken %+v), want %s %s", rep, rep.Broken, tt.wantID, tt.reason)
+			}
+		})
+	}
+}
+
+// TestMigrateNewer refuses a database whose schema is newer than this
+// binary's, naming both versions.
+func TestMigrateNewer(t *testing.T) {
+	u := testSchemaURL(t)
+	s := openTest(t, u, Options{})
+	if _, err := s.pool.Exec(context.Background(), `UPDATE warden_schema SET version = version + 1`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for _, noMigrate := range []bool{false, true} {
+		_, err := Open(context.Background(), u, Options{NoMigrate: noMigrate})
+		var tooNew *SchemaTooNewError
+		if !errors.As(err, &tooNew) || !errors.Is(err, ErrSchemaTooNew) || tooNew.Have != SchemaVersion+1 || tooNew.Known != SchemaVersion {
+			t.Fatalf("Open(NoMigrate=%v) on a newer schema: %v", noMigrate, err)
+		}
+		want := fmt.Sprintf("postgres: schema version %d is newer than this warden supports (%d): upgrade warden", SchemaVersion+1, SchemaVersion)
+		if err.Error() != want {
+			t.Errorf("error %q, want %q", err, want)
+		}
+	}
+}
+
+// TestMigrateConcurrent runs migrations from several goroutines at once on
+// an empty schema: all succeed, the schema is migrated once.
+func TestMigrateConcurrent(t *testing.T) {
+	u := testSchemaURL(t)
+	const n = 8
+	var wg sync.WaitGroup
+	froms := make([]int, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := Open(context.Background(), u, Options{})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer s.Close()
+			froms[i], errs[i] = Migrate(context.Background(), s.pool)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("migrate %d: %v", i, err)
+		}
+		if froms[i] != SchemaVersion {
+			t.Errorf("second Migrate %d found version %d, want %d", i, froms[i], SchemaVersion)
+		}
+	}
+	s := openTest(t, u, Options{NoMigrate: true})
+	var v int
+	if err := s.pool.QueryRow(context.Background(), `SELECT version FROM warden_schema`).Scan(&v); err != nil || v != SchemaVersion {
+		t.Fatalf("version %d, %v", v, err)
+	}
+}
+
+// TestNoMigrateOnEmpty refuses to open an unmigrated database without
+// migrating.
+func TestNoMigrateOnEmpty(t *testing.T) {
+	u := testSchemaURL(t)
+	if _, err := Open(context.Background(), u, Options{NoMigrate: true}); err == nil {
+		t.Fatal("Open(NoMigrate) on an empty schema succeeded")
+	}
+}
+
+// TestOpenErrors: bad URLs fail with precise errors, never leaking a
+// password.
+func TestOpenErrors(t *testing.T) {
+	for _, u := range []string{"", "sqlite:///x", "http://x"} {
+		if _, err := Open(context.Background(), u, Options{}); err == nil {
+			t.Errorf("Open(%q) succeeded", u)
+		}
+	}
+	start := time.Now()
+	_, err := Open(context.Background(), "postgres://u:secret@127.0.0.1:1/db?sslmode=disable", Options{Timeout: 500 * time.Millisecond})
+	if err == nil {
+		t.Fatal("Open on a closed port succeeded")
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Open took %v", d)
+	}
+	if s := err.Error(); strings.Contains(s, "secret") {
+		t.Errorf("error leaks the password: %s", s)
+	}
+}
+
+// TestRedactURL keeps passwords out of messages.
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:pw@h/db":          "postgres://u:xxxxx@h/db",
+		"postgres://u@h/db":             "postgres://u@h/db",
+		"postgresql://h/db?sslmode=off": "postgresql://h/db?sslmode=off",
+		"postgres://u:p@ss@h/db":        "postgres://u:xxxxx@h/db",
+	} {
+		if got := redactURL(in); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
