@@ -91,7 +91,27 @@ type Manager struct {
 	subs    map[chan warden.Approval]struct{}
 	stop    chan struct{}
 	done    chan struct{}
+	// followed is closed when follow has returned (at once when the
+	// store is no ChangeFeed).
+	followed chan struct{}
 }
+
+// ChangeFeed is an ApprovalStore shared by several processes (replicas)
+// that tells each of the approvals the others create, decide or expire, as
+// they commit (package postgres: LISTEN/NOTIFY). With one, a call held here
+// is released as soon as another replica decides it, rather than by the
+// next sweep, and Subscribe's streams carry every replica's changes.
+type ChangeFeed interface {
+	// ApprovalChanges returns the ids of approvals that others change,
+	// until ctx ends (then the channel is closed; it may close earlier,
+	// when the subscriber lags). An empty id means changes may have been
+	// missed: re-read what you wait for.
+	ApprovalChanges(ctx context.Context) (<-chan string, error)
+}
+
+// followRetry is how long follow waits before subscribing again after the
+// feed failed or closed (meanwhile the sweep still wakes held calls).
+const followRetry = 250 * time.Millisecond
 
 var _ warden.Approvals = (*Manager)(nil)
 
@@ -110,11 +130,17 @@ func New(o Options) *Manager {
 		o.Redact = func(s string) string { return s }
 	}
 	m := &Manager{o: o, log: o.Log, waiters: map[string]chan struct{}{},
-		subs: map[chan warden.Approval]struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
+		subs: map[chan warden.Approval]struct{}{}, stop: make(chan struct{}), done: make(chan struct{}),
+		followed: make(chan struct{})}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
 	go m.sweep()
+	if feed, ok := o.Store.(ChangeFeed); ok {
+		go m.follow(feed)
+	} else {
+		close(m.followed)
+	}
 	return m
 }
 
@@ -127,6 +153,7 @@ func (m *Manager) Close() {
 		close(m.stop)
 	}
 	<-m.done
+	<-m.followed
 }
 
 // Wait and TTL return the configured durations.
@@ -247,8 +274,9 @@ func (m *Manager) forget(id string) {
 }
 
 // Await implements warden.Approvals: it holds the asked call until its
-// approval is decided (here, or by another process sharing the store: the
-// sweep notices within a second), it
+// approval is decided (here, or by another process sharing the store: a
+// ChangeFeed store reports it as it commits, else the sweep notices within
+// a second), it
 // expires (approval_timeout), or ctx ends (the caller hung up: the approval
 // is withdrawn, state expired). The waiting costs a timer and a channel,
 // no goroutine of its own.
@@ -521,5 +549,67 @@ func (m *Manager) wakeDecidedElsewhere(ctx context.Context) {
 		if err == nil && a.Decided() {
 			m.wake(id)
 		}
+	}
+}
+
+// follow wakes the calls held here on the approvals other replicas decide,
+// and tells the streams of every change, as feed reports them, until Close.
+func (m *Manager) follow(feed ChangeFeed) {
+	defer close(m.followed)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-m.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for ctx.Err() == nil {
+		ch, err := feed.ApprovalChanges(ctx)
+		if err != nil {
+			m.log.Warn("approval: following other replicas' approvals", "err", err)
+		} else {
+			for id := range ch {
+				m.changed(ctx, id)
+			}
+			// The feed closed (lagging, or Close): what it would have
+			// said is re-read below.
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(followRetry):
+		}
+		m.changed(ctx, "")
+	}
+}
+
+// changed handles one id from the feed: the call held on it here, if any,
+// is woken once it is decided, and the streams are told. "" re-reads every
+// held call.
+func (m *Manager) changed(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(ctx, warden.RecordTimeout)
+	defer cancel()
+	if id == "" {
+		m.wakeDecidedElsewhere(ctx)
+		return
+	}
+	m.mu.Lock()
+	held := m.waiters[id] != nil
+	watched := len(m.subs) > 0
+	m.mu.Unlock()
+	if !held && !watched {
+		return
+	}
+	a, err := m.o.Store.Approval(ctx, id)
+	if err != nil {
+		return // not this schema's, or the store is down: the sweep retries
+	}
+	if held && a.Decided() {
+		m.wake(id)
+	}
+	if watched {
+		m.publish(*a)
 	}
 }

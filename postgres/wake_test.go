@@ -1,0 +1,106 @@
+package postgres
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/catalog"
+)
+
+// TestFleetWake: replica A holds an MCP call that asked; replica B's
+// approval manager approves it; A releases the call (allowed) well within a
+// second, woken by B's notification rather than by its own once-a-second
+// sweep. Repeated, so that a sweep that happened to fall right after the
+// decision cannot pass for the notification.
+func TestFleetWake(t *testing.T) {
+	a, b := fleet(t)
+	ma := approval.New(approval.Options{Store: a, Trace: a})
+	t.Cleanup(ma.Close)
+	mb := approval.New(approval.Options{Store: b, Trace: b})
+	t.Cleanup(mb.Close)
+	ask := warden.HandlerFunc(func(context.Context, *warden.Event) (warden.Decision, error) {
+		return warden.Decision{Verdict: warden.Ask, Reason: "needs a human", PolicyID: "ask"}, nil
+	})
+	dec := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: ask}), catalog.Views, a, nil)
+	dec.SetApprovals(ma)
+	ctx := context.Background()
+	const trials = 5
+	var took []time.Duration
+	for i := range trials {
+		ev := &warden.Event{Name: "protocols/MCP", Surface: warden.SurfaceMCP, Direction: warden.Outbound,
+			Payload: map[string]any{"jsonrpc": "2.0", "id": i, "method": "tools/call",
+				"params": map[string]any{"name": "deploy", "arguments": map[string]any{"n": i}}},
+			Envelope: warden.Envelope{SessionID: "s1", Server: "ops"}}
+		out, err := dec.Decide(ctx, ev)
+		if err != nil || out.ApprovalID == "" {
+			t.Fatalf("Decide: %v, %+v: want an asked step with an approval", err, out)
+		}
+		released := make(chan warden.Outcome, 1)
+		go func() { released <- ma.Await(ctx, out) }()
+		time.Sleep(150 * time.Millisecond) // A is holding
+		select {
+		case got := <-released:
+			t.Fatalf("released before the decision: %+v", got)
+		default:
+		}
+		start := time.Now()
+		if _, err := mb.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "alice"}, "ok"); err != nil {
+			t.Fatalf("replica B decides: %v", err)
+		}
+		select {
+		case got := <-released:
+			took = append(took, time.Since(start))
+			if got.Verdict != warden.Allow {
+				t.Fatalf("released with %v (%s), want allow", got.Verdict, got.Reason)
+			}
+		case <-time.After(time.Second):
+			t.Fatalf("trial %d: the call held on replica A was not released within 1 s of replica B's decision", i)
+		}
+	}
+	slices.Sort(took)
+	t.Logf("released after B's decision in %v (median %v, max %v)", took, took[len(took)/2], took[len(took)-1])
+	if took[len(took)-1] > 500*time.Millisecond {
+		t.Errorf("slowest release %v: the notification should release a held call in well under 500 ms", took[len(took)-1])
+	}
+}
+
+// TestFleetStream: replica A's approval stream carries what replica B
+// creates and decides.
+func TestFleetStream(t *testing.T) {
+	a, b := fleet(t)
+	ma := approval.New(approval.Options{Store: a, Trace: a})
+	t.Cleanup(ma.Close)
+	ch, cancel, ok := ma.Subscribe()
+	if !ok {
+		t.Fatal("Subscribe refused")
+	}
+	defer cancel()
+	time.Sleep(300 * time.Millisecond) // the listener connects
+	ctx := context.Background()
+	now := time.Now().UTC()
+	if err := b.CreateApproval(ctx, &warden.Approval{ID: "ap-b", Created: now, Expires: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.DecideApproval(ctx, "ap-b", warden.ApprovalDenied, "bob", "no", now); err != nil {
+		t.Fatal(err)
+	}
+	var states []warden.ApprovalState
+	deadline := time.After(2 * time.Second)
+	for len(states) < 2 {
+		select {
+		case x := <-ch:
+			if x.ID == "ap-b" {
+				states = append(states, x.State)
+			}
+		case <-deadline:
+			t.Fatalf("replica A's stream carried %v of replica B's approval, want it created and decided", states)
+		}
+	}
+	if states[len(states)-1] != warden.ApprovalDenied {
+		t.Fatalf("stream states %v, want the last one denied", states)
+	}
+}
