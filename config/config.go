@@ -57,6 +57,12 @@ type Config struct {
 	// OTel is where decision spans are exported (otel:); its zero value
 	// exports none.
 	OTel OTel
+	// Stream is where the decision stream is published (stream:); its
+	// zero value publishes none.
+	Stream Stream
+	// Instance is how this replica names itself in the registry
+	// (instance:), defaults filled in.
+	Instance Instance
 	// Gateways is the key that seals the gateways' MCP session ids and A2A
 	// task ids (gateways:), defaults filled in.
 	Gateways Gateways
@@ -71,7 +77,7 @@ type Upstream = warden.Upstream
 
 // Default returns the configuration used without --config.
 func Default() *Config {
-	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals(), ACS: DefaultACS(), Gateways: DefaultGateways()}
+	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals(), ACS: DefaultACS(), Gateways: DefaultGateways(), Instance: DefaultInstance()}
 }
 
 // Error and ErrorList are the policy loader's located errors: a config and
@@ -184,6 +190,14 @@ func Parse(file string, data []byte) (*Config, error) {
 			g, gerrs := parseGateways(file, v)
 			errs = append(errs, gerrs...)
 			c.Gateways = g
+		case "stream":
+			st, serrs := parseStream(file, v)
+			errs = append(errs, serrs...)
+			c.Stream = st
+		case "instance":
+			in, ierrs := parseInstance(file, v)
+			errs = append(errs, ierrs...)
+			c.Instance = in
 		case "approvals":
 			a, aerrs := parseApprovals(file, v)
 			errs = append(errs, aerrs...)
@@ -200,7 +214,7 @@ func Parse(file string, data []byte) (*Config, error) {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies, shadow, hooks, mcp, a2a, limits, auth, origins, tenants, trace, tls, approvals, acs, otel, gateways, store)", k.Value)
+			add(k, "unknown key %q (want defaultDecision, policies, shadow, hooks, mcp, a2a, limits, auth, origins, tenants, trace, tls, approvals, acs, otel, gateways, store, stream, instance)", k.Value)
 		}
 	}
 	if len(c.Auth.Clients) > 0 && c.TLS.ClientCA == "" {
