@@ -171,6 +171,22 @@ var migrations = []migration{
 		pinned       bigint NOT NULL,
 		PRIMARY KEY (server, name)
 	);`),
+	// 2 → 3: the fleet (cursor.go, instances.go): the decision stream's
+	// acknowledged position, one row per cursor name, and the replica
+	// registry, one row per instance. Times are unix microseconds, UTC.
+	sqlStep(`CREATE TABLE stream_cursors (
+		name    text PRIMARY KEY,
+		id      text NOT NULL,   -- the last record acknowledged
+		updated bigint NOT NULL
+	);
+	CREATE TABLE instances (
+		id              text PRIMARY KEY,
+		addr            text NOT NULL,
+		version         text NOT NULL,
+		policy_revision text NOT NULL,
+		started         bigint NOT NULL,
+		last_seen       bigint NOT NULL
+	);`),
 }
 
 // A migration changes the schema inside migrate's transaction.
