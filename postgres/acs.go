@@ -52,7 +52,7 @@ func (s *Store) PutACSSession(ctx context.Context, x *warden.ACSSession) error {
 	if x == nil || x.ID == "" {
 		return errors.New("postgres: ACS session has no id")
 	}
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	if err := s.writable(); err != nil {
 		return err
@@ -81,7 +81,7 @@ func (s *Store) PutACSSession(ctx context.Context, x *warden.ACSSession) error {
 
 // ACSSession returns the session, or warden.ErrNoSession.
 func (s *Store) ACSSession(ctx context.Context, id string) (*warden.ACSSession, error) {
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	x := new(warden.ACSSession)
 	var hello, seen int64
@@ -109,7 +109,7 @@ func (s *Store) ACSSession(ctx context.Context, id string) (*warden.ACSSession, 
 // at-window; accepting it also forgets the session's keys older than the
 // window. One statement (see the top of this file).
 func (s *Store) RememberRequest(ctx context.Context, session, key string, at time.Time, window time.Duration) error {
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	if err := s.writable(); err != nil {
 		return err
@@ -142,7 +142,7 @@ func (s *Store) AppendACSEntry(ctx context.Context, session, prev string, e *war
 	if e == nil || e.EntryHash == "" {
 		return fmt.Errorf("postgres: ACS entry for session %q has no entry hash", session)
 	}
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	if err := s.writable(); err != nil {
 		return err
@@ -179,7 +179,7 @@ func (s *Store) ACSEntries(ctx context.Context, session string, after int64, lim
 	if limit <= 0 {
 		limit = defaultACSEntries
 	}
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	const what = "read ACS entries"
 	rows, err := s.statePool().Query(ctx, `SELECT `+acsEntryCols+` FROM acs_entries
@@ -213,7 +213,7 @@ func (s *Store) ACSEntries(ctx context.Context, session string, after int64, lim
 // EndACSSession marks the session ended; the first call's at is kept in
 // ended_at. An unknown session is warden.ErrNoSession.
 func (s *Store) EndACSSession(ctx context.Context, id string, at time.Time) error {
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	if err := s.writable(); err != nil {
 		return err

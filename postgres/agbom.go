@@ -31,7 +31,7 @@ func (s *Store) UpdateAgBOM(ctx context.Context, u *warden.AgBOMUpdate) error {
 	if err := u.Check(); err != nil {
 		return err
 	}
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	const what = "update AgBOM"
 	var full error
@@ -100,7 +100,7 @@ func (s *Store) UpdateAgBOM(ctx context.Context, u *warden.AgBOMUpdate) error {
 
 // AgBOM returns the agent's components ordered by id, or warden.ErrNoAgBOM.
 func (s *Store) AgBOM(ctx context.Context, tenant, agent string) ([]warden.AgBOMComponent, error) {
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	const what = "read AgBOM"
 	rows, err := s.statePool().Query(ctx, `SELECT id, type, source, doc, updated FROM agbom_components
@@ -134,7 +134,7 @@ func (s *Store) AgBOMAgents(ctx context.Context, tenant string, all bool, limit 
 	if limit <= 0 {
 		limit = warden.AgBOMMaxAgents
 	}
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	const what = "list AgBOM agents"
 	q := `SELECT tenant, agent, count(*), max(updated) FROM agbom_components`
@@ -167,7 +167,7 @@ func (s *Store) AgBOMAgents(ctx context.Context, tenant string, all bool, limit 
 
 // ToolPins returns the server's pins ordered by name.
 func (s *Store) ToolPins(ctx context.Context, server string) ([]warden.ToolPin, error) {
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	const what = "read tool pins"
 	rows, err := s.statePool().Query(ctx, `SELECT name, description, input_schema, hash, pinned FROM mcp_tool_pins
@@ -202,7 +202,7 @@ func (s *Store) PinTools(ctx context.Context, server string, put []warden.ToolPi
 	if err := warden.CheckToolPins(server, put); err != nil {
 		return err
 	}
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	const what = "pin tools"
 	var full error

@@ -97,7 +97,7 @@ func (s *Store) CreateApproval(ctx context.Context, a *warden.Approval) error {
 	if a.State != "" && a.State != warden.ApprovalPending {
 		return fmt.Errorf("postgres: new approval %q has state %q, want pending", a.ID, a.State)
 	}
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	const what = "create approval"
 	return s.stateTx(ctx, what, func(tx pgx.Tx) error {
@@ -122,7 +122,7 @@ func (s *Store) CreateApproval(ctx context.Context, a *warden.Approval) error {
 
 // Approval returns the approval with id, or warden.ErrApprovalNotFound.
 func (s *Store) Approval(ctx context.Context, id string) (*warden.Approval, error) {
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	a, err := scanApproval(s.statePool().QueryRow(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -140,7 +140,7 @@ func (s *Store) Approval(ctx context.Context, id string) (*warden.Approval, erro
 // is warden.ErrUnknownCursor. q.Limit <= 0 means 100; more than 1000 means
 // 1000. The slice is never nil.
 func (s *Store) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]warden.Approval, error) {
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	limit := q.Limit
 	if limit <= 0 {
@@ -200,7 +200,7 @@ func (s *Store) DecideApproval(ctx context.Context, id string, state warden.Appr
 	if at.IsZero() {
 		return nil, fmt.Errorf("postgres: decide approval %q: no time", id)
 	}
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	const what = "decide approval"
 	var got *warden.Approval
@@ -259,7 +259,7 @@ func (s *Store) DecideApproval(ctx context.Context, id string, state warden.Appr
 // state; a later call replaces it); an unknown id is
 // warden.ErrApprovalNotFound.
 func (s *Store) SetDecisionRecord(ctx context.Context, id, recordID string) error {
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	if err := s.writable(); err != nil {
 		return err
@@ -288,7 +288,7 @@ func (s *Store) UseApproval(ctx context.Context, key string, notBefore, at time.
 	if key == "" {
 		return nil, nil
 	}
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	if err := s.writable(); err != nil {
 		return nil, err
@@ -328,7 +328,7 @@ func (s *Store) ExpireApprovals(ctx context.Context, at time.Time) ([]warden.App
 	if at.IsZero() {
 		return nil, errors.New("postgres: expire approvals: no time")
 	}
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	const what = "expire approvals"
 	var out []warden.Approval

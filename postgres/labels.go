@@ -22,7 +22,7 @@ var _ warden.LabelStore = (*Store)(nil)
 
 // SessionLabels returns the session's labels, sorted; nil for none.
 func (s *Store) SessionLabels(ctx context.Context, tenant, session string) ([]string, error) {
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	out, err := sessionLabels(ctx, s.statePool(), tenant, session)
 	if err != nil {
@@ -55,7 +55,7 @@ func (s *Store) AddSessionLabels(ctx context.Context, tenant, session string, la
 			return nil, fmt.Errorf("postgres: %w", err)
 		}
 	}
-	ctx, cancel := stateCtx(ctx)
+	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	const what = "add session labels"
 	var out []string

@@ -25,10 +25,12 @@ import (
 // Times are unix microseconds, UTC, 0 for the zero time, as in runs; they
 // read back in UTC, truncated to the microsecond.
 
-// stateTimeout bounds one shared-state call when its context has no earlier
-// deadline: PostgreSQL unreachable or a lock held too long fails the call
-// (and so the step, closed) instead of hanging it.
+// stateTimeout bounds a call made with the package's stateCtx; a Store's
+// own shared-state calls are bounded by Store.stateCtx.
 const stateTimeout = 10 * time.Second
+
+// minStateTimeout is the least bound of a Store's shared-state call.
+const minStateTimeout = 2 * time.Second
 
 // Advisory lock classes of the two-key pg_advisory_xact_lock(class, key)
 // form (distinct from the migrations' one-key lock): the key is
@@ -75,6 +77,14 @@ func isUnique(err error) bool {
 // stateCtx bounds ctx by stateTimeout.
 func stateCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, stateTimeout)
+}
+
+// stateCtx bounds one shared-state call by the store's Options.Timeout (at
+// least minStateTimeout) when ctx has no earlier deadline: PostgreSQL
+// unreachable, or a row or advisory lock held too long, fails the call (and
+// so the step, closed) within that time instead of hanging it.
+func (s *Store) stateCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, max(s.opts.Timeout, minStateTimeout))
 }
 
 // stateErr is err with what failed, and ctx's error when ctx ended.
