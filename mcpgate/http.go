@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/sealid"
 	"github.com/wardenhq/warden/internal/traceparent"
 	"github.com/wardenhq/warden/jsonrpc"
 	"github.com/wardenhq/warden/sse"
@@ -41,6 +42,10 @@ type HTTPOptions struct {
 	Logf func(format string, args ...any)
 	// Pins pins each upstream's tools (see Pins); nil: no pinning.
 	Pins *Pins
+	// Sessions seals the Mcp-Session-Id handed to clients (see
+	// session.go); replicas sharing its key continue each other's
+	// sessions. Nil: a random key for this gateway (one replica).
+	Sessions *sealid.Sealer
 }
 
 // asked are the requests of one POST the gateway waits answers for, by id
@@ -91,6 +96,9 @@ func NewHTTP(dec warden.Core, upstreams map[string]warden.Upstream, opts HTTPOpt
 	}
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
+	}
+	if opts.Sessions == nil {
+		opts.Sessions = randomSealer()
 	}
 	h := &HTTP{ups: make(map[string]*upstream, len(upstreams)), opts: opts}
 	for name, u := range upstreams {
@@ -145,7 +153,7 @@ func (c *call) done() { c.timer.Stop(); c.cancel() }
 
 // request builds the upstream request: the client's MCP headers, then the
 // configured ones (secrets: they win, and are never logged).
-func (h *HTTP) request(ctx context.Context, r *http.Request, up *upstream, method string, body []byte) (*http.Request, error) {
+func (h *HTTP) request(ctx context.Context, r *http.Request, up *upstream, s *session, method string, body []byte) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -161,6 +169,7 @@ func (h *HTTP) request(ctx context.Context, r *http.Request, up *upstream, metho
 			}
 		}
 	}
+	s.apply(req.Header) // the upstream's own session id, never the client's
 	for k, v := range up.cfg.Headers {
 		req.Header.Set(k, v)
 	}
@@ -168,12 +177,15 @@ func (h *HTTP) request(ctx context.Context, r *http.Request, up *upstream, metho
 	return req, nil
 }
 
-func copyResponseHeaders(w http.ResponseWriter, resp *http.Response) {
+// copyResponseHeaders relays the upstream's response headers; its
+// Mcp-Session-Id goes to the client sealed (s.reply).
+func (h *HTTP) copyResponseHeaders(w http.ResponseWriter, resp *http.Response, s *session) {
 	for _, k := range responseHeaders {
 		if v := resp.Header.Values(k); len(v) > 0 {
 			w.Header()[k] = v
 		}
 	}
+	h.reply(w.Header(), resp, s)
 }
 
 // upstreamError describes a failed call without the URL's query or headers.
@@ -227,7 +239,12 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 		writeRPCError(w, http.StatusBadRequest, CodeParseError, "parse error: "+err.Error())
 		return
 	}
-	sid := r.Header.Get("Mcp-Session-Id")
+	s, ok := h.openSession(w, r, up)
+	if !ok {
+		return
+	}
+	s.noteInitialize(msgs)
+	sid := s.up // the trace's session: the upstream's id, the same on every replica
 	var local, fwd [][]byte // answers given here; messages forwarded
 	var fwdIDs []any        // ids of the forwarded requests
 	tools := asked{}
@@ -261,7 +278,7 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 
 	c := h.newCall(r.Context())
 	defer c.done()
-	req, err := h.request(c.ctx, r, up, http.MethodPost, joinBatch(fwd, isBatch && len(fwd) > 1))
+	req, err := h.request(c.ctx, r, up, s, http.MethodPost, joinBatch(fwd, isBatch && len(fwd) > 1))
 	if err != nil {
 		h.failRequests(w, up, fwdIDs, local, isBatch, fmt.Sprintf("MCP server %q: bad upstream URL", up.server))
 		return
@@ -288,18 +305,18 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 		h.failRequests(w, up, fwdIDs, local, isBatch, fmt.Sprintf("MCP server %q failed (HTTP %d)", up.server, resp.StatusCode))
 	case resp.StatusCode == http.StatusAccepted || (resp.StatusCode/100 == 2 && resp.ContentLength == 0):
 		if len(local) > 0 {
-			copyResponseHeaders(w, resp)
+			h.copyResponseHeaders(w, resp, s)
 			h.answerLocal(w, local, isBatch)
 			return
 		}
-		copyResponseHeaders(w, resp)
+		h.copyResponseHeaders(w, resp, s)
 		w.WriteHeader(resp.StatusCode)
 	case resp.StatusCode == http.StatusOK && strings.HasPrefix(ct, "text/event-stream"):
-		h.relaySSE(w, r, resp, c, up, sid, tools, local)
+		h.relaySSE(w, r, resp, c, up, s, sid, tools, local)
 	case resp.StatusCode == http.StatusOK:
-		h.relayJSON(w, r, resp, c, up, sid, tools, fwdIDs, local, isBatch)
+		h.relayJSON(w, r, resp, c, up, s, sid, tools, fwdIDs, local, isBatch)
 	default: // 4xx (session expired, auth, ...): the client must see it as is
-		h.passThrough(w, resp)
+		h.passThrough(w, resp, s)
 	}
 }
 
@@ -328,8 +345,8 @@ func (h *HTTP) failRequests(w http.ResponseWriter, up *upstream, ids []any, loca
 
 // passThrough relays a response the gateway does not inspect (errors,
 // DELETE), bounded.
-func (h *HTTP) passThrough(w http.ResponseWriter, resp *http.Response) {
-	copyResponseHeaders(w, resp)
+func (h *HTTP) passThrough(w http.ResponseWriter, resp *http.Response, s *session) {
+	h.copyResponseHeaders(w, resp, s)
 	body, _ := readBounded(resp.Body, h.opts.MaxMessage)
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(body)
@@ -361,7 +378,7 @@ func (h *HTTP) inbound(ctx context.Context, up *upstream, r *http.Request, sid s
 func (h *HTTP) answerServer(up *upstream, r *http.Request, sid string, body []byte) {
 	c := h.newCall(context.Background())
 	defer c.done()
-	req, err := h.request(c.ctx, nil, up, http.MethodPost, body)
+	req, err := h.request(c.ctx, nil, up, nil, http.MethodPost, body)
 	if err != nil {
 		return
 	}
@@ -385,7 +402,7 @@ func (h *HTTP) answerServer(up *upstream, r *http.Request, sid string, body []by
 }
 
 // relayJSON decides every message of a JSON answer and writes the result.
-func (h *HTTP) relayJSON(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, up *upstream, sid string, tools asked, ids []any, local [][]byte, batch bool) {
+func (h *HTTP) relayJSON(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, up *upstream, s *session, sid string, tools asked, ids []any, local [][]byte, batch bool) {
 	body, err := readBounded(resp.Body, h.opts.MaxMessage)
 	if err != nil {
 		msg := fmt.Sprintf("MCP server %q: reading its answer: %v", up.server, err)
@@ -404,11 +421,12 @@ func (h *HTTP) relayJSON(w http.ResponseWriter, r *http.Request, resp *http.Resp
 	}
 	out := local
 	for _, msg := range msgs {
+		s.noteNegotiated(msg)
 		if b := h.inbound(r.Context(), up, r, sid, msg, tools); b != nil {
 			out = append(out, b)
 		}
 	}
-	copyResponseHeaders(w, resp)
+	h.copyResponseHeaders(w, resp, s)
 	if len(out) == 0 {
 		w.Header().Del("Content-Type")
 		w.WriteHeader(http.StatusAccepted)
@@ -423,9 +441,13 @@ func (h *HTTP) relayJSON(w http.ResponseWriter, r *http.Request, resp *http.Resp
 // server → client SSE stream (its events are inspected one by one), and
 // DELETE, the end of a session (relayed as it is).
 func (h *HTTP) forward(w http.ResponseWriter, r *http.Request, up *upstream) {
+	s, ok := h.openSession(w, r, up)
+	if !ok {
+		return
+	}
 	c := h.newCall(r.Context())
 	defer c.done()
-	req, err := h.request(c.ctx, r, up, r.Method, nil)
+	req, err := h.request(c.ctx, r, up, s, r.Method, nil)
 	if err != nil {
 		writeRPCError(w, http.StatusBadGateway, CodeUpstream, fmt.Sprintf("MCP server %q: bad upstream URL", up.server))
 		return
@@ -440,17 +462,17 @@ func (h *HTTP) forward(w http.ResponseWriter, r *http.Request, up *upstream) {
 	defer resp.Body.Close()
 	if r.Method == http.MethodGet && resp.StatusCode == http.StatusOK &&
 		strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		h.relaySSE(w, r, resp, c, up, r.Header.Get("Mcp-Session-Id"), nil, nil)
+		h.relaySSE(w, r, resp, c, up, s, s.up, nil, nil)
 		return
 	}
-	h.passThrough(w, resp)
+	h.passThrough(w, resp, s)
 }
 
 // relaySSE relays an SSE stream, deciding the JSON-RPC message(s) in each
 // event's data before it is written; local answers go first. The call's
 // timer becomes an idle timeout: re-armed after every event.
-func (h *HTTP) relaySSE(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, up *upstream, sid string, tools asked, local [][]byte) {
-	copyResponseHeaders(w, resp)
+func (h *HTTP) relaySSE(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, up *upstream, s *session, sid string, tools asked, local [][]byte) {
+	h.copyResponseHeaders(w, resp, s)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	rc := http.NewResponseController(w)
