@@ -244,7 +244,7 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 		return
 	}
 	s.noteInitialize(msgs)
-	sid := s.up // the trace's session: the upstream's id, the same on every replica
+	sid := s.up             // the trace's session: the upstream's id, the same on every replica
 	var local, fwd [][]byte // answers given here; messages forwarded
 	var fwdIDs []any        // ids of the forwarded requests
 	tools := asked{}
