@@ -153,7 +153,7 @@ func verifiedSubject(r *http.Request) string {
 
 // needScope is the scope a request needs, or open for /healthz.
 //
-//	open:    /healthz; the console's sign-in page, static files and session
+//	open:    /healthz, /readyz; the console's sign-in page, static files and session
 //	         API (GET /login, GET /static/*, POST /api/session[/logout])
 //	decide:  /aos, /acs, /mcp/*, /a2a/* (every method), POST /api/hooks/dispatch
 //	approve: POST /api/approvals/{id} (and, besides read, GET /api/approvals...
@@ -167,7 +167,7 @@ func needScope(r *http.Request) (need auth.Scope, open bool) {
 	p := r.URL.Path
 	read := r.Method == http.MethodGet || r.Method == http.MethodHead
 	switch {
-	case p == "/healthz":
+	case p == "/healthz" || p == "/readyz":
 		return 0, true
 	case read && console.IsPublic(p):
 		return 0, true

@@ -79,7 +79,7 @@ func newGuarded(t *testing.T, sec Security) (http.Handler, *surfaces) {
 	st := storetest.NewMem()
 	h := New(Options{
 		AOS: s.handler("aos"), ACS: s.handler("acs"), Dispatch: s.handler("dispatch"), MCP: s.handler("mcp"), A2A: s.handler("a2a"),
-		HookCatalog: s.handler("catalog"), AgBOM: s.handler("agbom"), Store: st, Metrics: NewMetrics(), Pprof: true, Security: sec,
+		HookCatalog: s.handler("catalog"), AgBOM: s.handler("agbom"), Instances: s.handler("instances"), Store: st, Metrics: NewMetrics(), Pprof: true, Security: sec,
 	})
 	return h, s
 }
@@ -190,6 +190,8 @@ func TestAttackScopes(t *testing.T) {
 		{req{"GET", "/metrics"}, "read"},
 		{req{"GET", "/debug/pprof/"}, "admin"},
 		{req{"GET", "/healthz"}, "open"},
+		{req{"GET", "/readyz"}, "open"},
+		{req{"GET", "/api/instances"}, "read"},
 	}
 	tokens := []struct{ name, tok string }{
 		{"none", ""}, {"decide", tokDecide}, {"read", tokRead}, {"approve", tokApprove}, {"admin", tokAdmin},

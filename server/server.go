@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/console"
+	"github.com/wardenhq/warden/fleet"
 	"github.com/wardenhq/warden/stats"
 )
 
@@ -62,6 +63,11 @@ type Options struct {
 	// /a2a/) given its route, e.g. otelx's Middleware, which continues the
 	// caller's W3C traceparent; nil wraps none.
 	Trace func(route string, h http.Handler) http.Handler
+	// Readyz serves GET /readyz (open, like /healthz: a balancer's probe);
+	// nil: a fleet.Readiness of Store alone.
+	Readyz http.Handler
+	// Instances serves GET /api/instances (scope read); nil: not served.
+	Instances http.Handler
 }
 
 // defaultLast is the number of records the runs API gives without ?last=,
@@ -89,6 +95,14 @@ func New(o Options) http.Handler {
 	}
 	if o.AgBOM != nil {
 		mux.Handle("GET /api/agbom", o.AgBOM)
+	}
+	readyz := o.Readyz
+	if readyz == nil {
+		readyz = &fleet.Readiness{Store: o.Store}
+	}
+	mux.Handle("GET /readyz", readyz)
+	if o.Instances != nil {
+		mux.Handle("GET /api/instances", o.Instances)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
