@@ -1,0 +1,140 @@
+package acs
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wardenhq/warden/guardian"
+	"github.com/wardenhq/warden/postgres"
+)
+
+// pgSchemaURL creates a schema of its own for t in WARDEN_POSTGRES_URL's
+// database (dropped when t ends) and returns a URL using it; t is skipped
+// when the variable is unset.
+func pgSchemaURL(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("WARDEN_POSTGRES_URL")
+	if base == "" {
+		t.Skip("WARDEN_POSTGRES_URL is not set: skipping a PostgreSQL test")
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "acs_" + hex.EncodeToString(b[:])
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if conn, err := pgx.Connect(ctx, base); err == nil {
+			conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`) //nolint:errcheck // best effort
+			conn.Close(ctx)
+		}
+	})
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "search_path=" + schema
+}
+
+// TestFleetOneSessionPostgres: two replicas, each with its own PostgreSQL
+// store on one database, serve one ACS session: requests alternating
+// between them, then twenty at once on both, keep one verifiable chain,
+// and a request_id one replica accepted is a replay at the other.
+func TestFleetOneSessionPostgres(t *testing.T) {
+	url := pgSchemaURL(t)
+	now := time.Now()
+	var hs [2]*Handler
+	var sts [2]*postgres.Store
+	for i := range hs {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		st, err := postgres.Open(ctx, url, postgres.Options{})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sts[i] = st
+		g, err := guardian.Open(guardian.Options{Policies: []string{"testdata/policies.yaml"}, NoBuiltin: true, Store: st, Data: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close(context.Background()); st.Close() })
+		if hs[i], err = NewHandler(g, Options{Sessions: st, Keys: map[string][]byte{"k1": testKey}, RequireSignatures: true,
+			Approvals: true, Now: func() time.Time { return now }}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := &fixture{t: t, now: now}
+	s := f.session()
+	send := func(i int, m map[string]any) map[string]any {
+		b, _ := json.Marshal(m)
+		var a map[string]any
+		if err := json.Unmarshal(hs[i].Handle(context.Background(), b, "http"), &a); err != nil {
+			t.Error(err)
+		}
+		return a
+	}
+	if r := send(0, s.msg(MethodHello, helloPayload(allHooks...), nil)); r["error"] != nil {
+		t.Fatal(r["error"])
+	}
+	head := ""
+	for i := range 6 {
+		res := result(t, send(i%2, s.msg("steps/toolCallRequest", toolCall("ls", map[string]any{"n": i}), func(p map[string]any) {
+			if head != "" {
+				p["metadata"].(map[string]any)["session_state"] = map[string]any{"chain_hash": head}
+			}
+		})))
+		if res["decision"] != "allow" {
+			t.Fatalf("step %d: %v", i, res)
+		}
+		head = res["chain_hash"].(string)
+	}
+	// Twenty steps at once, ten on each replica.
+	const burst = 20
+	msgs := make([]map[string]any, burst)
+	for i := range msgs {
+		msgs[i] = s.msg("steps/toolCallRequest", toolCall("ls", map[string]any{"burst": i}), nil)
+	}
+	var wg sync.WaitGroup
+	for i, m := range msgs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r := send(i%2, m); r["error"] != nil {
+				t.Errorf("burst step %d: %v", i, r["error"])
+			}
+		}()
+	}
+	wg.Wait()
+	m := s.msg("steps/toolCallRequest", toolCall("ls", nil), nil)
+	if r := send(0, m); r["error"] != nil {
+		t.Fatal(r["error"])
+	}
+	if r := send(1, m); errCode(r) != CodeReplayDetected {
+		t.Fatalf("the other replica accepted a replay: %v", r)
+	}
+	es, err := sts[1].ACSEntries(context.Background(), s.id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := VerifyEntries(es); err != nil || len(es) != 6+burst+1 {
+		t.Fatalf("%d entries (want %d), head %s: %v", len(es), 6+burst+1, h, err)
+	}
+}
