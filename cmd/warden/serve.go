@@ -129,6 +129,11 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
+	fl, err := newFleet(cfg, store, gd, metrics, log) // the decision stream, the instance registry, /readyz
+	if err != nil {
+		store.Close()
+		return fail(stderr, "%v", err)
+	}
 	var traceHTTP func(string, http.Handler) http.Handler // otel: spans of the decision surfaces
 	if e := gd.OTel(); e != nil {
 		traceHTTP = e.Middleware
@@ -196,6 +201,8 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		Policies:    gd,
 		Tenants:     cfg.TenantNames(),
 		Trace:       traceHTTP,
+		Readyz:      fl.readyz,
+		Instances:   fl.instancesHandler(),
 	})
 
 	inner, err := net.Listen("tcp", *addr)
@@ -242,6 +249,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(served) }()
+	fl.start(ctx, ln.Addr().String())
 	fmt.Fprintf(stdout, "warden listening on %s://%s\n", scheme, ln.Addr())
 	set := gd.Policies()
 	log.Info("serving", "auth_tokens", len(cfg.Auth.Tokens), "policies", set.Len(), "from", set.Spec().String(), "revision", fmt.Sprintf("%.12s", set.Revision()), "tenants", len(cfg.Tenants), "data", *data)
@@ -282,6 +290,7 @@ loop:
 	}
 	_ = notifier.Close(sctx) // notifications being retried get the grace period
 	gd.Close(sctx)           // queued async hooks finish, or are recorded as dropped, before the trace closes
+	fl.stop()                // the publisher and the heartbeat end with ctx
 	if err := store.Close(); err != nil {
 		fmt.Fprintf(stderr, "warden: flushing the trace: %v\n", err)
 		code = exitError
