@@ -196,8 +196,8 @@ func (l *listener) listen(ctx context.Context, connected func()) error {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case err == nil:
-			if origin, id, ok := strings.Cut(n.Payload, " "); ok && origin != self && id != "" {
-				l.send(id) // not this Store's own change
+			if id, ok := parseNote(n.Payload, self); ok {
+				l.send(id)
 			}
 		case conn.IsClosed():
 			return err
@@ -210,4 +210,14 @@ func (l *listener) listen(ctx context.Context, connected func()) error {
 			}
 		}
 	}
+}
+
+// parseNote reads a notification's payload, "<origin> <id>": the id, and
+// whether to hand it on (well formed, and not from the Store self).
+func parseNote(payload, self string) (string, bool) {
+	origin, id, ok := strings.Cut(payload, " ")
+	if !ok || origin == "" || id == "" || origin == self {
+		return "", false
+	}
+	return id, true
 }

@@ -135,3 +135,38 @@ func TestApprovalChangesLag(t *testing.T) {
 		t.Fatalf("the slow subscriber got %d ids, more than its buffer %d", count, feedBuffer)
 	}
 }
+
+func TestParseNote(t *testing.T) {
+	for _, tt := range []struct {
+		payload, id string
+		ok          bool
+	}{
+		{"other ap-1", "ap-1", true},
+		{"other id with spaces", "id with spaces", true},
+		{"me ap-1", "", false},
+		{"other ", "", false},
+		{" ap-1", "", false},
+		{"no-space", "", false},
+		{"", "", false},
+	} {
+		id, ok := parseNote(tt.payload, "me")
+		if id != tt.id || ok != tt.ok {
+			t.Errorf("parseNote(%q) = %q, %v; want %q, %v", tt.payload, id, ok, tt.id, tt.ok)
+		}
+	}
+}
+
+func FuzzParseNote(f *testing.F) {
+	for _, s := range []string{"o ap", "me x", "", " ", "a b c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, payload string) {
+		id, ok := parseNote(payload, "me")
+		if ok && (id == "" || !strings.HasSuffix(payload, " "+id) || strings.HasPrefix(payload, "me ")) {
+			t.Fatalf("parseNote(%q) = %q", payload, id)
+		}
+		if !ok && id != "" {
+			t.Fatalf("parseNote(%q) refused but gave %q", payload, id)
+		}
+	})
+}
