@@ -307,7 +307,13 @@ func newGateway(t *testing.T, agents map[string]string, opts Options) *gateway {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/a2a/", New(dec, ups, opts))
-	g := &gateway{Server: httptest.NewServer(mux), store: st}
+	// The caller named by X-Tenant and X-Caller, as auth puts a token's in
+	// the context (none: the anonymous caller).
+	withCaller := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := warden.Principal{Name: r.Header.Get("X-Caller"), Tenant: r.Header.Get("X-Tenant")}
+		mux.ServeHTTP(w, r.WithContext(warden.WithPrincipal(r.Context(), p)))
+	})
+	g := &gateway{Server: httptest.NewServer(withCaller), store: st}
 	t.Cleanup(g.Close)
 	return g
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/sealid"
 	"github.com/wardenhq/warden/internal/traceparent"
 	"github.com/wardenhq/warden/jsonrpc"
 	"github.com/wardenhq/warden/jsonstrict"
@@ -67,6 +68,10 @@ type Options struct {
 	// AgBOM, when set, records each agent card fetched as an a2a_peer in
 	// the AgBOM of the caller (see agbom.go).
 	AgBOM warden.AgBOMStore
+	// Tasks seals the task ids handed to clients (see tasks.go); replicas
+	// sharing its key serve each other's tasks. Nil: a random key for
+	// this proxy (one replica).
+	Tasks *sealid.Sealer
 }
 
 // Gate is the A2A proxy handler; New builds it.
@@ -76,6 +81,7 @@ type Gate struct {
 	opts     Options
 	client   *http.Client
 	sessions *sessions
+	tasks    *sealid.Sealer
 }
 
 // agent is one configured upstream.
@@ -101,7 +107,12 @@ func New(dec warden.Core, agents map[string]warden.Upstream, opts Options) *Gate
 		opts.Logf = func(string, ...any) {}
 	}
 	opts.PublicURL = strings.TrimRight(opts.PublicURL, "/")
-	g := &Gate{dec: dec, agents: map[string]*agent{}, opts: opts, client: opts.Client, sessions: newSessions()}
+	g := &Gate{dec: dec, agents: map[string]*agent{}, opts: opts, client: opts.Client, sessions: newSessions(), tasks: opts.Tasks}
+	if g.tasks == nil {
+		// A random key: ids open on this process only. crypto/rand does
+		// not fail on Go's platforms (it aborts the program instead).
+		g.tasks, _ = sealid.New(nil, 0)
+	}
 	if g.client == nil {
 		g.client = &http.Client{Transport: &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
@@ -176,6 +187,7 @@ type exchange struct {
 	session  string          // the request's session id (context id)
 	isExtCrd bool            // the result is an agent card, to be rewritten
 	self     string          // the proxy's own URL for this agent
+	bind     sealid.Binding  // what the task ids of this caller and agent are bound to
 }
 
 func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
@@ -240,8 +252,27 @@ func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
 		}
 	}
 	x := &exchange{ag: ag, method: m, id: id, client: r.RemoteAddr, self: g.selfURL(r, ag),
-		isExtCrd: m.event == MethodExtendedCard}
-	x.session = g.sessions.session(getObj(msg, "params"))
+		isExtCrd: m.event == MethodExtendedCard, bind: taskBinding(r, ag)}
+	params := getObj(msg, "params")
+	taskCtx, opened, err := g.openRequestTasks(x.bind, m, params)
+	if err != nil {
+		// Never the id itself in the log: it is the client's handle on the task.
+		g.opts.Logf("a2a %s: %s names a task id that does not open here; answered task not found", ag.name, m.event)
+		writeJSON(w, http.StatusOK, rpcError(id, CodeTaskNotFound, "task not found: the task id is unknown to warden, expired, or another agent's or caller's", m.dialect, "TASK_NOT_FOUND", nil))
+		return
+	}
+	if opened { // the upstream gets its own task ids
+		unsealed, _ := restore(msg, id)
+		if body, err = json.Marshal(unsealed); err != nil {
+			writeJSON(w, http.StatusOK, rpcError(id, CodeInvalidRequest, "invalid request: "+err.Error(), m.dialect, "INVALID_REQUEST", nil))
+			return
+		}
+	}
+	x.session = g.sessions.session(params)
+	if c, t := requestIDs(params); c == "" && taskCtx != "" {
+		x.session = taskCtx // the task's context, sealed in its id: known on any replica
+		g.sessions.put(t, taskCtx)
+	}
 
 	// The request: an outbound event.
 	ev := g.event(x, warden.Outbound, msg, x.session, idText(id))
@@ -421,6 +452,16 @@ func (g *Gate) decideInbound(ctx context.Context, x *exchange, msg map[string]an
 		if card := getObj(relay, "result"); card != nil {
 			rewriteCard(card, x.self)
 		}
+	}
+	src := relay
+	if src == nil {
+		src = msg
+	}
+	if sealed, changed := g.sealResponse(x.bind, session, src); changed { // the client gets sealed task ids (tasks.go)
+		if relay == nil {
+			sealed, _ = restore(sealed, x.id)
+		}
+		relay = sealed
 	}
 	if relay == nil {
 		return nil, true

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/internal/sealid"
 )
 
 func client10(t *testing.T, url string) *a2aclient.Client {
@@ -412,9 +413,11 @@ func TestMethodNames(t *testing.T) {
 
 	// On the wire: one message in each dialect, the same event recorded.
 	up := newUpstream(t, false, nil)
-	gw := newGateway(t, map[string]string{"echo": up.URL}, Options{})
-	rpc(t, gw.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"nope"}}`)
-	rpc(t, gw.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"nope"}}`)
+	ts, _ := sealid.New(nil, 0)
+	gw := newGateway(t, map[string]string{"echo": up.URL}, Options{Tasks: ts})
+	nope := ts.SealStableStrings(sealid.Binding{Kind: TaskKind, Server: "echo"}, "nope", "") // a task id the proxy handed out
+	rpc(t, gw.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"`+nope+`"}}`)
+	rpc(t, gw.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"`+nope+`"}}`)
 	out := find(gw.store.Records(), MethodGet, warden.Outbound)
 	if len(out) != 2 || out[0].SessionID != "nope" || out[1].SessionID != "nope" {
 		t.Fatalf("records %+v", out)
@@ -652,8 +655,10 @@ func TestUpstreamFailures(t *testing.T) {
 				defer up.Close()
 				url = up.URL
 			}
-			gw := newGateway(t, map[string]string{"a": url}, Options{Timeout: timeout, StreamIdle: idle})
-			body := `{"jsonrpc":"2.0","id":1,"method":"` + tc.method + `","params":{"id":"t","message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"hi"}]}}}`
+			ts, _ := sealid.New(nil, 0)
+			gw := newGateway(t, map[string]string{"a": url}, Options{Timeout: timeout, StreamIdle: idle, Tasks: ts})
+			tid := ts.SealStableStrings(sealid.Binding{Kind: TaskKind, Server: "a"}, "t", "")
+			body := `{"jsonrpc":"2.0","id":1,"method":"` + tc.method + `","params":{"id":"` + tid + `","message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"hi"}]}}}`
 			start := time.Now()
 			var last map[string]any
 			if tc.method == "message/stream" {

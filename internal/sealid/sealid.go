@@ -12,12 +12,24 @@
 // name and the caller's tenant and name: an id minted for another server,
 // tenant or caller, under another key, altered by one bit, truncated or
 // older than the maximum age does not open.
+//
+// A stable id (SealStable, version 2) has no issue time and its nonce is
+// derived — HMAC-SHA256 of the binding and the payload under a key derived
+// from the sealing key, first 12 bytes — so one payload sealed for one
+// binding is always the same id: an A2A task id must be, since a client
+// correlates a task's events and answers by it. GCM is safe with such a
+// nonce: it repeats only for the same additional data and plaintext, when
+// the whole id repeats, which is the point; ids of different payloads
+// collide on a nonce with the probability of a 96-bit HMAC collision.
+// Stable ids do not expire: the task's life is the upstream's.
 package sealid
 
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -25,8 +37,12 @@ import (
 	"time"
 )
 
-// Version is the first byte of every id this package mints.
-const Version = 1
+// Version is the first byte of an id Seal mints; VersionStable of one
+// SealStable mints.
+const (
+	Version       = 1
+	VersionStable = 2
+)
 
 // KeySize is the size of a key: AES-256.
 const KeySize = 32
@@ -49,6 +65,7 @@ const (
 	headSize  = 1 + nonceSize
 	issuedLen = 8
 	minSealed = headSize + issuedLen + tagSize
+	minStable = headSize + tagSize
 )
 
 // Errors of Open. Every refusal is ErrInvalid (callers need not tell a
@@ -71,6 +88,7 @@ type Binding struct {
 // Sealer seals and opens ids. It is safe for concurrent use.
 type Sealer struct {
 	aeads  []cipher.AEAD // the first seals; all open (key rotation)
+	nonceK []byte        // the first key's stable-nonce key
 	maxAge time.Duration
 	now    func() time.Time
 	random bool
@@ -94,6 +112,11 @@ func New(keys [][]byte, maxAge time.Duration) (*Sealer, error) {
 		keys, s.random = [][]byte{k}, true
 	}
 	for i, k := range keys {
+		if i == 0 {
+			m := hmac.New(sha256.New, k)
+			m.Write([]byte("warden-sealid stable nonce"))
+			s.nonceK = m.Sum(nil)
+		}
 		if len(k) != KeySize {
 			return nil, fmt.Errorf("sealid: key %d is %d bytes; want %d", i+1, len(k), KeySize)
 		}
@@ -119,10 +142,10 @@ func (s *Sealer) MaxAge() time.Duration { return s.maxAge }
 
 // additional is the additional data of b: each field length-prefixed, so
 // no two bindings share it.
-func additional(b Binding) []byte {
+func additional(b Binding, version byte) []byte {
 	ad := make([]byte, 0, 24+len(b.Kind)+len(b.Server)+len(b.Tenant)+len(b.Caller))
 	ad = append(ad, "warden-sealid"...)
-	ad = append(ad, Version)
+	ad = append(ad, version)
 	for _, f := range [...]string{b.Kind, b.Server, b.Tenant, b.Caller} {
 		ad = binary.AppendUvarint(ad, uint64(len(f)))
 		ad = append(ad, f...)
@@ -140,29 +163,55 @@ func (s *Sealer) Seal(b Binding, payload []byte) (string, error) {
 	plain := make([]byte, issuedLen, issuedLen+len(payload))
 	binary.BigEndian.PutUint64(plain, uint64(s.now().Unix()))
 	plain = append(plain, payload...)
-	buf = s.aeads[0].Seal(buf, buf[1:headSize], plain, additional(b))
+	buf = s.aeads[0].Seal(buf, buf[1:headSize], plain, additional(b, Version))
 	return base64.RawURLEncoding.EncodeToString(buf), nil
+}
+
+// SealStable returns the stable id carrying payload, bound to b: the same
+// for the same payload and binding under the same first key.
+func (s *Sealer) SealStable(b Binding, payload []byte) string {
+	ad := additional(b, VersionStable)
+	m := hmac.New(sha256.New, s.nonceK)
+	m.Write(ad)
+	m.Write(payload)
+	buf := make([]byte, headSize, headSize+len(payload)+tagSize)
+	buf[0] = VersionStable
+	copy(buf[1:headSize], m.Sum(nil))
+	buf = s.aeads[0].Seal(buf, buf[1:headSize], payload, ad)
+	return base64.RawURLEncoding.EncodeToString(buf)
+}
+
+// OpenStable returns the payload of a stable id sealed for b with one of
+// the keys; else ErrInvalid.
+func (s *Sealer) OpenStable(b Binding, id string) ([]byte, error) {
+	return s.open(b, id, VersionStable, minStable)
+}
+
+// open decodes id, checks its version and opens it with the first key
+// that does.
+func (s *Sealer) open(b Binding, id string, version byte, min int) ([]byte, error) {
+	if len(id) > MaxIDLen || len(id) < base64.RawURLEncoding.EncodedLen(min) {
+		return nil, ErrInvalid
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(id)
+	if err != nil || len(raw) < min || raw[0] != version {
+		return nil, ErrInvalid
+	}
+	ad := additional(b, version)
+	for _, a := range s.aeads {
+		if plain, err := a.Open(nil, raw[1:headSize], raw[headSize:], ad); err == nil {
+			return plain, nil
+		}
+	}
+	return nil, ErrInvalid
 }
 
 // Open returns the payload of id if it was sealed for b with one of the
 // keys and is not older than the maximum age; else ErrInvalid or ErrExpired.
 func (s *Sealer) Open(b Binding, id string) ([]byte, error) {
-	if len(id) > MaxIDLen || len(id) < base64.RawURLEncoding.EncodedLen(minSealed) {
-		return nil, ErrInvalid
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(id)
-	if err != nil || len(raw) < minSealed || raw[0] != Version {
-		return nil, ErrInvalid
-	}
-	ad := additional(b)
-	var plain []byte
-	for _, a := range s.aeads {
-		if plain, err = a.Open(nil, raw[1:headSize], raw[headSize:], ad); err == nil {
-			break
-		}
-	}
+	plain, err := s.open(b, id, Version, minSealed)
 	if err != nil {
-		return nil, ErrInvalid
+		return nil, err
 	}
 	issued := int64(binary.BigEndian.Uint64(plain))
 	now := s.now()
@@ -177,6 +226,33 @@ func (s *Sealer) Open(b Binding, id string) ([]byte, error) {
 
 // SealStrings seals fields (each length-prefixed) bound to b.
 func (s *Sealer) SealStrings(b Binding, fields ...string) (string, error) {
+	return s.Seal(b, joinFields(fields))
+}
+
+// SealStableStrings is SealStrings for a stable id (SealStable).
+func (s *Sealer) SealStableStrings(b Binding, fields ...string) string {
+	return s.SealStable(b, joinFields(fields))
+}
+
+// OpenStrings opens an id SealStrings made with n fields.
+func (s *Sealer) OpenStrings(b Binding, id string, n int) ([]string, error) {
+	p, err := s.Open(b, id)
+	if err != nil {
+		return nil, err
+	}
+	return splitFields(p, n)
+}
+
+// OpenStableStrings opens an id SealStableStrings made with n fields.
+func (s *Sealer) OpenStableStrings(b Binding, id string, n int) ([]string, error) {
+	p, err := s.OpenStable(b, id)
+	if err != nil {
+		return nil, err
+	}
+	return splitFields(p, n)
+}
+
+func joinFields(fields []string) []byte {
 	n := 0
 	for _, f := range fields {
 		n += binary.MaxVarintLen32 + len(f)
@@ -186,15 +262,11 @@ func (s *Sealer) SealStrings(b Binding, fields ...string) (string, error) {
 		p = binary.AppendUvarint(p, uint64(len(f)))
 		p = append(p, f...)
 	}
-	return s.Seal(b, p)
+	return p
 }
 
-// OpenStrings opens an id SealStrings made with n fields.
-func (s *Sealer) OpenStrings(b Binding, id string, n int) ([]string, error) {
-	p, err := s.Open(b, id)
-	if err != nil {
-		return nil, err
-	}
+// splitFields reads exactly n length-prefixed fields from p.
+func splitFields(p []byte, n int) ([]string, error) {
 	out := make([]string, 0, n)
 	for range n {
 		l, k := binary.Uvarint(p)

@@ -192,3 +192,73 @@ func BenchmarkOpen(b *testing.B) {
 		}
 	}
 }
+
+func TestStable(t *testing.T) {
+	s := newSealer(t, key(1))
+	tb := Binding{Kind: "a2a-task", Server: "echo", Tenant: "acme", Caller: "ci"}
+	id := s.SealStableStrings(tb, "task-1", "ctx-1")
+	if again := newSealer(t, key(1)).SealStableStrings(tb, "task-1", "ctx-1"); again != id {
+		t.Fatalf("a stable id differs between two sealers with one key: %q, %q", id, again)
+	}
+	if s.SealStableStrings(tb, "task-2", "ctx-1") == id {
+		t.Fatal("two tasks, one id")
+	}
+	got, err := s.OpenStableStrings(tb, id, 2)
+	if err != nil || got[0] != "task-1" || got[1] != "ctx-1" {
+		t.Fatalf("OpenStableStrings = %q, %v", got, err)
+	}
+	if _, err := newSealer(t, key(2), key(1)).OpenStableStrings(tb, id, 2); err != nil {
+		t.Fatalf("after rotation: %v", err)
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(id)
+	for i := range raw {
+		b := bytes.Clone(raw)
+		b[i] ^= 0x40
+		if _, err := s.OpenStable(tb, base64.RawURLEncoding.EncodeToString(b)); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("byte %d flipped: %v", i, err)
+		}
+	}
+	for _, b := range []Binding{{Kind: "a2a-task", Server: "other", Tenant: "acme", Caller: "ci"}, {Kind: "a2a-task", Server: "echo", Tenant: "globex", Caller: "ci"}, {Kind: "mcp-session", Server: "echo", Tenant: "acme", Caller: "ci"}} {
+		if _, err := s.OpenStable(b, id); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("opened for %+v", b)
+		}
+	}
+	// A stable id is not a session id and the other way round.
+	if _, err := s.Open(tb, id); !errors.Is(err, ErrInvalid) {
+		t.Fatal("Open accepted a stable id")
+	}
+	sid, _ := s.SealStrings(tb, "task-1", "ctx-1")
+	if _, err := s.OpenStable(tb, sid); !errors.Is(err, ErrInvalid) {
+		t.Fatal("OpenStable accepted a session id")
+	}
+	if _, err := newSealer(t, key(9)).OpenStable(tb, id); !errors.Is(err, ErrInvalid) {
+		t.Fatal("another key opened a stable id")
+	}
+}
+
+func FuzzOpenStable(f *testing.F) {
+	s := newSealer(f, key(1))
+	tb := Binding{Kind: "a2a-task", Server: "echo"}
+	id := s.SealStableStrings(tb, "task", "ctx")
+	f.Add(id)
+	f.Add("Ag")
+	f.Add(id[:len(id)-2])
+	f.Fuzz(func(t *testing.T, in string) {
+		p, err := s.OpenStableStrings(tb, in, 2)
+		if err == nil && (p[0] != "task" || p[1] != "ctx") {
+			t.Fatalf("a forged stable id opened: %q -> %q", in, p)
+		}
+		if err != nil && !errors.Is(err, ErrInvalid) {
+			t.Fatalf("OpenStable = %v; want ErrInvalid", err)
+		}
+	})
+}
+
+func BenchmarkSealStable(b *testing.B) {
+	s := newSealer(b, key(1))
+	tb := Binding{Kind: "a2a-task", Server: "echo", Tenant: "acme"}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = s.SealStableStrings(tb, "01a214af-ad5b-787e-a61b-f8b16610e754", "01a214af-ad6a-7eb9-8b68-419a2c52757b")
+	}
+}
