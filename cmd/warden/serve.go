@@ -162,17 +162,22 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			log.Warn("serving WITHOUT authentication on a non-loopback address (--insecure): anyone who can reach it can decide, dispatch and read the trace; configure auth.tokens", "addr", *addr)
 		}
 	}
+	gwIDs, err := gatewayIDs(cfg, log) // sealed MCP session and A2A task ids
+	if err != nil {
+		store.Close()
+		return fail(stderr, "%v", err)
+	}
 	var mcpGateway http.Handler // /mcp/{server}, only with configured servers
 	if len(cfg.MCP) > 0 {
 		var pins *mcpgate.Pins // tool pinning, in the trace's store
 		if bs := gd.AgBOMStore(); bs != nil {
 			pins = &mcpgate.Pins{Store: bs, Logf: logf}
 		}
-		mcpGateway = mcpgate.NewHTTP(gd, cfg.MCP, mcpgate.HTTPOptions{MaxBatch: lim.Batch, Logf: logf, Pins: pins})
+		mcpGateway = mcpgate.NewHTTP(gd, cfg.MCP, mcpgate.HTTPOptions{MaxBatch: lim.Batch, Logf: logf, Pins: pins, Sessions: gwIDs})
 	}
 	var a2aProxy http.Handler // /a2a/{agent}, only with configured agents
 	if len(cfg.A2A) > 0 {
-		a2aProxy = a2agate.New(gd, cfg.A2A, a2agate.Options{Logf: logf, AgBOM: gd.AgBOMStore()})
+		a2aProxy = a2agate.New(gd, cfg.A2A, a2agate.Options{Logf: logf, AgBOM: gd.AgBOMStore(), Tasks: gwIDs})
 	}
 	acsGuardian, err := acsHandler(gd, store, cfg, logf)
 	if err != nil {
