@@ -20,6 +20,7 @@ import (
 	"github.com/wardenhq/warden/ocsf"
 	"github.com/wardenhq/warden/otelx"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/postgres"
 	"github.com/wardenhq/warden/redact"
 	"github.com/wardenhq/warden/sqlite"
 )
@@ -57,6 +58,13 @@ type Options struct {
 	// with trace.retention or trace.max_size, the store prunes itself in
 	// the background until it is closed.
 	Data string
+	// KeyDir is the directory of the redaction key (trace.key) of a
+	// PostgreSQL trace (the config's store:, or a Store that is a
+	// *postgres.Store), which has no directory of its own; default Data.
+	// Replicas sharing one database should share this key file so that a
+	// secret gets the same tag whichever replica recorded it. Without
+	// KeyDir or Data such a trace must set trace.raw_input or RecordFilter.
+	KeyDir string
 	// RecordFilter, when set, changes every record before it is stored,
 	// instead of that redaction (any other Store is not redacted unless
 	// this is set, e.g. to redact.New(key).Filter).
@@ -168,6 +176,16 @@ func Open(opts Options) (*Guardian, error) {
 		g.tenants[name] = ts
 	}
 	g.store = opts.Store
+	if g.store == nil && cfg.Store != "" {
+		// store: postgres://… — the shared trace and state of a fleet.
+		ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
+		st, err := postgres.Open(ctx, cfg.Store, postgres.Options{})
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("opening the store in PostgreSQL: %w", err)
+		}
+		g.store, g.ownsStore = st, true
+	}
 	if g.store == nil && opts.Data != "" {
 		st, err := sqlite.Open(opts.Data, sqlite.Options{})
 		if err != nil {
@@ -216,6 +234,9 @@ func Open(opts Options) (*Guardian, error) {
 // traceSetup returns the record filter for the trace and starts its
 // pruning (see Options.Data).
 func (g *Guardian) traceSetup(opts Options) (warden.RecordFilter, func(string) string, error) {
+	if _, ok := g.store.(*postgres.Store); ok {
+		return g.postgresFilter(opts)
+	}
 	st, _ := g.store.(*sqlite.Store)
 	if st == nil || st.Dir() == "" {
 		return opts.RecordFilter, nil, nil

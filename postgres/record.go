@@ -192,6 +192,16 @@ func (s *Store) commit(b []*request) {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	err := s.write(ctx, live)
 	cancel()
+	if err != nil {
+		s.nErrors.Add(1)
+	} else {
+		s.nBatches.Add(1)
+		for _, r := range live {
+			if r.err == nil {
+				s.nRecords.Add(1)
+			}
+		}
+	}
 	for _, r := range live {
 		e := err
 		if e == nil {

@@ -291,3 +291,23 @@ func checkVersion(ctx context.Context, pool *pgxpool.Pool) error {
 	}
 	return nil
 }
+
+// MigrateURL connects to the database url names, applies the migrations
+// (Migrate) and returns the version it found. `warden migrate` runs it.
+func MigrateURL(ctx context.Context, url string) (from int, err error) {
+	if !IsURL(url) {
+		return 0, fmt.Errorf("postgres: %q is not a postgres:// URL", redactURL(url))
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: parse store URL %s: invalid", redactURL(url))
+	}
+	cfg.MaxConns = 1
+	cfg.ConnConfig.ConnectTimeout = DefaultTimeout
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: %w", err)
+	}
+	defer pool.Close()
+	return Migrate(ctx, pool)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -86,6 +87,20 @@ type Store struct {
 	queue  chan *request
 	done   chan struct{} // closed when the writer has drained the queue
 	once   sync.Once
+
+	nBatches, nRecords, nErrors atomic.Uint64
+}
+
+// TraceStats are the writer's counters since Open.
+type TraceStats struct {
+	Batches uint64 // transactions committed
+	Records uint64 // records they stored
+	Errors  uint64 // transactions that failed (their records were refused)
+}
+
+// TraceStats returns the writer's counters.
+func (s *Store) TraceStats() TraceStats {
+	return TraceStats{Batches: s.nBatches.Load(), Records: s.nRecords.Load(), Errors: s.nErrors.Load()}
 }
 
 // IsURL reports whether s names a PostgreSQL database (postgres:// or

@@ -24,7 +24,7 @@ var commands = []struct {
 	name, usage string
 	run         func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 }{
-	{"serve", "serve [--config F] [--addr H:P] [--insecure] [--data DIR] [--policy PATH]... [--builtin=false]", cmdServe},
+	{"serve", "serve [--config F] [--addr H:P] [--insecure] [--data DIR] [--store postgres://…] [--policy PATH]... [--builtin=false]", cmdServe},
 	{"check", "check [--config F] [--policy PATH]... [--builtin=false]", cmdCheck},
 	{"eval", "eval --event NAME [--config F] [--policy PATH]... [--builtin=false] [--tenant T] < payload.json", cmdEval},
 	{"hooks", "hooks events [--family F] [--sync-only] [-o table|json] | hooks dispatch EVENT [--config F] [--policy PATH]... [--builtin=false] [--data DIR] < payload.json", cmdHooks},
@@ -32,9 +32,10 @@ var commands = []struct {
 	{"acs", "acs stdio [--config F] [--policy PATH]... [--builtin=false] [--data DIR]", cmdACS},
 	{"mcp", "mcp stdio [--config F] [--policy PATH]... [--builtin=false] [--data DIR] [--name N] -- CMD ARGS...", cmdMCP},
 	{"test", "test [PATH]... [--coverage] [-o text|json|junit]", cmdTest},
-	{"runs", "runs [--data DIR] [--session S] [--event E] [--decision D] [--surface S] [--tool T] [--policy P] [--since DUR|RFC3339] [--last N] [--after ID] [--follow] [-o table|json|ocsf]", cmdRuns},
-	{"replay", "replay [--data DIR] [--config F] [--policy PATH]... [--builtin=false] [--since DUR|RFC3339] [--session S] [--event E] [-o table|json]", cmdReplay},
-	{"verify", "verify [--data DIR] [--pubkey F] [-o text|json]", cmdVerify},
+	{"runs", "runs [--data DIR | --store postgres://…] [--session S] [--event E] [--decision D] [--surface S] [--tool T] [--policy P] [--since DUR|RFC3339] [--last N] [--after ID] [--follow] [-o table|json|ocsf]", cmdRuns},
+	{"replay", "replay [--data DIR | --store postgres://…] [--config F] [--policy PATH]... [--builtin=false] [--since DUR|RFC3339] [--session S] [--event E] [-o table|json]", cmdReplay},
+	{"verify", "verify [--data DIR] [--pubkey F] [-o text|json] | verify --store postgres://… [-o text|json]", cmdVerify},
+	{"migrate", "migrate --store postgres://… | migrate --config F", cmdMigrate},
 	{"agbom", agbomUsage, cmdAgBOM},
 	{"approvals", "approvals list [--state S] [-o table|json] | approvals approve|deny ID [--reason R]  [--server URL] [--token-file F] (token: $WARDEN_TOKEN)", cmdApprovals},
 	{"keys", "keys new [--alg ml-dsa-65|slh-dsa-128s] [--out PREFIX] [--force]", cmdKeys},

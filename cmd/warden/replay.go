@@ -13,7 +13,6 @@ import (
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/replay"
 	"github.com/wardenhq/warden/server"
-	"github.com/wardenhq/warden/sqlite"
 )
 
 // Exit codes of `warden replay`: nothing changed, something changed (a CI
@@ -29,6 +28,7 @@ const (
 func cmdReplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", stderr)
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace), read only")
+	storeURL := addStoreFlag(fs)
 	gf := addGuardianFlags(fs)
 	var q warden.Query
 	since := fs.String("since", "", "only records from this time on: RFC 3339, or a duration before now (15m, 24h)")
@@ -59,9 +59,9 @@ func cmdReplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failed("%v", err)
 	}
-	store, err := sqlite.OpenReadOnly(*data)
+	store, _, err := openReadTrace(*storeURL, *data)
 	if err != nil {
-		return failed("opening the trace in %s: %v", *data, err)
+		return failed("%v", err)
 	}
 	defer store.Close()
 	if os.Getenv("GOGC") == "" {

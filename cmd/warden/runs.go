@@ -16,7 +16,6 @@ import (
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/ocsf"
 	"github.com/wardenhq/warden/server"
-	"github.com/wardenhq/warden/sqlite"
 )
 
 // maxLast caps --last.
@@ -34,6 +33,7 @@ var interrupted = func() (context.Context, context.CancelFunc) {
 func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("runs", stderr)
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace)")
+	storeURL := addStoreFlag(fs)
 	var f warden.Query
 	fs.StringVar(&f.Session, "session", "", "only this session id")
 	fs.StringVar(&f.Event, "event", "", "only this event")
@@ -81,9 +81,9 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *follow && f.After != "" {
 		return fail(stderr, "--after: not with --follow (which starts at the newest records)")
 	}
-	store, err := sqlite.OpenReadOnly(*data)
+	store, _, err := openReadTrace(*storeURL, *data)
 	if err != nil {
-		return fail(stderr, "opening the trace in %s: %v", *data, err)
+		return fail(stderr, "%v", err)
 	}
 	defer store.Close()
 	if *follow {

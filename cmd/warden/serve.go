@@ -28,7 +28,6 @@ import (
 	"github.com/wardenhq/warden/mcpgate"
 	"github.com/wardenhq/warden/notify"
 	"github.com/wardenhq/warden/server"
-	"github.com/wardenhq/warden/sqlite"
 	"github.com/wardenhq/warden/stats"
 )
 
@@ -56,7 +55,8 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("serve", stderr)
 	gf := addGuardianFlags(fs)
 	addr := fs.String("addr", "127.0.0.1:8787", "listen address (port 0 picks a free port)")
-	data := fs.String("data", "./warden-data", "data directory (SQLite trace)")
+	data := fs.String("data", "./warden-data", "data directory (SQLite trace; with --store, the console's session key)")
+	storeURL := addStoreFlag(fs)
 	pprof := fs.Bool("pprof", false, "expose /debug/pprof/ (profiling; keep off in production)")
 	insecure := fs.Bool("insecure", false, "serve a non-loopback address without auth.tokens (anyone who reaches it can decide, dispatch and read the trace)")
 	var shadow multiFlag
@@ -76,6 +76,12 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		cfg = c
 	}
 	opts.Config, opts.ConfigFile = cfg, ""
+	if *storeURL == "" {
+		*storeURL = cfg.Store
+	}
+	if err := checkStoreFlag(*storeURL); err != nil {
+		return fail(stderr, "%v", err)
+	}
 	loopback := loopbackAddr(*addr)
 	if !cfg.Auth.Enabled() && !loopback && !*insecure {
 		return fail(stderr, "refusing to serve %s without authentication: configure auth.tokens in --config (see 'warden token new'), or pass --insecure", *addr)
@@ -90,14 +96,15 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	logf := func(format string, a ...any) { log.Info(fmt.Sprintf(format, a...)) }
 
 	metrics := server.NewMetrics()
-	store, err := sqlite.Open(*data, sqlite.Options{OnBatch: metrics.ObserveBatch})
+	store, _, err := openServeStore(*storeURL, *data, metrics.ObserveBatch)
 	if err != nil {
-		return fail(stderr, "opening the trace in %s: %v", *data, err)
+		return fail(stderr, "%v", err)
 	}
 	// The console's counts (the overview, the policies' matches) beside the
 	// Prometheus metrics.
 	counts := stats.New(nil)
 	opts.Store, opts.Observer, opts.Logger = store, warden.Observers{metrics, counts}, log
+	opts.KeyDir = *data // a PostgreSQL trace's redaction key (trace.key)
 	opts.OnAsyncRun, opts.OnAsyncDrop = metrics.AsyncRun, metrics.AsyncDrop
 	if cfg.Approvals.URL == "" {
 		// Notification links point at this server unless approvals.url says

@@ -15,6 +15,7 @@ import (
 func cmdVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("verify", stderr)
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace)")
+	storeURL := addStoreFlag(fs)
 	out := fs.String("o", "text", "output: text or json")
 	pubFile := fs.String("pubkey", "", "a file holding the public key the retention checkpoints must be signed by: the .pub of acs.signing_key as `warden keys new` wrote it (ML-DSA-65, SLH-DSA-128s), or the hex Ed25519 key `warden verify` prints; default: the data directory's own key")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -30,6 +31,12 @@ func cmdVerify(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *out != "text" && *out != "json" {
 		return fail(stderr, "-o: expected text or json, got %q", *out)
+	}
+	if *storeURL != "" {
+		if pub != nil {
+			return fail(stderr, "--pubkey: not with --store (the PostgreSQL trace has no retention checkpoints)")
+		}
+		return verifyPostgres(*storeURL, *out, stdout, stderr)
 	}
 	store, err := sqlite.OpenReadOnly(*data)
 	if err != nil {

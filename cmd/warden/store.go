@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden/postgres"
+	"github.com/wardenhq/warden/sqlite"
+)
+
+// storeOpenTimeout bounds connecting to PostgreSQL and migrating at start.
+const storeOpenTimeout = 30 * time.Second
+
+// storeFlagUsage is the help of --store.
+const storeFlagUsage = "PostgreSQL database of the trace and the shared state, postgres://… (default: the config's store:, else the SQLite trace under --data)"
+
+// addStoreFlag registers --store on fs.
+func addStoreFlag(fs *flag.FlagSet) *string {
+	return fs.String("store", "", storeFlagUsage)
+}
+
+// checkStoreFlag validates a --store value ("" is none).
+func checkStoreFlag(url string) error {
+	if url == "" {
+		return nil
+	}
+	if err := config.CheckStoreURL(url); err != nil {
+		return fmt.Errorf("--store: %v", err)
+	}
+	return nil
+}
+
+// openReadTrace opens the trace read only: PostgreSQL when url is set, else
+// the SQLite trace in data. where names it in messages.
+func openReadTrace(url, data string) (st warden.Store, where string, err error) {
+	if url != "" {
+		if err := checkStoreFlag(url); err != nil {
+			return nil, "", err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
+		defer cancel()
+		where = "PostgreSQL"
+		s, err := postgres.Open(ctx, url, postgres.Options{ReadOnly: true})
+		if err != nil {
+			return nil, where, fmt.Errorf("opening the trace in %s: %v", where, err)
+		}
+		return s, where, nil
+	}
+	s, err := sqlite.OpenReadOnly(data)
+	if err != nil {
+		return nil, data, fmt.Errorf("opening the trace in %s: %v", data, err)
+	}
+	return s, data, nil
+}
+
+// cmdMigrate applies the embedded PostgreSQL schema (CONTRACT §16).
+func cmdMigrate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("migrate", stderr)
+	url := fs.String("store", "", "PostgreSQL database to migrate, postgres://… (default: the config's store:)")
+	cfgFile := fs.String("config", "", "config file whose store: names the database")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *url == "" && *cfgFile != "" {
+		c, err := config.Load(*cfgFile)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return exitError
+		}
+		*url = c.Store
+	}
+	if *url == "" {
+		return fail(stderr, "migrate: --store postgres://… (or a --config with store:) is required")
+	}
+	if err := checkStoreFlag(*url); err != nil {
+		return fail(stderr, "%v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
+	defer cancel()
+	from, err := postgres.MigrateURL(ctx, *url)
+	if err != nil {
+		return fail(stderr, "migrate: %v", err)
+	}
+	if from == postgres.SchemaVersion {
+		fmt.Fprintf(stdout, "ok: schema version %d, already current\n", from)
+	} else {
+		fmt.Fprintf(stdout, "ok: migrated the schema from version %d to %d\n", from, postgres.SchemaVersion)
+	}
+	return exitOK
+}
+
+// verifyPostgres is `warden verify --store URL`: exit 0 when the chain
+// holds, 1 naming the first broken record.
+func verifyPostgres(url, format string, stdout, stderr io.Writer) int {
+	st, _, err := openReadTrace(url, "")
+	if err != nil {
+		return fail(stderr, "%v", err)
+	}
+	s := st.(*postgres.Store)
+	defer s.Close()
+	ctx, cancel := interrupted()
+	defer cancel()
+	rep, err := s.Verify(ctx)
+	if err != nil {
+		return fail(stderr, "verifying the trace in PostgreSQL: %v", err)
+	}
+	if format == "json" {
+		b, _ := json.MarshalIndent(struct {
+			OK bool `json:"ok"`
+			*postgres.VerifyReport
+		}{rep.OK(), rep}, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", b)
+	} else if b := rep.Broken; b != nil {
+		fmt.Fprintf(stdout, "BROKEN at record %s (position %d, seq %d): %s: %s\n%d records verified before it\n",
+			b.ID, b.Position, b.Seq, b.Reason, b.Detail, rep.Verified)
+	} else {
+		head := rep.Head
+		if head == "" {
+			head = "(none)"
+		}
+		fmt.Fprintf(stdout, "ok: %d records verified, head %s\n", rep.Verified, head)
+	}
+	if !rep.OK() {
+		return exitError
+	}
+	return exitOK
+}
+
+// serveStore is what serve needs of its store: the trace and the state the
+// ACS and AgBOM handlers read.
+type serveStore interface {
+	warden.Store
+	warden.ACSSessionStore
+	warden.AgBOMStore
+}
+
+// openServeStore opens the store serve writes: PostgreSQL when url is set
+// (migrating it under the advisory lock), else the SQLite trace in data.
+// onBatch observes the SQLite writer's batches.
+func openServeStore(url, data string, onBatch func(n int, d time.Duration, err error)) (serveStore, string, error) {
+	if url != "" {
+		if err := checkStoreFlag(url); err != nil {
+			return nil, "", err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
+		defer cancel()
+		s, err := postgres.Open(ctx, url, postgres.Options{})
+		if err != nil {
+			return nil, "PostgreSQL", fmt.Errorf("opening the store in PostgreSQL: %v", err)
+		}
+		return s, "PostgreSQL", nil
+	}
+	s, err := sqlite.Open(data, sqlite.Options{OnBatch: onBatch})
+	if err != nil {
+		return nil, data, fmt.Errorf("opening the trace in %s: %v", data, err)
+	}
+	return s, data, nil
+}
