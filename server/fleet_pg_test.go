@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/postgres"
+)
+
+// pgSchemaURL creates a schema of its own for t in WARDEN_POSTGRES_URL's
+// database (dropped when t ends) and returns a URL using it; t is skipped
+// when the variable is unset.
+func pgSchemaURL(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("WARDEN_POSTGRES_URL")
+	if base == "" {
+		t.Skip("WARDEN_POSTGRES_URL is not set: skipping a PostgreSQL test")
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "srv_" + hex.EncodeToString(b[:])
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if conn, err := pgx.Connect(ctx, base); err == nil {
+			conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`) //nolint:errcheck // best effort
+			conn.Close(ctx)
+		}
+	})
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "search_path=" + schema
+}
+
+// TestFleetApprovalsAPI: two replicas (each its server, approval manager
+// and PostgreSQL store, on one database). Approvers POST a decision of
+// one approval to both at once: one 200, one 409, whichever replica wins;
+// and a decision on either is visible on both.
+func TestFleetApprovalsAPI(t *testing.T) {
+	url := pgSchemaURL(t)
+	var hs [2]http.Handler
+	var sts [2]*postgres.Store
+	for i := range hs {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		st, err := postgres.Open(ctx, url, postgres.Options{})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		m := approval.New(approval.Options{Store: st, Trace: st})
+		t.Cleanup(m.Close)
+		sts[i] = st
+		hs[i] = New(Options{AOS: http.NotFoundHandler(), Store: st, Approvals: m, Security: Security{Auth: testAuth(t)}})
+	}
+	approve := `{"decision":"approve","reason":"ok"}`
+	deny := `{"decision":"deny","reason":"no"}`
+	for round := range 20 {
+		a := &warden.Approval{ID: warden.NewApprovalID(), Event: "tool.pre_call", Surface: "hooks", Tool: "pay",
+			Created: time.Now().UTC(), Expires: time.Now().Add(time.Hour).UTC()}
+		if err := sts[round%2].CreateApproval(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+		var codes [2]int
+		var wg sync.WaitGroup
+		for i, body := range []string{approve, deny} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				codes[i] = call(hs[i], "POST", "/api/approvals/"+a.ID, tokApprove, body).Code
+			}()
+		}
+		wg.Wait()
+		if !(codes[0] == 200 && codes[1] == 409 || codes[0] == 409 && codes[1] == 200) {
+			t.Fatalf("round %d: the replicas answered %v, want one 200 and one 409", round, codes)
+		}
+		for i := range hs {
+			if w := call(hs[i], "POST", "/api/approvals/"+a.ID, tokApprove, approve); w.Code != 409 {
+				t.Fatalf("round %d: deciding again on replica %d: %d, want 409", round, i, w.Code)
+			}
+		}
+	}
+}
