@@ -104,3 +104,45 @@ func TestFleetStream(t *testing.T) {
 		t.Fatalf("stream states %v, want the last one denied", states)
 	}
 }
+
+// TestFleetAOSRetry: an AOS step asked on replica A is answered at once
+// (ask, with its approval); approved through replica B; the agent's retry,
+// landing on B, is let through; a second retry, on A, asks again: the
+// retry grant is used once fleet-wide.
+func TestFleetAOSRetry(t *testing.T) {
+	a, b := fleet(t)
+	ask := warden.HandlerFunc(func(context.Context, *warden.Event) (warden.Decision, error) {
+		return warden.Decision{Verdict: warden.Ask, Reason: "needs a human", PolicyID: "ask"}, nil
+	})
+	var decs [2]*warden.Decider
+	var ms [2]*approval.Manager
+	for i, st := range []*Store{a, b} {
+		ms[i] = approval.New(approval.Options{Store: st, Trace: st})
+		t.Cleanup(ms[i].Close)
+		decs[i] = warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: ask}), catalog.Views, st, nil)
+		decs[i].SetApprovals(ms[i])
+	}
+	step := func() *warden.Event {
+		return &warden.Event{Name: "steps/toolCallRequest", Surface: warden.SurfaceAOS, Payload: map[string]any{
+			"toolCallRequest": map[string]any{"executionId": "x1", "toolId": "send_email",
+				"inputs": []any{map[string]any{"name": "to", "value": "bob@example.com"}}},
+			"context": map[string]any{"session": map[string]any{"id": "s1"}}}}
+	}
+	ctx := context.Background()
+	out, err := decs[0].Decide(ctx, step())
+	if err != nil || out.Verdict != warden.Ask || out.ApprovalID == "" {
+		t.Fatalf("first try on A: %v %+v, want ask with an approval", err, out)
+	}
+	if again, _ := decs[1].Decide(ctx, step()); again.Verdict != warden.Ask || again.ApprovalID != out.ApprovalID {
+		t.Fatalf("retry on B before anyone decided: %v %s, want ask naming the same approval %s", again.Verdict, again.ApprovalID, out.ApprovalID)
+	}
+	if _, err := ms[1].Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "alice"}, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := decs[1].Decide(ctx, step()); err != nil || ok.Verdict != warden.Allow {
+		t.Fatalf("retry on B after approval: %v %v, want allow", err, ok.Verdict)
+	}
+	if twice, _ := decs[0].Decide(ctx, step()); twice.Verdict != warden.Ask || twice.ApprovalID == out.ApprovalID {
+		t.Fatalf("second retry on A: %v %s, want a new ask (the grant is used)", twice.Verdict, twice.ApprovalID)
+	}
+}
