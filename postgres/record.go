@@ -37,7 +37,7 @@ type request struct {
 	done     chan error // buffered 1; the writer sends exactly once
 }
 
-// copyColumns are the runs columns the writer copies in, in row order.
+// copyColumns are the runs columns the writer inserts, in row order.
 var copyColumns = []string{"seq", "id", "time", "event", "surface", "direction",
 	"request_id", "agent_id", "session_id", "turn_id", "step_id", "decision",
 	"reason", "reason_codes", "policy_id", "policy_version", "latency_us",
@@ -211,45 +211,65 @@ func (s *Store) commit(b []*request) {
 	}
 }
 
-// write inserts b in one transaction. Holding the chain head's row lock,
-// which every writer of the database takes, it reads the head, rejects the
-// records whose id is already stored (each alone), gives the others the next
-// seqs and their chained hashes, copies them in and moves the head.
+// insertSQL inserts a batch as one array per column (request.row's order,
+// copyColumns): one statement whatever the batch's size, sent in the same
+// round trip as the head's update and the commit.
+const insertSQL = `INSERT INTO runs (seq, id, time, event, surface, direction,
+	request_id, agent_id, session_id, turn_id, step_id, decision, reason,
+	reason_codes, policy_id, policy_version, latency_us, results, input, output,
+	policy_revision, views, caller, tenant, approval_id, tool, shadow, prev_hash, hash)
+	SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[],
+	$6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
+	$13::text[], $14::bytea[], $15::text[], $16::text[], $17::bigint[], $18::bytea[],
+	$19::bytea[], $20::bytea[], $21::text[], $22::bytea[], $23::text[], $24::text[],
+	$25::text[], $26::text[], $27::text[], $28::bytea[], $29::bytea[])`
+
+// write inserts b in one transaction, in two round trips. The first begins
+// it, takes the chain head's row lock (which every writer of the database
+// takes: it serializes them) and reads the head, and finds which of b's ids
+// are already stored (each such record fails alone). The writer then gives
+// the others the next seqs and their chained hashes, and the second round
+// trip inserts them, moves the head and commits. On any error the
+// connection, left inside the transaction, is closed by the pool on
+// release, which rolls it back.
 func (s *Store) write(ctx context.Context, b []*request) error {
-	tx, err := s.pool.Begin(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("postgres: record not stored: begin: %w", err)
+		return fmt.Errorf("postgres: record not stored: connect: %w", err)
 	}
-	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after Commit
-	var (
-		seq  int64
-		head []byte
-	)
-	if err := tx.QueryRow(ctx, `SELECT seq, hash FROM trace_head FOR UPDATE`).Scan(&seq, &head); err != nil {
-		return fmt.Errorf("postgres: record not stored: read chain head: %w", err)
-	}
+	defer conn.Release()
 	ids := make([]string, len(b))
 	for i, r := range b {
 		ids[i] = r.id
 	}
-	rows, err := tx.Query(ctx, `SELECT id FROM runs WHERE id = ANY($1)`, ids)
-	if err != nil {
-		return fmt.Errorf("postgres: record not stored: %w", err)
-	}
-	seen := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return fmt.Errorf("postgres: record not stored: %w", err)
+	var (
+		seq  int64
+		head []byte
+		seen = map[string]bool{}
+	)
+	first := &pgx.Batch{}
+	first.Queue(`BEGIN`)
+	first.Queue(`SELECT seq, hash FROM trace_head FOR UPDATE`).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&seq, &head)
+	})
+	first.Queue(`SELECT id FROM runs WHERE id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			seen[id] = true
 		}
-		seen[id] = true
+		return rows.Err()
+	})
+	if err := conn.SendBatch(ctx, first).Close(); err != nil {
+		return fmt.Errorf("postgres: record not stored: read the chain head: %w", err)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("postgres: record not stored: %w", err)
+	cols := make([][]any, len(copyColumns))
+	for i := range cols {
+		cols[i] = make([]any, 0, len(b))
 	}
-	in := make([][]any, 0, len(b))
+	n := 0
 	for _, r := range b {
 		if seen[r.id] {
 			r.err = fmt.Errorf("postgres: record not stored: id %q is already in the trace", r.id)
@@ -260,18 +280,50 @@ func (s *Store) write(ctx context.Context, b []*request) error {
 		h := tracehash.Chain(&r.content, head)
 		r.row[seqCol], r.row[prevCol], r.row[hashCol] = seq, nonNil(head), h[:]
 		head = h[:]
-		in = append(in, r.row)
-	}
-	if len(in) > 0 {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"runs"}, copyColumns, pgx.CopyFromRows(in)); err != nil {
-			return fmt.Errorf("postgres: record not stored: insert: %w", err)
+		for i, v := range r.row {
+			cols[i] = append(cols[i], v)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE trace_head SET seq = $1, hash = $2`, seq, head); err != nil {
-			return fmt.Errorf("postgres: record not stored: move chain head: %w", err)
-		}
+		n++
 	}
-	if err := tx.Commit(ctx); err != nil {
+	second := &pgx.Batch{}
+	if n > 0 {
+		second.Queue(insertSQL, typedColumns(cols)...)
+		second.Queue(`UPDATE trace_head SET seq = $1, hash = $2`, seq, head)
+	}
+	second.Queue(`COMMIT`)
+	if err := conn.SendBatch(ctx, second).Close(); err != nil {
 		return fmt.Errorf("postgres: record not stored (or its commit unconfirmed): %w", err)
 	}
 	return nil
+}
+
+// typedColumns turns each column's values into a typed slice, the arrays
+// insertSQL unnests: []int64, []string, or [][]byte (nil elements are NULL).
+func typedColumns(cols [][]any) []any {
+	out := make([]any, len(cols))
+	for i, c := range cols {
+		switch c[0].(type) {
+		case int64:
+			a := make([]int64, len(c))
+			for j, v := range c {
+				a[j] = v.(int64)
+			}
+			out[i] = a
+		case string:
+			a := make([]string, len(c))
+			for j, v := range c {
+				a[j] = v.(string)
+			}
+			out[i] = a
+		default: // []byte or nil: bytea
+			a := make([][]byte, len(c))
+			for j, v := range c {
+				if v != nil {
+					a[j] = v.([]byte)
+				}
+			}
+			out[i] = a
+		}
+	}
+	return out
 }
