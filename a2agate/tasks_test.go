@@ -119,6 +119,39 @@ func TestTasksAcrossReplicas(t *testing.T) {
 			t.Errorf("replica %s recorded %d task calls", name, n)
 		}
 	}
+	// A stream: every event names the task by one id, which the other
+	// replica serves.
+	var streamID a2a.TaskID
+	n := 0
+	for ev, err := range c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: userMsg("task now")}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var id a2a.TaskID
+		switch e := ev.(type) {
+		case *a2a.Task:
+			id = e.ID
+		case *a2a.TaskStatusUpdateEvent:
+			id = e.TaskID
+		case *a2a.TaskArtifactUpdateEvent:
+			id = e.TaskID
+		default:
+			t.Fatalf("event %T", ev)
+		}
+		if streamID == "" {
+			streamID = id
+		}
+		if id != streamID {
+			t.Fatalf("stream event %d names task %q, the first %q: a task must keep one id", n, id, streamID)
+		}
+		n++
+	}
+	if n < 3 || streamID == "" {
+		t.Fatalf("%d stream events", n)
+	}
+	if got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: streamID}); err != nil || got.ID != streamID || got.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("get the streamed task: %v %v", got, err)
+	}
 }
 
 // TestTaskIDRefused: a task id that does not open is "task not found"
