@@ -71,8 +71,8 @@ func (s *Store) PutACSSession(ctx context.Context, x *warden.ACSSession) error {
 			version = excluded.version, methods = excluded.methods,
 			hello = excluded.hello, last_seen = excluded.last_seen, profiles = excluded.profiles,
 			ended = acs_sessions.ended OR excluded.ended`,
-		x.ID, x.AgentID, x.Tenant, x.KeyID, x.Version, methods,
-		toUS(x.Hello), toUS(x.LastSeen), x.Ended, profiles)
+		pgArgs(x.ID, x.AgentID, x.Tenant, x.KeyID, x.Version, methods,
+			toUS(x.Hello), toUS(x.LastSeen), x.Ended, profiles)...)
 	if err != nil {
 		return stateErr(ctx, "put ACS session", err)
 	}
@@ -85,7 +85,7 @@ func (s *Store) ACSSession(ctx context.Context, id string) (*warden.ACSSession, 
 	defer cancel()
 	x := new(warden.ACSSession)
 	var hello, seen int64
-	err := s.statePool().QueryRow(ctx, `SELECT `+acsSessionCols+` FROM acs_sessions WHERE id = $1`, id).Scan(
+	err := s.statePool().QueryRow(ctx, `SELECT `+acsSessionCols+` FROM acs_sessions WHERE id = $1`, pgArgs(id)...).Scan(
 		&x.ID, &x.AgentID, &x.Tenant, &x.KeyID, &x.Version, &x.Methods,
 		&hello, &seen, &x.Head, &x.Entries, &x.Ended, &x.Profiles)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -124,7 +124,7 @@ func (s *Store) RememberRequest(ctx context.Context, session, key string, at tim
 			DELETE FROM acs_requests WHERE session = $1 AND at < $4 AND key <> $2
 			AND EXISTS (SELECT 1 FROM ins))
 		SELECT count(*) FROM ins`,
-		session, key, at.UnixMicro(), cutoff).Scan(&n)
+		pgArgs(session, key, at.UnixMicro(), cutoff)...).Scan(&n)
 	if err != nil {
 		return stateErr(ctx, "remember ACS request", err)
 	}
@@ -155,11 +155,11 @@ func (s *Store) AppendACSEntry(ctx context.Context, session, prev string, e *war
 		INSERT INTO acs_entries (session, seq, `+acsEntryCols+`)
 		SELECT $1, entries, $4, $5, $6, $7, $8, $9, $3, $10, $11 FROM adv
 		RETURNING seq`,
-		session, prev, e.EntryHash, e.EntryID, e.StepID, e.StepType, e.RequestHash,
-		toUS(e.Timestamp), e.PreviousHash, e.Decision, e.RecordID).Scan(&seq)
+		pgArgs(session, prev, e.EntryHash, e.EntryID, e.StepID, e.StepType, e.RequestHash,
+			toUS(e.Timestamp), e.PreviousHash, e.Decision, e.RecordID)...).Scan(&seq)
 	if errors.Is(err, pgx.ErrNoRows) {
 		var one int
-		switch err = s.statePool().QueryRow(ctx, `SELECT 1 FROM acs_sessions WHERE id = $1`, session).Scan(&one); {
+		switch err = s.statePool().QueryRow(ctx, `SELECT 1 FROM acs_sessions WHERE id = $1`, pgArgs(session)...).Scan(&one); {
 		case errors.Is(err, pgx.ErrNoRows):
 			return fmt.Errorf("%w: %q", warden.ErrNoSession, session)
 		case err == nil:
@@ -183,7 +183,7 @@ func (s *Store) ACSEntries(ctx context.Context, session string, after int64, lim
 	defer cancel()
 	const what = "read ACS entries"
 	rows, err := s.statePool().Query(ctx, `SELECT `+acsEntryCols+` FROM acs_entries
-		WHERE session = $1 AND seq > $2 ORDER BY seq LIMIT $3`, session, after, limit)
+		WHERE session = $1 AND seq > $2 ORDER BY seq LIMIT $3`, pgArgs(session, after, limit)...)
 	if err != nil {
 		return nil, stateErr(ctx, what, err)
 	}
@@ -219,7 +219,7 @@ func (s *Store) EndACSSession(ctx context.Context, id string, at time.Time) erro
 		return err
 	}
 	tag, err := s.statePool().Exec(ctx, `UPDATE acs_sessions SET ended = true,
-		ended_at = CASE WHEN ended_at = 0 THEN $1 ELSE ended_at END WHERE id = $2`, toUS(at), id)
+		ended_at = CASE WHEN ended_at = 0 THEN $1 ELSE ended_at END WHERE id = $2`, pgArgs(toUS(at), id)...)
 	if err != nil {
 		return stateErr(ctx, "end ACS session", err)
 	}

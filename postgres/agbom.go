@@ -40,7 +40,7 @@ func (s *Store) UpdateAgBOM(ctx context.Context, u *warden.AgBOMUpdate) error {
 			return err
 		}
 		count := func() (n int, err error) {
-			err = tx.QueryRow(ctx, `SELECT count(*) FROM agbom_components WHERE tenant = $1 AND agent = $2`, u.Tenant, u.Agent).Scan(&n)
+			err = tx.QueryRow(ctx, `SELECT count(*) FROM agbom_components WHERE tenant = $1 AND agent = $2`, pgArgs(u.Tenant, u.Agent)...).Scan(&n)
 			return n, err
 		}
 		before, err := count()
@@ -48,12 +48,12 @@ func (s *Store) UpdateAgBOM(ctx context.Context, u *warden.AgBOMUpdate) error {
 			return err
 		}
 		if u.Replace {
-			if _, err := tx.Exec(ctx, `DELETE FROM agbom_components WHERE tenant = $1 AND agent = $2 AND source = $3`, u.Tenant, u.Agent, u.Source); err != nil {
+			if _, err := tx.Exec(ctx, `DELETE FROM agbom_components WHERE tenant = $1 AND agent = $2 AND source = $3`, pgArgs(u.Tenant, u.Agent, u.Source)...); err != nil {
 				return err
 			}
 		}
 		if len(u.Remove) > 0 {
-			if _, err := tx.Exec(ctx, `DELETE FROM agbom_components WHERE tenant = $1 AND agent = $2 AND id = ANY($3::text[])`, u.Tenant, u.Agent, u.Remove); err != nil {
+			if _, err := tx.Exec(ctx, `DELETE FROM agbom_components WHERE tenant = $1 AND agent = $2 AND id = ANY($3::text[])`, pgArgs(u.Tenant, u.Agent, u.Remove)...); err != nil {
 				return err
 			}
 		}
@@ -62,7 +62,7 @@ func (s *Store) UpdateAgBOM(ctx context.Context, u *warden.AgBOMUpdate) error {
 				VALUES ($1, $2, $3, $4, $5, $6, $7)
 				ON CONFLICT (tenant, agent, id) DO UPDATE SET type = excluded.type, source = excluded.source,
 					doc = excluded.doc, updated = excluded.updated`,
-				u.Tenant, u.Agent, c.ID, c.Type, u.Source, string(c.Doc), toUS(u.At)); err != nil {
+				pgArgs(u.Tenant, u.Agent, c.ID, c.Type, u.Source, string(c.Doc), toUS(u.At))...); err != nil {
 				return err
 			}
 		}
@@ -104,7 +104,7 @@ func (s *Store) AgBOM(ctx context.Context, tenant, agent string) ([]warden.AgBOM
 	defer cancel()
 	const what = "read AgBOM"
 	rows, err := s.statePool().Query(ctx, `SELECT id, type, source, doc, updated FROM agbom_components
-		WHERE tenant = $1 AND agent = $2 ORDER BY id`, tenant, agent)
+		WHERE tenant = $1 AND agent = $2 ORDER BY id`, pgArgs(tenant, agent)...)
 	if err != nil {
 		return nil, stateErr(ctx, what, err)
 	}
@@ -144,7 +144,7 @@ func (s *Store) AgBOMAgents(ctx context.Context, tenant string, all bool, limit 
 		args = append(args, tenant)
 	}
 	q += ` GROUP BY tenant, agent ORDER BY tenant, agent LIMIT $1`
-	rows, err := s.statePool().Query(ctx, q, args...)
+	rows, err := s.statePool().Query(ctx, q, pgArgs(args...)...)
 	if err != nil {
 		return nil, stateErr(ctx, what, err)
 	}
@@ -171,7 +171,7 @@ func (s *Store) ToolPins(ctx context.Context, server string) ([]warden.ToolPin, 
 	defer cancel()
 	const what = "read tool pins"
 	rows, err := s.statePool().Query(ctx, `SELECT name, description, input_schema, hash, pinned FROM mcp_tool_pins
-		WHERE server = $1 ORDER BY name`, server)
+		WHERE server = $1 ORDER BY name`, pgArgs(server)...)
 	if err != nil {
 		return nil, stateErr(ctx, what, err)
 	}
@@ -211,7 +211,7 @@ func (s *Store) PinTools(ctx context.Context, server string, put []warden.ToolPi
 			return err
 		}
 		if len(remove) > 0 {
-			if _, err := tx.Exec(ctx, `DELETE FROM mcp_tool_pins WHERE server = $1 AND name = ANY($2::text[])`, server, remove); err != nil {
+			if _, err := tx.Exec(ctx, `DELETE FROM mcp_tool_pins WHERE server = $1 AND name = ANY($2::text[])`, pgArgs(server, remove)...); err != nil {
 				return err
 			}
 		}
@@ -220,12 +220,12 @@ func (s *Store) PinTools(ctx context.Context, server string, put []warden.ToolPi
 				VALUES ($1, $2, $3, $4, $5, $6)
 				ON CONFLICT (server, name) DO UPDATE SET description = excluded.description,
 					input_schema = excluded.input_schema, hash = excluded.hash, pinned = excluded.pinned`,
-				server, p.Name, p.Description, string(p.InputSchema), p.Hash, toUS(p.Pinned)); err != nil {
+				pgArgs(server, p.Name, p.Description, string(p.InputSchema), p.Hash, toUS(p.Pinned))...); err != nil {
 				return err
 			}
 		}
 		var n int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM mcp_tool_pins WHERE server = $1`, server).Scan(&n); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM mcp_tool_pins WHERE server = $1`, pgArgs(server)...).Scan(&n); err != nil {
 			return err
 		}
 		if n > warden.MaxToolPins {

@@ -103,10 +103,10 @@ func (s *Store) CreateApproval(ctx context.Context, a *warden.Approval) error {
 	return s.stateTx(ctx, what, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO approvals (`+approvalCols+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
-			a.ID, string(warden.ApprovalPending), a.Event, a.Surface, a.SessionID, a.AgentID,
-			a.Tool, a.Summary, a.Reason, a.PolicyID, toUS(a.Created), toUS(a.Expires),
-			a.DecidedBy, a.DecidedReason, toUS(a.DecidedAt), a.RecordID, a.DecisionRecordID,
-			a.Caller, a.Tenant, a.Key, a.Hold, toUS(a.UsedAt), a.UsedRecordID)
+			pgArgs(a.ID, string(warden.ApprovalPending), a.Event, a.Surface, a.SessionID, a.AgentID,
+				a.Tool, a.Summary, a.Reason, a.PolicyID, toUS(a.Created), toUS(a.Expires),
+				a.DecidedBy, a.DecidedReason, toUS(a.DecidedAt), a.RecordID, a.DecisionRecordID,
+				a.Caller, a.Tenant, a.Key, a.Hold, toUS(a.UsedAt), a.UsedRecordID)...)
 		if isUnique(err) {
 			return fmt.Errorf("postgres: approval %q exists already", a.ID)
 		}
@@ -124,7 +124,7 @@ func (s *Store) CreateApproval(ctx context.Context, a *warden.Approval) error {
 func (s *Store) Approval(ctx context.Context, id string) (*warden.Approval, error) {
 	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
-	a, err := scanApproval(s.statePool().QueryRow(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = $1`, id))
+	a, err := scanApproval(s.statePool().QueryRow(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = $1`, pgArgs(id)...))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %q", warden.ErrApprovalNotFound, id)
 	}
@@ -162,7 +162,7 @@ func (s *Store) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]wa
 	}
 	if q.After != "" {
 		var created int64
-		err := s.statePool().QueryRow(ctx, `SELECT created FROM approvals WHERE id = $1`, q.After).Scan(&created)
+		err := s.statePool().QueryRow(ctx, `SELECT created FROM approvals WHERE id = $1`, pgArgs(q.After)...).Scan(&created)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, fmt.Errorf("postgres: %w: %q", warden.ErrUnknownCursor, q.After)
 		}
@@ -176,7 +176,7 @@ func (s *Store) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]wa
 		query += " WHERE " + strings.Join(conds, " AND ")
 	}
 	query += " ORDER BY created DESC, id DESC LIMIT " + arg(limit)
-	out, err := queryApprovals(ctx, s.statePool(), query, args...)
+	out, err := queryApprovals(ctx, s.statePool(), query, pgArgs(args...)...)
 	if err != nil {
 		return nil, stateErr(ctx, "list approvals", err)
 	}
@@ -214,7 +214,7 @@ func (s *Store) DecideApproval(ctx context.Context, id string, state warden.Appr
 			query += ` AND expires >= $6` // Expires is not before at
 			args = append(args, ceilUS(at))
 		}
-		rows, err := queryApprovals(ctx, tx, query+` RETURNING `+approvalCols, args...)
+		rows, err := queryApprovals(ctx, tx, query+` RETURNING `+approvalCols, pgArgs(args...)...)
 		if err != nil {
 			return stateErr(ctx, what, err)
 		}
@@ -223,7 +223,7 @@ func (s *Store) DecideApproval(ctx context.Context, id string, state warden.Appr
 			// overdue (Expires never changes), so expire it.
 			outErr = warden.ErrApprovalDecided
 			rows, err = queryApprovals(ctx, tx, set+` RETURNING `+approvalCols,
-				string(warden.ApprovalExpired), "", expiredReason, toUS(at), id)
+				pgArgs(string(warden.ApprovalExpired), "", expiredReason, toUS(at), id)...)
 			if err != nil {
 				return stateErr(ctx, what, err)
 			}
@@ -236,7 +236,7 @@ func (s *Store) DecideApproval(ctx context.Context, id string, state warden.Appr
 			return nil
 		}
 		outErr = warden.ErrApprovalDecided
-		got, err = scanApproval(tx.QueryRow(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = $1`, id))
+		got, err = scanApproval(tx.QueryRow(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = $1`, pgArgs(id)...))
 		if errors.Is(err, pgx.ErrNoRows) {
 			got, outErr = nil, warden.ErrApprovalNotFound
 			return nil
@@ -264,7 +264,7 @@ func (s *Store) SetDecisionRecord(ctx context.Context, id, recordID string) erro
 	if err := s.writable(); err != nil {
 		return err
 	}
-	tag, err := s.statePool().Exec(ctx, `UPDATE approvals SET decision_record_id = $1 WHERE id = $2`, recordID, id)
+	tag, err := s.statePool().Exec(ctx, `UPDATE approvals SET decision_record_id = $1 WHERE id = $2`, pgArgs(recordID, id)...)
 	if err != nil {
 		return stateErr(ctx, "set decision record", err)
 	}
@@ -299,7 +299,7 @@ func (s *Store) UseApproval(ctx context.Context, key string, notBefore, at time.
 		var id string
 		err := pool.QueryRow(ctx, `SELECT id FROM approvals
 			WHERE key = $1 AND state = 'approved' AND used_at = 0 AND decided_at >= $2
-			ORDER BY decided_at, id LIMIT 1`, key, ceilUS(notBefore)).Scan(&id)
+			ORDER BY decided_at, id LIMIT 1`, pgArgs(key, ceilUS(notBefore))...).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, nil
 		}
@@ -308,7 +308,7 @@ func (s *Store) UseApproval(ctx context.Context, key string, notBefore, at time.
 		}
 		rows, err := queryApprovals(ctx, pool, `UPDATE approvals SET used_at = $1, used_record_id = $2
 			WHERE id = $3 AND state = 'approved' AND used_at = 0
-			RETURNING `+approvalCols, toUS(at), recordID, id)
+			RETURNING `+approvalCols, pgArgs(toUS(at), recordID, id)...)
 		if err != nil {
 			return nil, stateErr(ctx, what, err)
 		}
@@ -339,7 +339,7 @@ func (s *Store) ExpireApprovals(ctx context.Context, at time.Time) ([]warden.App
 				WHERE state = 'pending' AND expires < $3
 				RETURNING `+approvalCols+`)
 			SELECT * FROM x ORDER BY created, id`,
-			expiredReason, toUS(at), ceilUS(at))
+			pgArgs(expiredReason, toUS(at), ceilUS(at))...)
 		if err != nil {
 			return stateErr(ctx, what, err)
 		}

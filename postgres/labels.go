@@ -32,7 +32,7 @@ func (s *Store) SessionLabels(ctx context.Context, tenant, session string) ([]st
 }
 
 func sessionLabels(ctx context.Context, q querier, tenant, session string) ([]string, error) {
-	rows, err := q.Query(ctx, `SELECT label FROM session_labels WHERE tenant = $1 AND session = $2 ORDER BY label`, tenant, session)
+	rows, err := q.Query(ctx, `SELECT label FROM session_labels WHERE tenant = $1 AND session = $2 ORDER BY label`, pgArgs(tenant, session)...)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (s *Store) AddSessionLabels(ctx context.Context, tenant, session string, la
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO session_labels (tenant, session, label, added)
 			SELECT $1, $2, l, $3 FROM unnest($4::text[]) AS l
-			ON CONFLICT DO NOTHING`, tenant, session, toUS(at), add); err != nil {
+			ON CONFLICT DO NOTHING`, pgArgs(tenant, session, toUS(at), add)...); err != nil {
 			return stateErr(ctx, what, err)
 		}
 		return nil

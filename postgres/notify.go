@@ -63,7 +63,7 @@ func (s *Store) notifyApprovals(ctx context.Context, tx pgx.Tx, ids ...string) e
 		return nil
 	}
 	_, err := tx.Exec(ctx, `SELECT pg_notify(`+channelSQL+`, $1 || ' ' || id) FROM unnest($2::text[]) AS id`,
-		s.origin(), ids)
+		pgArgs(s.origin(), ids)...)
 	return err
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -66,6 +68,32 @@ func ceilUS(t time.Time) int64 {
 		us++
 	}
 	return us
+}
+
+// pgArgs returns args with every NUL byte of a string (or of a []string's
+// strings) replaced by U+FFFD: PostgreSQL's text cannot hold NUL, and a
+// session id, tool name or reason an agent sent with one must not make its
+// step's approval, chain entry or labels impossible to store (which would
+// fail the step for a reason the agent chose). Writes and lookups map the
+// same way, so equality is kept; such a string reads back with U+FFFD.
+func pgArgs(args ...any) []any {
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			if strings.IndexByte(v, 0) >= 0 {
+				args[i] = strings.ReplaceAll(v, "\x00", "\uFFFD")
+			}
+		case []string:
+			if slices.ContainsFunc(v, func(s string) bool { return strings.IndexByte(s, 0) >= 0 }) {
+				c := make([]string, len(v))
+				for j, s := range v {
+					c[j] = strings.ReplaceAll(s, "\x00", "\uFFFD")
+				}
+				args[i] = c
+			}
+		}
+	}
+	return args
 }
 
 // isUnique reports whether err is a unique violation.
@@ -135,6 +163,6 @@ func (s *Store) stateTx(ctx context.Context, what string, fn func(tx pgx.Tx) err
 
 // xactLock takes the transaction-scoped advisory lock (class, hashtext(key)).
 func xactLock(ctx context.Context, tx pgx.Tx, class int32, key string) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, class, key)
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, pgArgs(class, key)...)
 	return err
 }

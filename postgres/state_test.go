@@ -292,3 +292,56 @@ func TestStateReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestStateNUL: strings with NUL bytes (which PostgreSQL's text cannot
+// hold) are stored with U+FFFD in their place, and looked up the same way,
+// rather than failing the write.
+func TestStateNUL(t *testing.T) {
+	s := openTest(t, testSchemaURL(t), Options{})
+	ctx := context.Background()
+	now := time.Now().UTC()
+	sess := "sess\x00ion"
+	a := &warden.Approval{ID: "ap\x00", SessionID: sess, Tool: "to\x00ol", Summary: "a\x00b", Key: "k\x00",
+		Created: now, Expires: now.Add(time.Hour)}
+	if err := s.CreateApproval(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Approval(ctx, "ap\x00")
+	if err != nil || got.Summary != "a\uFFFDb" || got.SessionID != "sess\uFFFDion" {
+		t.Fatalf("Approval: %+v, %v", got, err)
+	}
+	if l, err := s.ListApprovals(ctx, warden.ApprovalQuery{Session: sess}); err != nil || len(l) != 1 {
+		t.Fatalf("ListApprovals by a session with NUL: %d, %v", len(l), err)
+	}
+	if _, err := s.DecideApproval(ctx, "ap\x00", warden.ApprovalApproved, "b\x00ob", "r\x00", now); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := s.UseApproval(ctx, "k\x00", now.Add(-time.Hour), now, "rec\x00"); err != nil || u == nil {
+		t.Fatalf("UseApproval: %v, %v", u, err)
+	}
+	if err := s.PutACSSession(ctx, &warden.ACSSession{ID: sess, AgentID: "ag\x00", Methods: []string{"m\x00"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RememberRequest(ctx, sess, "req\x00", now, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendACSEntry(ctx, sess, "", &warden.ACSEntry{EntryID: "e\x00", EntryHash: "h", StepID: "req\x00"}); err != nil {
+		t.Fatal(err)
+	}
+	if es, err := s.ACSEntries(ctx, sess, 0, 0); err != nil || len(es) != 1 {
+		t.Fatalf("ACSEntries: %v, %v", es, err)
+	}
+	if ls, err := s.AddSessionLabels(ctx, "ten\x00", sess, []string{"read_private"}, now); err != nil || len(ls) != 1 {
+		t.Fatalf("AddSessionLabels: %v, %v", ls, err)
+	}
+	if err := s.UpdateAgBOM(ctx, &warden.AgBOMUpdate{Agent: "ag\x00", Source: warden.AgBOMSourceACS,
+		Put: []warden.AgBOMComponent{{ID: "c\x00", Type: "tool", Doc: []byte(`{"name":"x"}`)}}, At: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PinTools(ctx, "srv\x00", []warden.ToolPin{{Name: "n\x00", Description: "d\x00", Hash: "h"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ps, err := s.ToolPins(ctx, "srv\x00"); err != nil || len(ps) != 1 || ps[0].Description != "d\uFFFD" {
+		t.Fatalf("ToolPins: %+v, %v", ps, err)
+	}
+}
