@@ -184,3 +184,50 @@ func TestOutage(t *testing.T) {
 		})
 	}
 }
+
+// TestTerminatedBackends kills the store's server processes
+// (pg_terminate_backend, as a failover or an operator does): the pool
+// replaces the connections and recording goes on, the chain intact.
+func TestTerminatedBackends(t *testing.T) {
+	u := testSchemaURL(t)
+	s := openTest(t, withParam(u, "application_name", "warden_terminate_test"), Options{})
+	ctx := context.Background()
+	rec := func(id string) error {
+		return s.Record(ctx, &warden.Record{ID: id, Time: time.Now(), Decision: "allow"})
+	}
+	for i := range 3 {
+		if err := rec(fmt.Sprintf("before-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	killer := openTest(t, u, Options{ReadOnly: true})
+	var n int
+	if err := killer.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = 'warden_terminate_test'`).Scan(&n); err != nil || n == 0 {
+		t.Fatalf("terminated %d backends: %v", n, err)
+	}
+	failed := 0
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; ; i++ {
+		err := rec(fmt.Sprintf("after-%d", i))
+		if err == nil {
+			break
+		}
+		failed++
+		if time.Now().After(deadline) {
+			t.Fatalf("Record did not recover: %v", err)
+		}
+	}
+	t.Logf("terminated %d backends; %d Records failed before recovery", n, failed)
+	if failed > 0 {
+		// The writer tries a batch once more on a fresh connection when
+		// the first round trip fails: a dropped connection costs no record.
+		t.Errorf("%d Records failed after the backends were terminated, want 0", failed)
+	}
+	if err := s.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := s.Verify(ctx); err != nil || !rep.OK() {
+		t.Fatalf("Verify: %+v %v", rep, err)
+	}
+}

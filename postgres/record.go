@@ -191,6 +191,16 @@ func (s *Store) commit(b []*request) {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	err := s.write(ctx, live)
+	var early *beforeCommit
+	if errors.As(err, &early) && ctx.Err() == nil {
+		// Nothing was committed: a connection the server had dropped
+		// (a restart, a failover, pg_terminate_backend) fails the first
+		// statement it carries; one more try takes a fresh one.
+		for _, r := range live {
+			r.err = nil
+		}
+		err = s.write(ctx, live)
+	}
 	cancel()
 	if err != nil {
 		s.nErrors.Add(1)
@@ -235,7 +245,7 @@ const insertSQL = `INSERT INTO runs (seq, id, time, event, surface, direction,
 func (s *Store) write(ctx context.Context, b []*request) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("postgres: record not stored: connect: %w", err)
+		return &beforeCommit{fmt.Errorf("postgres: record not stored: connect: %w", err)}
 	}
 	defer conn.Release()
 	ids := make([]string, len(b))
@@ -263,7 +273,7 @@ func (s *Store) write(ctx context.Context, b []*request) error {
 		return rows.Err()
 	})
 	if err := conn.SendBatch(ctx, first).Close(); err != nil {
-		return fmt.Errorf("postgres: record not stored: read the chain head: %w", err)
+		return &beforeCommit{fmt.Errorf("postgres: record not stored: read the chain head: %w", err)}
 	}
 	cols := make([][]any, len(copyColumns))
 	for i := range cols {
@@ -327,3 +337,10 @@ func typedColumns(cols [][]any) []any {
 	}
 	return out
 }
+
+// beforeCommit is an error of write before it sent the commit: the batch is
+// certainly not stored, so it may be tried again.
+type beforeCommit struct{ err error }
+
+func (e *beforeCommit) Error() string { return e.err.Error() }
+func (e *beforeCommit) Unwrap() error { return e.err }
