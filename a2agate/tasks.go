@@ -27,6 +27,11 @@ import (
 // TaskKind is the sealid kind of an A2A task id.
 const TaskKind = "a2a-task"
 
+// maxUpstreamTaskID bounds an upstream task id (or context id) the proxy
+// seals, so the sealed id stays under sealid.MaxIDLen; a longer one is
+// relayed as it is, and naming it again is "task not found".
+const maxUpstreamTaskID = 512
+
 // CodeTaskNotFound is A2A's TaskNotFoundError, the answer to a task id that
 // does not open.
 const CodeTaskNotFound = -32001
@@ -121,6 +126,9 @@ type taskSealer struct {
 func (t *taskSealer) seal(id, ctxID string) string {
 	if ctxID == "" {
 		ctxID = t.def
+	}
+	if len(id) > maxUpstreamTaskID || len(ctxID) > maxUpstreamTaskID {
+		return id
 	}
 	t.changed = true
 	return t.s.SealStableStrings(t.b, id, ctxID)

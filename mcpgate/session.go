@@ -22,6 +22,11 @@ import (
 // SessionKind is the sealid kind of an MCP session id.
 const SessionKind = "mcp-session"
 
+// MaxUpstreamSessionID bounds an upstream's Mcp-Session-Id the gateway
+// seals (its sealed id stays under sealid.MaxIDLen); a longer one is not
+// handed on, and the session cannot continue.
+const MaxUpstreamSessionID = 1024
+
 // session is the client's session as one request carries it.
 type session struct {
 	sealer     *sealid.Sealer
@@ -118,6 +123,10 @@ func (h *HTTP) reply(hdr http.Header, resp *http.Response, s *session) {
 	}
 	if s.client != "" && u == s.up {
 		hdr.Set("Mcp-Session-Id", s.client)
+		return
+	}
+	if len(u) > MaxUpstreamSessionID {
+		h.opts.Logf("mcp %s: the upstream's session id is over %d bytes; not handed on", s.bind.Server, MaxUpstreamSessionID)
 		return
 	}
 	ver := s.negotiated

@@ -324,3 +324,20 @@ func BenchmarkSessionOpen(b *testing.B) {
 		}
 	}
 }
+
+// TestLongUpstreamSessionID: an upstream id too long to seal is not handed
+// on (and never handed on unsealed).
+func TestLongUpstreamSessionID(t *testing.T) {
+	long := strings.Repeat("s", MaxUpstreamSessionID+1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Mcp-Session-Id", long)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`)
+	}))
+	t.Cleanup(up.Close)
+	a := startReplica(t, up.URL, fleetSealer(t, fleetKey))
+	r := sessionPost(t, a.url, "/mcp/test", "", "acme", initBody)
+	if r.StatusCode != 200 || r.Header.Get("Mcp-Session-Id") != "" {
+		t.Fatalf("%d, session %q; want 200 and no session id", r.StatusCode, r.Header.Get("Mcp-Session-Id"))
+	}
+}

@@ -2,8 +2,13 @@ package sealid
 
 import (
 	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -260,5 +265,39 @@ func BenchmarkSealStable(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = s.SealStableStrings(tb, "01a214af-ad5b-787e-a61b-f8b16610e754", "01a214af-ad6a-7eb9-8b68-419a2c52757b")
+	}
+}
+
+// TestGolden pins the wire format: a stable id under a fixed key is the
+// same string in every release (testdata/stable.golden), and an id built
+// by hand to the documented layout opens.
+func TestGolden(t *testing.T) {
+	s := newSealer(t, key(0x11))
+	tb := Binding{Kind: "a2a-task", Server: "echo", Tenant: "acme", Caller: "ci"}
+	got := s.SealStableStrings(tb, "task-1", "ctx-1")
+	want, err := os.ReadFile("testdata/stable.golden")
+	if os.Getenv("WARDEN_UPDATE_GOLDEN") != "" {
+		_ = os.WriteFile("testdata/stable.golden", []byte(got+"\n"), 0o644)
+		return
+	}
+	if err != nil || strings.TrimSpace(string(want)) != got {
+		t.Fatalf("stable id %q; golden %q (%v): the wire format changed", got, want, err)
+	}
+	// Version 1, by hand: version | nonce | GCM(issued | fields) with the
+	// documented additional data.
+	blk, _ := aes.NewCipher(key(0x11))
+	gcm, _ := cipher.NewGCM(blk)
+	ad := []byte("warden-sealid\x01")
+	for _, f := range []string{"mcp-session", "files", "acme", "ci"} {
+		ad = append(ad, byte(len(f)))
+		ad = append(ad, f...)
+	}
+	plain := binary.BigEndian.AppendUint64(nil, uint64(time.Now().Unix()))
+	plain = append(plain, 3, 'u', 'p', '1', 4, '2', '0', '2', '5')
+	nonce := bytes.Repeat([]byte{9}, 12)
+	raw := gcm.Seal(append([]byte{1}, nonce...), nonce, plain, ad)
+	f, err := s.OpenStrings(bind, base64.RawURLEncoding.EncodeToString(raw), 2)
+	if err != nil || f[0] != "up1" || f[1] != "2025" {
+		t.Fatalf("a hand-built version-1 id: %q, %v", f, err)
 	}
 }
