@@ -2,8 +2,10 @@ package guardian
 
 import (
 	"context"
+	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/postgres"
 )
 
 // newLabels returns the cache of the sessions' labels every policy set's
@@ -18,8 +20,21 @@ func newLabels(store warden.Store) *warden.LabelCache {
 		// Nothing else writes them: no entry needs reading again.
 		return warden.NewLabelCache(nil, warden.DefaultLabelCacheSize, -1)
 	}
+	if _, fleet := store.(*postgres.Store); fleet {
+		// Replicas share the labels: a label another replica added a
+		// moment ago must count at this replica's next step (a lethal
+		// trifecta whose steps land on different replicas), so every
+		// step reads the session's labels from PostgreSQL (one
+		// primary-key read); the cache keeps only this replica's writes
+		// merged in.
+		return warden.NewLabelCache(ls, warden.DefaultLabelCacheSize, fleetLabelTTL)
+	}
 	return warden.NewLabelCache(ls, warden.DefaultLabelCacheSize, warden.DefaultLabelCacheTTL)
 }
+
+// fleetLabelTTL is the label cache's TTL over a store replicas share: so
+// short that every read goes to the store.
+const fleetLabelTTL = time.Nanosecond
 
 // SessionLabels returns the labels of a session of tenant ("" for none),
 // sorted: what its policies read as session.labels at its next step.
