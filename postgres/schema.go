@@ -17,7 +17,7 @@ import (
 // Every statement runs in the current search_path, so one database can hold
 // several wardens' schemas (the tests give each test its own).
 var migrations = []migration{
-	// 0 → 1: the trace (trace.go). One row per warden.Record. seq is the
+	// 0 → 1: the trace (record.go, read.go). One row per warden.Record. seq is the
 	// record's place in the single order every replica shares: the writer
 	// takes it from trace_head, the one-row chain head locked FOR UPDATE
 	// in each batch's transaction, so concurrent writers form one chain
