@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -208,4 +209,36 @@ func TestTaskIDRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzOpenRequestTasks: whatever params a client sends, opening its task
+// ids never panics, and a params that opened names only upstream ids the
+// key sealed.
+func FuzzOpenRequestTasks(f *testing.F) {
+	s := fleetSealer(f, fleetKey)
+	g := &Gate{tasks: s}
+	b := sealid.Binding{Kind: TaskKind, Server: "echo"}
+	good := s.SealStableStrings(b, "up-1", "ctx-1")
+	f.Add("GetTask", `{"id":"`+good+`"}`)
+	f.Add("tasks/get", `{"id":"nope"}`)
+	f.Add("SendMessage", `{"message":{"taskId":"`+good+`","referenceTaskIds":["`+good+`",1,null]}}`)
+	f.Add("CreateTaskPushNotificationConfig", `{"taskId":"`+good+`","id":"cfg"}`)
+	f.Add("tasks/pushNotificationConfig/get", `{"id":"`+good+`","pushNotificationConfigId":"x"}`)
+	f.Fuzz(func(t *testing.T, wire, params string) {
+		m, ok := methods[wire]
+		if !ok {
+			return
+		}
+		var p map[string]any
+		if json.Unmarshal([]byte(params), &p) != nil {
+			return
+		}
+		ctxID, _, err := g.openRequestTasks(b, m, p)
+		if err != nil {
+			return
+		}
+		if ctxID != "" && ctxID != "ctx-1" {
+			t.Fatalf("opened a context %q the key never sealed", ctxID)
+		}
+	})
 }
