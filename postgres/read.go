@@ -20,11 +20,26 @@ import (
 // commit in order and a reader sees a prefix of them: a seq cursor never
 // skips or repeats a record). Each chunk is one short query whose rows are
 // read and closed before fn runs, so no transaction or connection is held
-// while the caller works; memory is one chunk.
+// while the caller works. A chunk carries the blobs (results, input, output,
+// views) of the rows whose blobs total at most inlineBlobs bytes; a bigger
+// row's are read alone just before fn gets it, so a chunk holds at most
+// maxChunk*inlineBlobs blob bytes (8 MiB) whatever the records' sizes.
 const (
-	firstChunk = 100 // rows in the first query: most scans want a page
-	maxChunk   = 500 // rows in later ones (whole rows, blobs included)
+	firstChunk  = 100      // rows in the first query: most scans want a page
+	maxChunk    = 500      // rows in later ones
+	inlineBlobs = 16 << 10 // blob bytes a row may carry in a chunk
 )
+
+// chunkCols are scanCols for a chunk: the blobs only of the small rows, and
+// whether the row is big.
+var chunkCols = strings.ReplaceAll(`SELECT seq, id, time, event, surface, direction, request_id,
+	agent_id, session_id, turn_id, step_id, decision, reason, reason_codes,
+	policy_id, policy_version, latency_us,
+	CASE WHEN z.n <= {inline} THEN results END, CASE WHEN z.n <= {inline} THEN input END,
+	CASE WHEN z.n <= {inline} THEN output END, CASE WHEN z.n <= {inline} THEN views END,
+	policy_revision, caller, tenant, approval_id, tool, prev_hash, hash, z.n > {inline}
+	FROM runs, LATERAL (SELECT octet_length(results) + octet_length(input) +
+	octet_length(output) + octet_length(views) AS n) z`, "{inline}", strconv.Itoa(inlineBlobs))
 
 const scanCols = `SELECT seq, id, time, event, surface, direction, request_id,
 	agent_id, session_id, turn_id, step_id, decision, reason, reason_codes,
@@ -39,6 +54,31 @@ type row struct {
 	us                           int64
 	codes, results, in, out, vws []byte
 	prevHash, hash               []byte
+	big                          bool // a chunk's row whose blobs are not read yet
+}
+
+// chunkDest is dest for chunkCols.
+func (w *row) chunkDest() []any {
+	r := &w.rec
+	return []any{&w.seq, &r.ID, &w.us, &r.Event, &r.Surface, &r.Direction,
+		&r.RequestID, &r.AgentID, &r.SessionID, &r.TurnID, &r.StepID,
+		&r.Decision, &r.Reason, &w.codes, &r.PolicyID, &r.PolicyVersion,
+		&r.LatencyUS, &w.results, &w.in, &w.out, &w.vws, &r.PolicyRevision,
+		&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool, &w.prevHash, &w.hash, &w.big}
+}
+
+// loadBlobs reads a big row's blobs; false when the row is gone.
+func (s *Store) loadBlobs(ctx context.Context, w *row) (bool, error) {
+	err := s.pool.QueryRow(ctx, `SELECT results, input, output, views FROM runs WHERE seq = $1`, w.seq).
+		Scan(&w.results, &w.in, &w.out, &w.vws)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, readErr(ctx, "read run "+w.rec.ID, err)
+	}
+	w.big = false
+	return true, nil
 }
 
 func (w *row) dest() []any {
@@ -89,7 +129,7 @@ func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record
 	scanned := 0
 	var buf []row
 	for chunk := firstChunk; ; chunk = min(chunk*4, maxChunk) {
-		stmt, a := scanCols+where, args[:len(args):len(args)]
+		stmt, a := chunkCols+where, args[:len(args):len(args)]
 		if haveCursor {
 			a = append(a, cursor)
 			stmt += and(where) + cmp + "$" + strconv.Itoa(len(a))
@@ -105,14 +145,12 @@ func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record
 			}
 			w := &buf[i]
 			last := i == len(buf)-1 && len(buf) < chunk
-			if text == nil || text.MatchFields(&w.rec) || text.Contains(w.in) {
-				r, err := record(w)
-				if err != nil {
-					return err
-				}
-				if !fn(r) {
-					return nil
-				}
+			r, err := s.examine(ctx, w, text)
+			if err != nil {
+				return err
+			}
+			if r != nil && !fn(r) {
+				return nil
 			}
 			if text != nil {
 				// With Text, rows are examined one by one: the budget is
@@ -138,6 +176,29 @@ func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record
 	}
 }
 
+// examine returns w's record when it matches text (nil: any), else nil;
+// nil too when w is big and was deleted since its chunk was read. A big
+// row's blobs are read only when they are needed: to test Input, or for a
+// match.
+func (s *Store) examine(ctx context.Context, w *row, text *warden.TextMatcher) (*warden.Record, error) {
+	match := text == nil || text.MatchFields(&w.rec)
+	if !match || w.big {
+		if w.big {
+			ok, err := s.loadBlobs(ctx, w)
+			if err != nil || !ok {
+				return nil, err
+			}
+		}
+		if !match && !text.Contains(w.in) {
+			w.results, w.in, w.out, w.vws = nil, nil, nil, nil
+			return nil, nil
+		}
+	}
+	r, err := record(w)
+	w.results, w.in, w.out, w.vws = nil, nil, nil, nil // r has them
+	return r, err
+}
+
 // readChunk runs one chunk's query and appends its rows to buf.
 func (s *Store) readChunk(ctx context.Context, query string, args []any, buf []row) ([]row, error) {
 	rows, err := s.pool.Query(ctx, query, args...)
@@ -147,7 +208,7 @@ func (s *Store) readChunk(ctx context.Context, query string, args []any, buf []r
 	defer rows.Close()
 	for rows.Next() {
 		buf = append(buf, row{})
-		if err := rows.Scan(buf[len(buf)-1].dest()...); err != nil {
+		if err := rows.Scan(buf[len(buf)-1].chunkDest()...); err != nil {
 			return nil, readErr(ctx, "read run", err)
 		}
 	}

@@ -225,3 +225,36 @@ func TestRedactURL(t *testing.T) {
 		}
 	}
 }
+
+// TestBigRecords: records whose blobs exceed inlineBlobs are read alone,
+// round-trip whole, and Text finds what is in their input.
+func TestBigRecords(t *testing.T) {
+	s := openTest(t, testSchemaURL(t), Options{})
+	ctx := context.Background()
+	big := `{"data":"` + strings.Repeat("x", 3*inlineBlobs) + `needle"}`
+	for i, in := range []string{`{"small":1}`, big, `{"small":"needle"}`, big} {
+		r := &warden.Record{ID: fmt.Sprintf("r%d", i), Time: time.Now(), Decision: "allow", Input: []byte(in),
+			Output: []byte(`{"o":1}`), Views: []byte(`{"v":1}`)}
+		if err := s.Record(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := warden.Collect(ctx, s, warden.Query{Oldest: true}, 10)
+	if err != nil || len(all) != 4 {
+		t.Fatalf("%d records, %v", len(all), err)
+	}
+	if string(all[1].Input) != big || string(all[3].Input) != big || string(all[1].Output) != `{"o":1}` || string(all[3].Views) != `{"v":1}` {
+		t.Errorf("a big record did not round-trip")
+	}
+	var ids []string
+	err = s.Scan(ctx, warden.Query{Text: "NEEDLE", Oldest: true}, func(r *warden.Record) bool {
+		ids = append(ids, r.ID)
+		if r.ID == "r1" && string(r.Input) != big {
+			t.Errorf("r1 found by Text without its whole input")
+		}
+		return true
+	})
+	if err != nil || strings.Join(ids, ",") != "r1,r2,r3" {
+		t.Errorf("Text scan = %v, %v; want r1,r2,r3", ids, err)
+	}
+}
