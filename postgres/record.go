@@ -190,6 +190,7 @@ func (s *Store) commit(b []*request) {
 		deadline = least
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	start := time.Now()
 	err := s.write(ctx, live)
 	var early *beforeCommit
 	if errors.As(err, &early) && ctx.Err() == nil {
@@ -202,6 +203,9 @@ func (s *Store) commit(b []*request) {
 		err = s.write(ctx, live)
 	}
 	cancel()
+	if s.opts.OnBatch != nil {
+		s.opts.OnBatch(len(live), time.Since(start), err)
+	}
 	if err != nil {
 		s.nErrors.Add(1)
 	} else {

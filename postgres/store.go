@@ -49,6 +49,10 @@ type Options struct {
 	// ReadOnly opens for Scan and Verify only: Record fails with
 	// ErrReadOnly. It implies NoMigrate.
 	ReadOnly bool
+	// OnBatch, if set, is called by the writer after each transaction
+	// with its size, its duration and its error (the trace's batch
+	// metrics); it must not block.
+	OnBatch func(size int, dur time.Duration, err error)
 }
 
 func (o *Options) defaults() {

@@ -258,3 +258,31 @@ func TestBigRecords(t *testing.T) {
 		t.Errorf("Text scan = %v, %v; want r1,r2,r3", ids, err)
 	}
 }
+
+// TestOnBatch: OnBatch sees every transaction, and TraceStats counts them.
+func TestOnBatch(t *testing.T) {
+	var mu sync.Mutex
+	sizes := 0
+	s := openTest(t, testSchemaURL(t), Options{OnBatch: func(n int, d time.Duration, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err == nil {
+			sizes += n
+		}
+	}})
+	for i := range 5 {
+		if err := s.Record(context.Background(), &warden.Record{ID: fmt.Sprintf("r%d", i), Time: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A duplicate fails alone; its batch commits.
+	if err := s.Record(context.Background(), &warden.Record{ID: "r1", Time: time.Now()}); err == nil || !strings.Contains(err.Error(), "already in the trace") {
+		t.Errorf("duplicate id: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	st := s.TraceStats()
+	if sizes != 6 || st.Records != 5 || st.Batches < 1 || st.Errors != 0 {
+		t.Errorf("OnBatch saw %d records, stats %+v; want 6 and 5 stored", sizes, st)
+	}
+}

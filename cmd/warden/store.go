@@ -150,7 +150,7 @@ func openServeStore(url, data string, onBatch func(n int, d time.Duration, err e
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
 		defer cancel()
-		s, err := postgres.Open(ctx, url, postgres.Options{})
+		s, err := postgres.Open(ctx, url, postgres.Options{OnBatch: onBatch})
 		if err != nil {
 			return nil, "PostgreSQL", fmt.Errorf("opening the store in PostgreSQL: %v", err)
 		}
