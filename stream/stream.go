@@ -55,6 +55,9 @@ const (
 	// DefaultLeaseTTL is how long a publishing lease lasts unrenewed
 	// (Options.Lease).
 	DefaultLeaseTTL = 10 * time.Second
+	// measureEvery is how often a publisher working through a backlog
+	// counts it.
+	measureEvery = time.Second
 )
 
 // Store is what a Publisher reads and where it keeps its cursor.
@@ -218,8 +221,9 @@ type Publisher struct {
 	store Store
 	o     Options
 
-	mu  sync.Mutex
-	lag Lag
+	mu       sync.Mutex
+	lag      Lag
+	measured time.Time // when measure last counted the backlog
 
 	// Owned by Run.
 	nc    *nats.Conn
@@ -346,10 +350,19 @@ func (p *Publisher) pass(ctx context.Context) (idle bool, err error) {
 	}
 	if len(recs) < p.o.Batch {
 		p.setLag(func(l *Lag) { *l = Lag{Connected: true, Publishing: true, Acked: cur, Published: l.Published} })
-	} else {
-		p.measure(ctx, cur)
-		p.setLag(func(l *Lag) { l.Error = "" })
+		return false, nil
 	}
+	// More are waiting. Counting them reads the whole backlog, so it is
+	// done at most once per measureEvery; in between the count goes down
+	// by what was acknowledged and the age is the last acknowledged
+	// record's (a lower bound).
+	if p.o.Now().Sub(p.measured) >= measureEvery {
+		p.measure(ctx, cur)
+	} else {
+		age := max(p.o.Now().Sub(recs[len(recs)-1].Time).Seconds(), 0)
+		p.setLag(func(l *Lag) { l.Records, l.Seconds = max(l.Records-int64(acked), 1), age })
+	}
+	p.setLag(func(l *Lag) { l.Error = "" })
 	return false, nil
 }
 
@@ -372,6 +385,7 @@ func (p *Publisher) next(ctx context.Context, cur string) ([]warden.Record, erro
 // measure counts the records after cur (up to LagLimit) and dates the
 // oldest of them.
 func (p *Publisher) measure(ctx context.Context, cur string) {
+	p.measured = p.o.Now()
 	var n int64
 	var oldest time.Time
 	err := p.store.Scan(ctx, warden.Query{After: cur, Oldest: true}, func(r *warden.Record) bool {

@@ -484,22 +484,27 @@ func TestTokenAndSubject(t *testing.T) {
 }
 
 // BenchmarkPublish measures JetStream messages/s published (and
-// acknowledged) from a SQLite trace.
+// acknowledged, the cursor stored after each batch) from a SQLite trace,
+// by batch size (stream.nats.batch).
 func BenchmarkPublish(b *testing.B) {
 	url := natsURL(b)
-	name, subj := names(b, url)
-	s := openStore(b, filepath.Join(b.TempDir(), "d"))
-	record(b, s, 0, b.N)
-	p, _ := stream.New(s, stream.Options{URL: url, Stream: name, Subject: subj})
-	b.ResetTimer()
-	start := time.Now()
-	stop := run(p)
-	defer stop()
-	for p.Lag().Published < uint64(b.N) {
-		time.Sleep(time.Millisecond)
-		if time.Since(start) > 5*time.Minute {
-			b.Fatal(errors.New("timed out"))
-		}
+	for _, batch := range []int{64, 256, 1024} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			name, subj := names(b, url)
+			s := openStore(b, filepath.Join(b.TempDir(), "d"))
+			record(b, s, 0, b.N)
+			p, _ := stream.New(s, stream.Options{URL: url, Stream: name, Subject: subj, Batch: batch})
+			b.ResetTimer()
+			start := time.Now()
+			stop := run(p)
+			defer stop()
+			for p.Lag().Published < uint64(b.N) {
+				time.Sleep(time.Millisecond)
+				if time.Since(start) > 5*time.Minute {
+					b.Fatal(errors.New("timed out"))
+				}
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+		})
 	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
 }
