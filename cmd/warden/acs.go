@@ -16,7 +16,6 @@ import (
 	"github.com/wardenhq/warden/acs"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
-	"github.com/wardenhq/warden/sqlite"
 )
 
 // acsHandler builds the ACS Guardian (CONTRACT §14) of gd from the
@@ -61,14 +60,14 @@ func cmdACS(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
-	store, err := sqlite.Open(*data, sqlite.Options{})
+	store, _, err := openServeStore(cfg.Store, *data, nil) // store: postgres://… when configured
 	if err != nil {
-		return fail(stderr, "opening the trace in %s: %v", *data, err)
+		return fail(stderr, "%v", err)
 	}
 	defer store.Close()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	opts.Config, opts.ConfigFile = cfg, ""
-	opts.Store, opts.Logger = store, log
+	opts.Store, opts.Logger, opts.KeyDir = store, log, *data
 	gd, err := guardian.Open(opts)
 	if err != nil {
 		fmt.Fprintln(stderr, err)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/hostadapter"
-	"github.com/wardenhq/warden/sqlite"
 )
 
 const hookUsage = "hook claude-code|codex|cursor|gemini [--config F] [--policy P]... [--builtin=false] [--data DIR] | [--server URL --token T] [--timeout D] [--fail-open] < hook.json" +
@@ -130,11 +129,11 @@ func hookDecider(gf *guardianFlags, data, server, token, tokenFile, agentID stri
 	if data == "" {
 		return nil, nil, errors.New("--data: required in-process (the trace and the ACS sessions live there)")
 	}
-	store, err := sqlite.Open(data, sqlite.Options{})
+	store, _, err := openServeStore(cfg.Store, data, nil) // store: postgres://… when configured
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening the trace in %s: %v", data, err)
+		return nil, nil, err
 	}
-	opts.Config, opts.ConfigFile, opts.Store = cfg, "", store
+	opts.Config, opts.ConfigFile, opts.Store, opts.KeyDir = cfg, "", store, data
 	opts.Logger = slog.New(slog.DiscardHandler)
 	gd, err := guardian.Open(opts)
 	if err != nil {

@@ -140,9 +140,10 @@ type serveStore interface {
 	warden.AgBOMStore
 }
 
-// openServeStore opens the store serve writes: PostgreSQL when url is set
-// (migrating it under the advisory lock), else the SQLite trace in data.
-// onBatch observes the SQLite writer's batches.
+// openServeStore opens the store serve, acs stdio and the in-process hook
+// write: PostgreSQL when url is set (--store or the config's store:;
+// migrating it under the advisory lock), else the SQLite trace in data.
+// onBatch (nil: none) observes the writer's batches.
 func openServeStore(url, data string, onBatch func(n int, d time.Duration, err error)) (serveStore, string, error) {
 	if url != "" {
 		if err := checkStoreFlag(url); err != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -91,5 +93,28 @@ func TestStoreFlagErrors(t *testing.T) {
 		if code, _, errOut := cli(t, "", args...); code != exitError || errOut == "" {
 			t.Errorf("%q: exit %d, %q", args, code, errOut)
 		}
+	}
+}
+
+// TestACSStdioStore: acs stdio opens the config's store: (PostgreSQL),
+// migrating it, rather than the SQLite trace under --data.
+func TestACSStdioStore(t *testing.T) {
+	u := pgtest.SchemaURL(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "warden.yaml")
+	if err := os.WriteFile(cfg, []byte("store: \""+u+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := cli(t, "", "acs", "stdio", "--config", cfg, "--data", filepath.Join(dir, "data"))
+	if code != exitOK {
+		t.Fatalf("acs stdio: exit %d: %s", code, errOut)
+	}
+	s, err := postgres.Open(context.Background(), u, postgres.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("the config's store was not migrated by acs stdio: %v", err)
+	}
+	s.Close()
+	if _, err := os.Stat(filepath.Join(dir, "data", "trace.db")); err == nil {
+		t.Errorf("acs stdio created a SQLite trace beside store:")
 	}
 }
