@@ -77,6 +77,10 @@ type Options struct {
 	// the decisions page as its query) the newest decisions page follows;
 	// "": the page is not live.
 	RunsStream string
+	// Instances lists the replicas sharing the store (GET /api/instances):
+	// the overview shows them and flags one running other policies; nil:
+	// not shown.
+	Instances Instances
 	// Log reports failures; nil discards.
 	Log *slog.Logger
 	// Now is the clock (tests); nil: time.Now.

@@ -6,8 +6,14 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/fleet"
 	"github.com/wardenhq/warden/stats"
 )
+
+// Instances lists the replicas sharing the store (fleet.Registry).
+type Instances interface {
+	List(ctx context.Context) (fleet.Fleet, error)
+}
 
 // overviewTop is how many denied tools and policies the overview lists.
 const overviewTop = 8
@@ -27,6 +33,10 @@ type overviewData struct {
 	PendingMore   bool
 	NoStats       bool
 	Err           string
+	// Fleet are the replicas (nil: not shown); Differ counts the live
+	// ones running a policy revision other than most.
+	Fleet  *fleet.Fleet
+	Differ int
 }
 
 // overview serves the last hour at a glance: decisions per second by
@@ -69,6 +79,21 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 					break
 				}
 				d.Pending = append(d.Pending, a)
+			}
+		}
+	}
+	if c.o.Instances != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
+		defer cancel()
+		f, err := c.o.Instances.List(ctx)
+		if err != nil {
+			d.Err = "listing the replicas: " + err.Error()
+		} else {
+			d.Fleet = &f
+			for _, in := range f.Instances {
+				if in.PolicyDiffers {
+					d.Differ++
+				}
 			}
 		}
 	}

@@ -199,6 +199,9 @@ func newConsole(o Options) *console.Console {
 	if o.Approvals != nil {
 		co.Approvals = o.Approvals
 	}
+	if in, ok := o.Instances.(console.Instances); ok {
+		co.Instances = in
+	}
 	if o.Security.Auth.Enabled() {
 		co.Auth, co.Sessions = o.Security.Auth, o.Security.Sessions
 	}

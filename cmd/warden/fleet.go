@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -76,17 +77,34 @@ func newFleet(cfg *config.Config, store warden.Store, gd *guardian.Guardian, met
 			func() uint64 { return pub.Lag().Published })
 	}
 	if _, ok := store.(warden.InstanceStore); ok {
-		f.instances = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if g := f.reg.Load(); g != nil {
-				g.ServeHTTP(w, r)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"error":"the instance registry is starting"}` + "\n"))
-		})
+		f.instances = lateRegistry{&f.reg}
 	}
 	return f, nil
+}
+
+// lateRegistry serves the registry once start has made it (it needs the
+// listener's address): GET /api/instances and the console's replicas.
+type lateRegistry struct {
+	p *atomic.Pointer[fleet.Registry]
+}
+
+var errRegistryStarting = errors.New("the instance registry is starting")
+
+func (l lateRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g := l.p.Load(); g != nil {
+		g.ServeHTTP(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write([]byte(`{"error":"` + errRegistryStarting.Error() + `"}` + "\n"))
+}
+
+func (l lateRegistry) List(ctx context.Context) (fleet.Fleet, error) {
+	if g := l.p.Load(); g != nil {
+		return g.List(ctx)
+	}
+	return fleet.Fleet{}, errRegistryStarting
 }
 
 func b2f(b bool) float64 {
