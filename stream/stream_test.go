@@ -393,11 +393,13 @@ func TestOutage(t *testing.T) {
 	}
 	t.Logf("lag during the outage: %+v", p.Lag())
 
+	back := time.Now()
 	privateNATS(t, port, sd) // NATS returns
 	waitFor(t, 30*time.Second, "the backlog to drain", func() bool {
 		l := p.Lag()
 		return l.Records == 0 && l.Connected && l.Error == ""
 	})
+	t.Logf("backlog of %d drained %v after NATS was restarted", n, time.Since(back).Round(time.Millisecond))
 	msgs := stored(t, url, name)
 	if seen := ids(t, msgs); len(msgs) != 2*n || len(seen) != 2*n {
 		t.Errorf("%d messages, %d distinct ids; want %d each", len(msgs), len(seen), 2*n)
