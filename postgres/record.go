@@ -21,6 +21,10 @@ const (
 	abandoned              // its Record gave up: the writer skips it
 )
 
+// maxBatchBytes bounds the blob bytes of one transaction: a batch stops
+// growing once it holds this much (as the SQLite writer's).
+const maxBatchBytes = 8 << 20
+
 // minCommit is the least time a batch's transaction is given, however
 // close its oldest record is to its deadline.
 const minCommit = 250 * time.Millisecond
@@ -31,6 +35,7 @@ type request struct {
 	row      []any // the runs columns of copyColumns, prev_hash and hash last
 	content  [tracehash.Size]byte
 	id       string
+	size     int // the bytes of its blobs
 	deadline time.Time
 	state    atomic.Int32
 	err      error      // set by the writer when this record alone failed
@@ -76,7 +81,8 @@ func newRequest(rec *warden.Record, timeout time.Duration) (*request, error) {
 	}
 	in, out, views := nonNil(rec.Input), nonNil(rec.Output), nonNil(rec.Views)
 	us := rec.Time.UnixMicro()
-	r := &request{id: rec.ID, done: make(chan error, 1), deadline: time.Now().Add(timeout)}
+	r := &request{id: rec.ID, done: make(chan error, 1), deadline: time.Now().Add(timeout),
+		size: len(res) + len(in) + len(out) + len(views)}
 	tracehash.NewCanon().Digest(&tracehash.Row{
 		ID: rec.ID, TimeUS: us, Event: rec.Event, Surface: rec.Surface, Direction: rec.Direction,
 		RequestID: rec.RequestID, AgentID: rec.AgentID, SessionID: rec.SessionID,
@@ -154,14 +160,16 @@ func (s *Store) run() {
 	batch := make([]*request, 0, s.opts.MaxBatch)
 	for first := range s.queue {
 		batch = append(batch[:0], first)
+		size := first.size
 	drain:
-		for len(batch) < s.opts.MaxBatch {
+		for len(batch) < s.opts.MaxBatch && size < maxBatchBytes {
 			select {
 			case r, ok := <-s.queue:
 				if !ok {
 					break drain
 				}
 				batch = append(batch, r)
+				size += r.size
 			default:
 				break drain
 			}
