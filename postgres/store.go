@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/wardenhq/warden"
 )
 
 // Defaults of Options.
@@ -72,6 +74,12 @@ func (o *Options) defaults() {
 		o.NoMigrate = true
 	}
 }
+
+// The trace and its readiness (/readyz).
+var (
+	_ warden.Store   = (*Store)(nil)
+	_ warden.Readier = (*Store)(nil)
+)
 
 // Errors of a Store.
 var (
