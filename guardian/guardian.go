@@ -48,8 +48,9 @@ type Options struct {
 	Shadow []string
 	// Store records every decision; nil with Data "" means no trace.
 	Store warden.Store
-	// Data opens the SQLite trace in this directory when Store is nil; the
-	// Guardian then owns it and closes it.
+	// Data opens the trace when Store is nil — the config's store:
+	// (PostgreSQL) when it has one, else the SQLite trace in this
+	// directory — and the Guardian then owns it and closes it.
 	//
 	// A trace in a data directory (Data, or a Store that is a
 	// *sqlite.Store) follows the config's trace section: unless
@@ -176,8 +177,9 @@ func Open(opts Options) (*Guardian, error) {
 		g.tenants[name] = ts
 	}
 	g.store = opts.Store
-	if g.store == nil && cfg.Store != "" {
-		// store: postgres://… — the shared trace and state of a fleet.
+	if g.store == nil && opts.Data != "" && cfg.Store != "" {
+		// store: postgres://… — the shared trace and state of a fleet;
+		// Data keeps its redaction key.
 		ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
 		st, err := postgres.Open(ctx, cfg.Store, postgres.Options{})
 		cancel()

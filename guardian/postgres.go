@@ -2,6 +2,7 @@ package guardian
 
 import (
 	"errors"
+	"os"
 	"time"
 
 	"github.com/wardenhq/warden"
@@ -26,6 +27,11 @@ func (g *Guardian) postgresFilter(opts Options) (warden.RecordFilter, func(strin
 	}
 	if dir == "" {
 		return nil, nil, errors.New("a PostgreSQL trace is redacted with the key in a data directory's trace.key: give --data (guardian.Options.KeyDir), or set trace.raw_input")
+	}
+	// The data directory may hold nothing else with a PostgreSQL trace:
+	// make it as the SQLite store would (owner only).
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, err
 	}
 	key, err := redact.LoadKey(dir)
 	if err != nil {

@@ -50,8 +50,15 @@ func TestPostgresStore(t *testing.T) {
 	if rep, err := st.Verify(context.Background()); err != nil || !rep.OK() || rep.Verified != 1 {
 		t.Fatalf("Verify: %+v %v", rep, err)
 	}
-	// Without a key directory and without trace.raw_input it refuses.
-	if _, err := guardian.Open(guardian.Options{Config: cfg}); err == nil || !strings.Contains(err.Error(), "trace.key") {
+	// A PostgreSQL Store given without a key directory, and without
+	// trace.raw_input, is refused.
+	if _, err := guardian.Open(guardian.Options{Config: cfg, Store: st}); err == nil || !strings.Contains(err.Error(), "trace.key") {
 		t.Errorf("Open without Data: %v", err)
 	}
+	// Without Data nor Store there is no trace (warden check, eval).
+	g, err = guardian.Open(guardian.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close(context.Background())
 }

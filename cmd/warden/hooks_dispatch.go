@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/hooks"
-	"github.com/wardenhq/warden/sqlite"
 )
 
 // dispatchTimeout bounds one `warden hooks dispatch`, async hooks included.
@@ -46,14 +46,24 @@ func cmdHooksDispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 	if len(payload) > hooks.MaxPayload {
 		return fail(stderr, "hooks dispatch: payload exceeds %d bytes", hooks.MaxPayload)
 	}
-	var store *sqlite.Store
-	if *data != "" {
-		if store, err = sqlite.Open(*data, sqlite.Options{}); err != nil {
-			return fail(stderr, "opening the trace in %s: %v", *data, err)
-		}
-		defer store.Close()
+	opts := gf.options()
+	cfg, err := opts.LoadConfig()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitError
 	}
-	gd, err := gf.open(tracer(store), nil, nil)
+	var store warden.Store // nil: no trace
+	if cfg.Store != "" || *data != "" {
+		// store: postgres://… when configured, else the SQLite trace.
+		st, _, err := openServeStore(cfg.Store, *data, nil)
+		if err != nil {
+			return fail(stderr, "%v", err)
+		}
+		defer st.Close()
+		store = st
+	}
+	opts.Config, opts.ConfigFile, opts.Store, opts.KeyDir = cfg, "", store, *data
+	gd, err := guardian.Open(opts)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitError
@@ -71,13 +81,4 @@ func cmdHooksDispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 		return fail(stderr, "hooks dispatch: %v", err)
 	}
 	return verdictExit(res.Decision)
-}
-
-// tracer returns s as a warden.Store, or nil (no trace) for a nil *Store —
-// a typed nil would not compare equal to nil inside the Decider.
-func tracer(s *sqlite.Store) warden.Store {
-	if s == nil {
-		return nil
-	}
-	return s
 }

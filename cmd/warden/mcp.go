@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/mcpgate"
-	"github.com/wardenhq/warden/sqlite"
 )
 
 // mcpStopGrace is how long the MCP server gets between SIGTERM and SIGKILL.
@@ -47,12 +47,19 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		*name = filepath.Base(argv[0])
 	}
 
-	store, err := sqlite.Open(*data, sqlite.Options{})
+	opts := gf.options()
+	cfg, err := opts.LoadConfig()
 	if err != nil {
-		return fail(stderr, "opening the trace in %s: %v", *data, err)
+		fmt.Fprintln(stderr, err)
+		return exitError
+	}
+	store, _, err := openServeStore(cfg.Store, *data, nil) // store: postgres://… when configured
+	if err != nil {
+		return fail(stderr, "%v", err)
 	}
 	defer store.Close()
-	gd, err := gf.open(store, nil, nil)
+	opts.Config, opts.ConfigFile, opts.Store, opts.KeyDir = cfg, "", store, *data
+	gd, err := guardian.Open(opts)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitError
