@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -45,7 +46,8 @@ func newLease(ctx context.Context, js jetstream.JetStream, o Options) (*lease, e
 	}
 	holder := o.Holder
 	if holder == "" {
-		holder = "warden"
+		host, _ := os.Hostname()
+		holder = fmt.Sprintf("%s/%d", host, os.Getpid())
 	}
 	// Keys may hold letters, digits, '-', '_', '/', '=' and '.'.
 	key := strings.Map(func(r rune) rune {
@@ -84,13 +86,9 @@ func (l *lease) hold(ctx context.Context) (bool, error) {
 	if !errors.Is(err, jetstream.ErrKeyExists) {
 		return false, fmt.Errorf("take the publishing lease: %w", err)
 	}
-	// Our own lease from before a restart: take it back at once.
-	if e, gerr := l.kv.Get(ctx, l.key); gerr == nil && string(e.Value()) == l.holder {
-		if rev, err := l.kv.Update(ctx, l.key, []byte(l.holder), e.Revision()); err == nil {
-			l.rev, l.renewed = rev, at
-			return true, nil
-		}
-	}
+	// Held by another publisher — or by this replica before a restart:
+	// the holder's name is not proof (two replicas may share an
+	// instance.id by mistake), so even that one waits for the TTL.
 	return false, nil
 }
 

@@ -89,7 +89,9 @@ type Options struct {
 	// within DefaultLeaseTTL if it stops. Off for a store only this
 	// process writes (SQLite).
 	Lease bool
-	// Holder names this publisher in the lease (instance.id).
+	// Holder names this publisher in the lease's value (instance.id; ""
+	// hostname/pid), for operators: the lease itself is held by revision,
+	// so two publishers with one name still never both hold it.
 	Holder string
 	// Logf, when set, reports connection changes and failures (never a
 	// record's content).
@@ -241,6 +243,9 @@ func New(store Store, o Options) (*Publisher, error) {
 	}
 	return &Publisher{store: store, o: o}, nil
 }
+
+// SetHolder sets Options.Holder; call it before Run.
+func (p *Publisher) SetHolder(name string) { p.o.Holder = name }
 
 // Lag returns the stream's lag as last measured.
 func (p *Publisher) Lag() Lag {

@@ -126,13 +126,13 @@ func (f *fleetParts) instancesHandler() http.Handler {
 // start registers this replica (id: instance.id, or hostname:port of
 // addr, the listener's address) and starts the publisher, until ctx ends.
 func (f *fleetParts) start(ctx context.Context, addr string) {
+	id := f.cfg.Instance.ID
+	if id == "" {
+		host, _ := os.Hostname()
+		_, port, _ := net.SplitHostPort(addr)
+		id = net.JoinHostPort(host, port)
+	}
 	if is, ok := f.store.(warden.InstanceStore); ok {
-		id := f.cfg.Instance.ID
-		if id == "" {
-			host, _ := os.Hostname()
-			_, port, _ := net.SplitHostPort(addr)
-			id = net.JoinHostPort(host, port)
-		}
 		g := fleet.NewRegistry(is, warden.Instance{ID: id, Addr: addr, Version: version},
 			fleet.RegistryOptions{Heartbeat: f.cfg.Instance.Heartbeat, Stale: f.cfg.Instance.Stale,
 				Revision: func() string {
@@ -148,6 +148,7 @@ func (f *fleetParts) start(ctx context.Context, addr string) {
 		f.log.Info("registered in the instance registry", "instance", id)
 	}
 	if f.pub != nil {
+		f.pub.SetHolder(id)
 		f.wg.Add(1)
 		go func() { defer f.wg.Done(); _ = f.pub.Run(ctx) }()
 	}
