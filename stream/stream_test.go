@@ -428,16 +428,16 @@ func TestStartWithoutNATS(t *testing.T) {
 }
 
 // Two publishers with Lease on one store (a fleet's shared trace): one
-// publishes at a time; the other takes over when it stops.
+// publishes at a time, even under one holder name (two replicas given the
+// same instance.id); the other takes over when it stops.
 func TestLease(t *testing.T) {
 	url := natsURL(t)
 	name, subj := names(t, url)
 	s := openStore(t, t.TempDir())
 	record(t, s, 0, 20)
 	o := stream.Options{URL: url, Stream: name, Subject: subj, Lease: true, Poll: 20 * time.Millisecond}
-	o.Holder = "a"
+	o.Holder = "same-name"
 	a, _ := stream.New(s, o)
-	o.Holder = "b"
 	b, _ := stream.New(s, o)
 	stopA := run(a)
 	waitFor(t, 10*time.Second, "a publishing", func() bool { return a.Lag().Published == 20 })
