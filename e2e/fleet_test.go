@@ -1,0 +1,374 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wardenhq/warden/internal/acsclient"
+)
+
+// The fleet tests (issue 14) run two `warden serve` replicas on one
+// PostgreSQL database behind Debian's nginx with round-robin upstreams and
+// no affinity. They need WARDEN_POSTGRES_URL (a database the tests may
+// create databases from) and nginx; .ci/run provides both.
+
+// fleetPostgres returns the URL of a fresh database, dropped at the end of
+// the test, or skips the test without WARDEN_POSTGRES_URL.
+func fleetPostgres(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("WARDEN_POSTGRES_URL")
+	if base == "" {
+		t.Skip("WARDEN_POSTGRES_URL is not set: the fleet tests need PostgreSQL")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connecting to WARDEN_POSTGRES_URL: %v", err)
+	}
+	defer conn.Close(context.Background())
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "warden_fleet_" + hex.EncodeToString(b)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if conn, err := pgx.Connect(ctx, base); err == nil {
+			conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			conn.Close(ctx)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// balancer is nginx in front of the replicas, round-robin, no affinity.
+// Each answer carries X-Upstream: the replica (host:port) that served it.
+type balancer struct {
+	url string
+	cmd *exec.Cmd
+}
+
+// startNginx runs nginx (in the foreground, its files in a temporary
+// directory) balancing round-robin over upstreams (host:port).
+func startNginx(t *testing.T, upstreams ...string) *balancer {
+	t.Helper()
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		for _, p := range []string{"/usr/sbin/nginx", "/sbin/nginx"} {
+			if _, serr := os.Stat(p); serr == nil {
+				bin, err = p, nil
+				break
+			}
+		}
+	}
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("nginx is not installed: .ci/run installs it for the fleet tests")
+		}
+		t.Skip("nginx is not installed: the fleet tests need a real balancer")
+	}
+	dir := t.TempDir()
+	port := freePort(t)
+	var servers strings.Builder
+	for _, u := range upstreams {
+		fmt.Fprintf(&servers, "    server %s;\n", u)
+	}
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;\n" // workers write the temp paths below, in this test's directory
+	}
+	conf := fmt.Sprintf(`%sworker_processes 1;
+daemon off;
+pid %[2]s/nginx.pid;
+error_log %[2]s/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path %[2]s/body;
+  proxy_temp_path %[2]s/proxy;
+  fastcgi_temp_path %[2]s/fastcgi;
+  uwsgi_temp_path %[2]s/uwsgi;
+  scgi_temp_path %[2]s/scgi;
+  upstream wardens {
+%[3]s    keepalive 16;
+  }
+  server {
+    listen 127.0.0.1:%[4]d;
+    client_max_body_size 16m;
+    location / {
+      proxy_pass http://wardens;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+      proxy_buffering off;
+      proxy_read_timeout 120s;
+      proxy_next_upstream off;
+      add_header X-Upstream $upstream_addr always;
+    }
+  }
+}
+`, user, dir, servers.String(), port)
+	cfg := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := &output{url: make(chan string, 1)}
+	cmd := exec.Command(bin, "-e", filepath.Join(dir, "error.log"), "-p", dir, "-c", cfg)
+	cmd.Stdout, cmd.Stderr = out, out
+	// Its own process group, so the cleanup stops the workers too (they
+	// hold the output pipe).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start nginx: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	})
+	b := &balancer{url: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return b
+		}
+		select {
+		case <-done:
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("nginx exited: %s\n%s", out, log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nginx is not listening after 10s: %s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// fleet is two replicas on one database behind a balancer.
+type fleet struct {
+	store    string
+	replicas []*server
+	lb       *balancer
+	config   string
+}
+
+// hostPort is a server URL's host:port.
+func hostPort(t *testing.T, u string) string {
+	t.Helper()
+	p, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Host
+}
+
+// startFleet starts two replicas sharing store and the config text extra
+// (besides store:, the ACS key and the gateways' session key), and nginx in
+// front of them.
+func startFleet(t *testing.T, extra string, args ...string) *fleet {
+	t.Helper()
+	store := fleetPostgres(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "warden.yaml")
+	conf := fmt.Sprintf("store: %q\nacs:\n  keys:\n    k1: %q\ngateways:\n  session_key: %q\n%s",
+		store, "hex:"+hex.EncodeToString(acsTestKey), "hex:"+strings.Repeat("ab", 32), extra)
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := &fleet{store: store, config: cfg}
+	bin := wardenBinary(t)
+	var ups []string
+	for i := range 2 {
+		data := filepath.Join(dir, fmt.Sprintf("data%d", i))
+		if i > 0 {
+			// Every replica redacts with the same trace.key (docs/postgres.md),
+			// so a secret gets the same tag whichever replica saw it.
+			key, err := os.ReadFile(filepath.Join(dir, "data0", "trace.key"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(data, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(data, "trace.key"), key, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a := append([]string{"--config", cfg, "--data", data}, args...)
+		s := startServer(t, bin, a...)
+		f.replicas = append(f.replicas, s)
+		ups = append(ups, hostPort(t, s.url))
+	}
+	f.lb = startNginx(t, ups...)
+	return f
+}
+
+// upstreamRecorder is an http.RoundTripper that notes which replica served
+// each answer (nginx's X-Upstream).
+type upstreamRecorder struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (u *upstreamRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil {
+		u.mu.Lock()
+		u.seen = append(u.seen, resp.Header.Get("X-Upstream"))
+		u.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (u *upstreamRecorder) distinct() map[string]int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	m := map[string]int{}
+	for _, s := range u.seen {
+		m[s]++
+	}
+	return m
+}
+
+// TestFleetACSAlternating: an ACS session whose requests alternate between
+// two replicas through nginx advances its chain_hash step by step as on one
+// replica, both replicas served it, the chain GET /api/acs/sessions/{id}
+// serves from either replica is the same and complete, and a request_id
+// accepted by one replica is refused as a replay by the other.
+func TestFleetACSAlternating(t *testing.T) {
+	f := startFleet(t, "")
+	rec := &upstreamRecorder{}
+	ctx := context.Background()
+	c := acsclient.New(acsclient.Options{URL: f.lb.url + "/acs", KeyID: "k1", Key: acsTestKey, AgentID: "fleet-agent",
+		HTTPClient: &http.Client{Transport: rec, Timeout: 30 * time.Second}})
+	hello, err := c.Handshake(ctx, []string{"steps/sessionStart", "steps/userMessage", "steps/toolCallRequest",
+		"steps/toolCallResult", "steps/agentResponse"})
+	acsStep(t, c, hello, err, "allow", nil)
+	head := ""
+	r, err := c.Call(ctx, "steps/sessionStart", map[string]any{"agent": map[string]any{"name": "fleet"}})
+	acsStep(t, c, r, err, "allow", &head)
+	for i := range 6 {
+		r, err = c.Call(ctx, "steps/userMessage", map[string]any{"content": []any{map[string]any{"type": "text", "value": fmt.Sprintf("message %d", i)}}})
+		acsStep(t, c, r, err, "allow", &head)
+		r, err = c.Call(ctx, "steps/toolCallRequest", map[string]any{"tool": map[string]any{"name": "search"},
+			"arguments": map[string]any{"q": map[string]any{"value": fmt.Sprintf("query %d", i)}}})
+		acsStep(t, c, r, err, "allow", &head)
+	}
+	served := rec.distinct()
+	if len(served) != 2 {
+		t.Fatalf("the balancer sent the session to %v, want both replicas", served)
+	}
+	// Either replica serves the same chain: 13 entries ending at head.
+	var chains []string
+	for _, s := range f.replicas {
+		code, body := send(t, "GET", s.url+"/api/acs/sessions/"+c.SessionID(), "", "", "", "")
+		if code != http.StatusOK {
+			t.Fatalf("GET /api/acs/sessions: %d %s", code, body)
+		}
+		var sess struct {
+			Entries []map[string]any `json:"entries"`
+		}
+		if err := json.Unmarshal([]byte(body), &sess); err != nil {
+			t.Fatal(err)
+		}
+		if len(sess.Entries) != 13 || sess.Entries[len(sess.Entries)-1]["entry_hash"] != head {
+			t.Fatalf("replica %s: %d entries, last %v, want 13 ending at %s\n%s", s.url, len(sess.Entries), sess.Entries[len(sess.Entries)-1]["entry_hash"], head, body)
+		}
+		for i := 1; i < len(sess.Entries); i++ {
+			if sess.Entries[i]["previous_hash"] != sess.Entries[i-1]["entry_hash"] {
+				t.Fatalf("replica %s: entry %d does not follow entry %d", s.url, i, i-1)
+			}
+		}
+		chains = append(chains, body)
+	}
+	if chains[0] != chains[1] {
+		t.Fatalf("the replicas serve different chains:\n%s\n%s", chains[0], chains[1])
+	}
+	// A request accepted by replica 0 is a replay on replica 1.
+	e := c.Request("steps/userMessage", map[string]any{"content": []any{map[string]any{"type": "text", "value": "once"}}})
+	if err := e.Sign(); err != nil {
+		t.Fatal(err)
+	}
+	body, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range f.replicas {
+		code, ans := send(t, "POST", s.url+"/acs", "application/json", "", "", string(body))
+		resp, err := acsclient.ParseResponse([]byte(ans))
+		if code != http.StatusOK || err != nil {
+			t.Fatalf("replica %d: %d %v %s", i, code, err, ans)
+		}
+		switch {
+		case i == 0 && resp.Error != nil:
+			t.Fatalf("replica 0 refused the first sending: %s", ans)
+		case i == 1 && resp.ErrorCode() != -32005:
+			t.Fatalf("replica 1 answered a replayed request_id with %s, want error -32005", ans)
+		}
+	}
+}
+
+// TestFleetTrifecta: the three steps of the lethal trifecta, each on
+// another replica (the balancer alternates), are asked at the third.
+func TestFleetTrifecta(t *testing.T) {
+	f := startFleet(t, "")
+	step := func(id int, session, tool string, inputs map[string]any) string {
+		var in []map[string]any
+		for k, v := range inputs {
+			in = append(in, map[string]any{"name": k, "value": v})
+		}
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "steps/toolCallRequest",
+			"params": map[string]any{
+				"toolCallRequest": map[string]any{"executionId": fmt.Sprintf("ex-%d", id), "toolId": "t-" + tool, "inputs": in},
+				"context": map[string]any{"session": map[string]any{"id": session},
+					"agent": map[string]any{"id": "aos-agent", "tools": []any{map[string]any{"id": "t-" + tool, "name": tool, "type": "function_call"}}}},
+			}})
+		return string(b)
+	}
+	// Each step straight to another replica, so the test does not depend
+	// on how nginx happens to alternate.
+	r := f.replicas
+	if a := postAOS(t, r[0].url, step(1, "fleet-trifecta", "read_file", map[string]any{"path": "/home/ann/.ssh/id_rsa"})); a.Result.Decision != "allow" {
+		t.Fatalf("step 1: %+v", a)
+	}
+	if a := postAOS(t, r[1].url, step(2, "fleet-trifecta", "WebFetch", map[string]any{"url": "https://news.example.com/"})); a.Result.Decision != "allow" {
+		t.Fatalf("step 2: %+v", a)
+	}
+	a := postAOS(t, r[0].url, step(3, "fleet-trifecta", "send_email", map[string]any{"to": "eve@example.net", "body": "hi"}))
+	if a.Result.Decision != "deny" || len(a.Result.ReasonCode) == 0 || a.Result.ReasonCode[0] != "approval_required" {
+		t.Fatalf("step 3: %+v, want deny approval_required (asked)", a)
+	}
+	runs := sessionRuns(t, r[1].url, "fleet-trifecta")
+	if len(runs) != 3 || runs[2]["decision"] != "ask" || runs[2]["policy_id"] != "ask-lethal-trifecta" {
+		t.Fatalf("records (from the other replica): %v", runs)
+	}
+}
