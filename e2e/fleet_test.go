@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden/internal/acsclient"
 )
@@ -70,6 +71,32 @@ func fleetPostgres(t *testing.T) string {
 type balancer struct {
 	url string
 	cmd *exec.Cmd
+	dir string
+}
+
+// served counts the requests nginx passed to each replica (host:port), from
+// its access log.
+func (b *balancer) served(t *testing.T) map[string]int {
+	t.Helper()
+	var log []byte
+	// nginx writes a request's log line once the answer is done.
+	for range 20 {
+		var err error
+		if log, err = os.ReadFile(filepath.Join(b.dir, "access.log")); err != nil {
+			t.Fatal(err)
+		}
+		if len(log) > 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	m := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(string(log)), "\n") {
+		if l != "" && l != "-" {
+			m[l]++
+		}
+	}
+	return m
 }
 
 // startNginx runs nginx (in the foreground, its files in a temporary
@@ -107,7 +134,8 @@ pid %[2]s/nginx.pid;
 error_log %[2]s/error.log warn;
 events { worker_connections 1024; }
 http {
-  access_log off;
+  log_format upstream '$upstream_addr';
+  access_log %[2]s/access.log upstream;
   client_body_temp_path %[2]s/body;
   proxy_temp_path %[2]s/proxy;
   fastcgi_temp_path %[2]s/fastcgi;
@@ -152,7 +180,7 @@ http {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 	})
-	b := &balancer{url: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd}
+	b := &balancer{url: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, dir: dir}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
@@ -370,5 +398,106 @@ func TestFleetTrifecta(t *testing.T) {
 	runs := sessionRuns(t, r[1].url, "fleet-trifecta")
 	if len(runs) != 3 || runs[2]["decision"] != "ask" || runs[2]["policy_id"] != "ask-lethal-trifecta" {
 		t.Fatalf("records (from the other replica): %v", runs)
+	}
+}
+
+// TestFleetMCP: the official MCP TypeScript client runs a whole session
+// (initialize, tools/list, tools/call, prompts, resources, DELETE) with
+// server-everything through nginx; the balancer's log shows both replicas
+// served it. Then a tools/call that a policy asks about is held on replica
+// 0 (the official Go SDK client, connected there), approved through replica
+// 1's API, and the client gets the tool's result.
+func TestFleetMCP(t *testing.T) {
+	nodeDir := nodeGroup(t, "mcp-http")
+	upstream := serverEverything(t, nodeDir)
+	askPolicy := filepath.Join(t.TempDir(), "ask.yaml")
+	if err := os.WriteFile(askPolicy, []byte(`id: e2e-ask-echo-approval
+version: "1"
+description: an echo that says it needs approval is asked.
+events: ["protocols/MCP"]
+when: 'direction == "outbound" && tool.name == "echo" && string(tool.args.message).contains("needs-approval")'
+decision: ask
+reason: this echo needs a human's approval
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := startFleet(t, fmt.Sprintf("mcp:\n  servers:\n    everything: {url: %q}\napprovals: {wait: 60s}\n", upstream),
+		"--builtin=false", "--policy", filepath.Join(nodeDir, "policies/mcp.yaml"), "--policy", askPolicy)
+	runScript(t, nodeDir, 90*time.Second, "mcp_http_client.mjs", "--url", f.lb.url+"/mcp/everything")
+	served := f.lb.served(t)
+	if len(served) != 2 || served[hostPort(t, f.replicas[0].url)] < 2 || served[hostPort(t, f.replicas[1].url)] < 2 {
+		t.Fatalf("the balancer sent the MCP session's requests to %v, want both replicas several times", served)
+	}
+	for _, s := range f.replicas {
+		read := func() []traceRec { return traceFromHTTP(t, s.url) }
+		// Either replica reads what both decided (one trace).
+		eventuallyTrace(t, read, "mcp", "deny", "e2e-deny-get-env")
+		eventuallyTrace(t, read, "mcp", "modify", "e2e-hide-tiny-image")
+	}
+
+	// Held on replica 0, approved on replica 1.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-fleet", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: f.replicas[0].url + "/mcp/everything", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	type result struct {
+		r   *mcp.CallToolResult
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "needs-approval please"}})
+		got <- result{r, err}
+	}()
+	var id string
+	for deadline := time.Now().Add(20 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		_, body := send(t, "GET", f.replicas[1].url+"/api/approvals?state=pending", "", "", "", "")
+		var page struct {
+			Approvals []struct {
+				ID   string `json:"id"`
+				Hold bool   `json:"hold"`
+			} `json:"approvals"`
+		}
+		if json.Unmarshal([]byte(body), &page) == nil && len(page.Approvals) == 1 && page.Approvals[0].Hold {
+			id = page.Approvals[0].ID
+		}
+	}
+	if id == "" {
+		t.Fatal("no held approval appeared on replica 1 within 20s")
+	}
+	select {
+	case r := <-got:
+		t.Fatalf("the asked call was answered before anyone decided: %+v %v", r.r, r.err)
+	default:
+	}
+	approved := time.Now()
+	if code, body := send(t, "POST", f.replicas[1].url+"/api/approvals/"+id, "application/json", "", "", `{"decision":"approve","reason":"fleet e2e"}`); code != http.StatusOK {
+		t.Fatalf("approve on replica 1: %d %s", code, body)
+	}
+	select {
+	case r := <-got:
+		if r.err != nil || r.r.IsError || len(r.r.Content) == 0 {
+			t.Fatalf("the approved call: %+v %v", r.r, r.err)
+		}
+		tc, ok := r.r.Content[0].(*mcp.TextContent)
+		if !ok || !strings.Contains(tc.Text, "needs-approval please") {
+			t.Fatalf("the approved call's result: %+v", r.r.Content)
+		}
+		t.Logf("released %v after the approval on the other replica", time.Since(approved).Round(time.Millisecond))
+		if d := time.Since(approved); d > time.Second {
+			t.Errorf("released %v after the approval, want within 1s", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the held call was not released within 10s of its approval on the other replica")
+	}
+	// A second decision, on either replica, is a conflict.
+	for _, s := range f.replicas {
+		if code, body := send(t, "POST", s.url+"/api/approvals/"+id, "application/json", "", "", `{"decision":"deny"}`); code != http.StatusConflict {
+			t.Errorf("a second decision on %s: %d %s, want 409", s.url, code, body)
+		}
 	}
 }
