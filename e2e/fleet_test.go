@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -499,5 +500,257 @@ reason: this echo needs a human's approval
 		if code, body := send(t, "POST", s.url+"/api/approvals/"+id, "application/json", "", "", `{"decision":"deny"}`); code != http.StatusConflict {
 			t.Errorf("a second decision on %s: %d %s, want 409", s.url, code, body)
 		}
+	}
+}
+
+// cutProxy is a TCP proxy to PostgreSQL that the test can cut (every
+// connection closed, new ones refused) and restore: PostgreSQL unreachable
+// for the replica without stopping the machine's server.
+type cutProxy struct {
+	addr, target string
+	mu           sync.Mutex
+	l            net.Listener
+	conns        map[net.Conn]struct{}
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	p := &cutProxy{target: target, conns: map[net.Conn]struct{}{}}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.addr = l.Addr().String()
+	p.serve(l)
+	t.Cleanup(p.cut)
+	return p
+}
+
+func (p *cutProxy) serve(l net.Listener) {
+	p.mu.Lock()
+	p.l = l
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns[c], p.conns[u] = struct{}{}, struct{}{}
+			p.mu.Unlock()
+			go func() { io.Copy(u, c); u.Close(); c.Close() }()
+			go func() { io.Copy(c, u); u.Close(); c.Close() }()
+		}
+	}()
+}
+
+// cut closes the listener and every connection through it.
+func (p *cutProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.l != nil {
+		p.l.Close()
+		p.l = nil
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+	clear(p.conns)
+}
+
+// restore listens again on the same address.
+func (p *cutProxy) restore(t *testing.T) {
+	t.Helper()
+	var l net.Listener
+	var err error
+	for range 50 {
+		if l, err = net.Listen("tcp", p.addr); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("proxy: listen again on %s: %v", p.addr, err)
+	}
+	p.serve(l)
+}
+
+// TestFleetPostgresOutage: PostgreSQL unreachable for 10 s under load. The
+// replica fails closed (denials carry trace_unavailable), /readyz answers
+// 503 with a reason during the outage and 200 within 5 s after it, the
+// replica recovers without a restart, and every decision it answered
+// otherwise is in PostgreSQL afterwards.
+func TestFleetPostgresOutage(t *testing.T) {
+	store := fleetPostgres(t)
+	u, err := url.Parse(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newCutProxy(t, u.Host)
+	u.Host = proxy.addr
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "warden.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("store: %q\n", u.String())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, wardenBinary(t), "--config", cfg, "--data", filepath.Join(dir, "data"))
+
+	type answer struct {
+		session, decision, trace string
+		codes                    []string
+		at                       time.Time
+	}
+	var (
+		mu      sync.Mutex
+		answers []answer
+		stop    = make(chan struct{})
+		wg      sync.WaitGroup
+		failed  int
+	)
+	client := &http.Client{Timeout: 15 * time.Second}
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				session := fmt.Sprintf("outage-%d-%d", w, i)
+				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"steps/toolCallRequest","params":{"toolCallRequest":{"executionId":"ex-%d","toolId":"t-search","inputs":[{"name":"q","value":"x"}]},"context":{"session":{"id":%q},"agent":{"id":"load","tools":[{"id":"t-search","name":"search","type":"function_call"}]}}}}`, i, i, session)
+				resp, err := client.Post(srv.url+"/aos", "application/json", strings.NewReader(body))
+				if err != nil {
+					mu.Lock()
+					failed++
+					mu.Unlock()
+					continue
+				}
+				var a aosAnswer
+				err = json.NewDecoder(resp.Body).Decode(&a)
+				resp.Body.Close()
+				if err != nil {
+					mu.Lock()
+					failed++
+					mu.Unlock()
+					continue
+				}
+				mu.Lock()
+				answers = append(answers, answer{session, a.Result.Decision, a.Result.Data.TraceID, a.Result.ReasonCode, time.Now()})
+				mu.Unlock()
+			}
+		}()
+	}
+	readyz := func() (int, string) {
+		resp, err := http.Get(srv.url + "/readyz")
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	time.Sleep(2 * time.Second)
+	if code, body := readyz(); code != http.StatusOK {
+		t.Fatalf("/readyz before the outage: %d %s", code, body)
+	}
+	cutAt := time.Now()
+	proxy.cut()
+	saw503 := ""
+	for time.Since(cutAt) < 10*time.Second {
+		if code, body := readyz(); code == http.StatusServiceUnavailable && saw503 == "" {
+			saw503 = body
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	proxy.restore(t)
+	restoredAt := time.Now()
+	var readyAfter time.Duration
+	for time.Since(restoredAt) < 15*time.Second {
+		if code, _ := readyz(); code == http.StatusOK {
+			readyAfter = time.Since(restoredAt)
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // load after the recovery
+	close(stop)
+	wg.Wait()
+
+	if saw503 == "" {
+		t.Error("/readyz never answered 503 during the outage")
+	} else {
+		t.Logf("/readyz during the outage: %s", strings.TrimSpace(saw503))
+	}
+	if readyAfter == 0 || readyAfter > 5*time.Second {
+		t.Errorf("/readyz was 200 again %v after PostgreSQL returned, want within 5s", readyAfter)
+	}
+	var allowed, unavailable, afterRecovery, labelsDenied int
+	recorded := map[string]bool{}
+	for _, a := range answers {
+		switch {
+		case a.decision == "deny" && len(a.codes) > 0 && a.codes[0] == "trace_unavailable":
+			unavailable++
+		case a.decision == "allow":
+			allowed++
+			recorded[a.trace] = false
+			if a.at.After(restoredAt.Add(readyAfter)) {
+				afterRecovery++
+			}
+		case a.decision == "deny" && len(a.codes) > 0 && a.codes[0] == "labels_unavailable":
+			// The session's labels could not be read at the cut, but the
+			// denial was recorded: fail closed too, and in the trace.
+			labelsDenied++
+			recorded[a.trace] = false
+		default:
+			t.Errorf("session %s: %s %v, want allow, or deny trace_unavailable", a.session, a.decision, a.codes)
+		}
+	}
+	if unavailable == 0 || allowed == 0 || afterRecovery == 0 {
+		t.Fatalf("answers: %d allowed (%d after the recovery), %d denied trace_unavailable; want some of each", allowed, afterRecovery, unavailable)
+	}
+	// Every allowed answer's record is in PostgreSQL (read directly).
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(ctx, "SELECT id FROM runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := recorded[id]; ok {
+			recorded[id] = true
+		}
+		n++
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	missing := 0
+	for _, ok := range recorded {
+		if !ok {
+			missing++
+		}
+	}
+	t.Logf("%d answers (%d allowed, %d after the recovery; %d denied trace_unavailable, %d labels_unavailable; %d requests without an answer); %d records in PostgreSQL; /readyz 200 %v after PostgreSQL returned",
+		len(answers), allowed, afterRecovery, unavailable, labelsDenied, failed, n, readyAfter.Round(time.Millisecond))
+	if missing > 0 {
+		t.Fatalf("%d answered and recorded decisions are not in PostgreSQL", missing)
 	}
 }
