@@ -49,9 +49,11 @@ const (
 	// DefaultDuplicates is the de-duplication window of a stream the
 	// publisher creates (JetStream's own default).
 	DefaultDuplicates = 2 * time.Minute
-	// DefaultLagLimit bounds how many records a lag count reads: a larger
-	// backlog is reported as at least this many.
-	DefaultLagLimit = 1_000_000
+	// DefaultLagLimit bounds how many records a lag count reads (a count
+	// reads whole records, ~0.2 s per 100k with SQLite, and runs at each
+	// retry while NATS is down): a larger backlog is reported as at least
+	// this many, Capped. Lag.Seconds stays exact.
+	DefaultLagLimit = 100_000
 	// DefaultLeaseTTL is how long a publishing lease lasts unrenewed
 	// (Options.Lease).
 	DefaultLeaseTTL = 10 * time.Second
@@ -224,7 +226,8 @@ type Publisher struct {
 	o     Options
 
 	mu       sync.Mutex
-	lag      Lag
+	lag      Lag       // Seconds is computed by Lag from oldest
+	oldest   time.Time // the oldest unacknowledged record's time; zero: none waits
 	measured time.Time // when measure last counted the backlog
 
 	// Owned by Run.
@@ -247,11 +250,17 @@ func New(store Store, o Options) (*Publisher, error) {
 // SetHolder sets Options.Holder; call it before Run.
 func (p *Publisher) SetHolder(name string) { p.o.Holder = name }
 
-// Lag returns the stream's lag as last measured.
+// Lag returns the stream's lag: the backlog as last counted, its age as
+// of now.
 func (p *Publisher) Lag() Lag {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.lag
+	l := p.lag
+	l.Seconds = 0
+	if l.Records > 0 && !p.oldest.IsZero() {
+		l.Seconds = max(p.o.Now().Sub(p.oldest).Seconds(), 0)
+	}
+	return l
 }
 
 func (p *Publisher) setLag(fn func(l *Lag)) {
@@ -364,8 +373,8 @@ func (p *Publisher) pass(ctx context.Context) (idle bool, err error) {
 	if p.o.Now().Sub(p.measured) >= measureEvery {
 		p.measure(ctx, cur)
 	} else {
-		age := max(p.o.Now().Sub(recs[len(recs)-1].Time).Seconds(), 0)
-		p.setLag(func(l *Lag) { l.Records, l.Seconds = max(l.Records-int64(acked), 1), age })
+		next := recs[len(recs)-1].Time
+		p.setLag(func(l *Lag) { l.Records = max(l.Records-int64(acked), 1); p.oldest = next })
 	}
 	p.setLag(func(l *Lag) { l.Error = "" })
 	return false, nil
@@ -403,15 +412,9 @@ func (p *Publisher) measure(ctx context.Context, cur string) {
 	if err != nil && !errors.Is(err, warden.ErrUnknownCursor) {
 		return
 	}
-	secs := 0.0
-	if n > 0 {
-		secs = p.o.Now().Sub(oldest).Seconds()
-		if secs < 0 {
-			secs = 0
-		}
-	}
 	p.setLag(func(l *Lag) {
-		l.Records, l.Capped, l.Seconds, l.Acked = n, n >= int64(p.o.LagLimit), secs, cur
+		l.Records, l.Capped, l.Acked = n, n >= int64(p.o.LagLimit), cur
+		p.oldest = oldest // zero when n == 0
 	})
 }
 

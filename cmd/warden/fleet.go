@@ -61,7 +61,7 @@ func newFleet(cfg *config.Config, store warden.Store, gd *guardian.Guardian, met
 		f.readyz.Stream = pub.Lag
 		metrics.Registry.MustRegister(
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "warden_stream_lag_records",
-				Help: "Records in the trace not yet acknowledged by JetStream (counted up to 1e6)."},
+				Help: "Records in the trace not yet acknowledged by JetStream (counted up to 100,000)."},
 				func() float64 { return float64(pub.Lag().Records) }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "warden_stream_lag_seconds",
 				Help: "Age of the oldest record not yet acknowledged by JetStream; 0 when none waits."},
