@@ -23,6 +23,11 @@
 #               error. The floor gets the same requests at /aos, so the client does the
 #               same work for both.
 #   ACS=unsigned  the same without keys: unsigned requests, signatures not required
+#   PG=URL      also run warden with `--store URL` (PostgreSQL, issue 14) in each run and
+#               print its figures beside the SQLite ones, with the ratio
+#               warden-pg_rps / warden_rps (target >= 0.7). Each run appends to that
+#               database: give a fresh one (createdb) for figures that do not depend on
+#               the table's size.
 #   STRICT=1    exit 1 when a target is missed
 set -euo pipefail
 
@@ -32,6 +37,7 @@ WARMUP=${WARMUP:-2s}
 RUNS=${RUNS:-1}
 PROFILE=${PROFILE:-0}
 STRICT=${STRICT:-0}
+PG=${PG:-}
 ACS=${ACS:-0}
 case $ACS in
 0 | 1 | unsigned) ;;
@@ -163,14 +169,18 @@ run_floor() {
 	stop_server "$tag"
 }
 
+# run_warden RUN [pg] — warden with its SQLite trace, or with PG's store.
 run_warden() {
 	local tag="warden-$1" prof_pid=""
 	local extra=()
 	if [[ -n ${WARDEN_ARGS:-} ]]; then read -r -a extra <<<"$WARDEN_ARGS"; fi
-	if [[ $PROFILE == 1 && $1 == 1 ]]; then extra+=(--pprof); fi
+	if [[ ${2:-} == pg ]]; then
+		tag="warden-pg-$1"
+		extra+=(--store "$PG")
+	elif [[ $PROFILE == 1 && $1 == 1 ]]; then extra+=(--pprof); fi
 	if [[ -n $config ]]; then extra+=(--config "$config"); fi
 	start_server "$tag" "$tmp/bin/warden" serve --addr 127.0.0.1:0 --data "$tmp/data-$1" --builtin=false --policy "$POLICY" "${extra[@]}"
-	if [[ $PROFILE == 1 && $1 == 1 ]]; then
+	if [[ $PROFILE == 1 && $1 == 1 && ${2:-} != pg ]]; then
 		local secs=${D%s}
 		[[ $secs =~ ^[0-9]+$ ]] || secs=10
 		(sleep "${WARMUP%s}" 2>/dev/null || true
@@ -197,12 +207,16 @@ for ((r = 1; r <= RUNS; r++)); do
 		log "run $r/$RUNS: floor, then warden"
 		run_floor "$r"
 		run_warden "$r"
+		if [[ -n $PG ]]; then run_warden "$r" pg; fi
 	else
 		log "run $r/$RUNS: warden, then floor"
+		if [[ -n $PG ]]; then run_warden "$r" pg; fi
 		run_warden "$r"
 		run_floor "$r"
 	fi
 done
+servers=(floor warden)
+if [[ -n $PG ]]; then servers+=(warden-pg); fi
 
 ms() { awk -v v="$1" 'BEGIN {printf "%.2f ms", v/1000}'; }
 
@@ -213,7 +227,7 @@ echo
 echo "| run | server | decisions/s | p50 | p99 | p99.9 | errors |"
 echo "|---|---|---:|---:|---:|---:|---:|"
 for ((r = 1; r <= RUNS; r++)); do
-	for s in floor warden; do
+	for s in "${servers[@]}"; do
 		t="$s-$r"
 		printf '| %s | %s | %.0f | %s | %s | %s | %s |\n' "$r" "$s" "$(field "$t" rps)" \
 			"$(ms "$(field "$t" p50_us)")" "$(ms "$(field "$t" p99_us)")" \
@@ -221,7 +235,7 @@ for ((r = 1; r <= RUNS; r++)); do
 	done
 done
 declare -A med
-for s in floor warden; do
+for s in "${servers[@]}"; do
 	for k in rps p50_us p99_us p999_us errors; do
 		med[$s.$k]=$(for ((r = 1; r <= RUNS; r++)); do field "$s-$r" "$k"; done | median)
 	done
@@ -248,10 +262,18 @@ echo "per run: $(for ((r = 1; r <= RUNS; r++)); do
 done)"
 echo "warden_rps / floor_rps = $rps_ratio (target >= 0.8)  $rps_ok"
 echo "warden_p99 / floor_p99 = $p99_ratio (target <= 1.25) $p99_ok"
-errs=$(awk -v a="${med[floor.errors]}" -v b="${med[warden.errors]}" 'BEGIN {print a+b}')
+pg_ok=PASS
+if [[ -n $PG ]]; then
+	pg_ratio=$(awk -v p="${med[warden-pg.rps]}" -v w="${med[warden.rps]}" 'BEGIN {printf "%.3f", p/w}')
+	pg_ok=$(awk -v x="$pg_ratio" 'BEGIN {print (x >= 0.7) ? "PASS" : "FAIL"}')
+	echo "warden-pg_rps / warden_rps = $pg_ratio (PostgreSQL vs SQLite store, target >= 0.7)  $pg_ok"
+	pg_p99=$(awk -v p="${med[warden-pg.p99_us]}" -v w="${med[warden.p99_us]}" 'BEGIN {printf "%.3f", p/w}')
+	echo "warden-pg_p99 / warden_p99 = $pg_p99"
+fi
+errs=$(awk -v a="${med[floor.errors]}" -v b="${med[warden.errors]}" -v c="${med[warden-pg.errors]:-0}" 'BEGIN {print a+b+c}')
 if [[ $errs != 0 ]]; then
 	echo "errors seen; first ones:"
 	for ((r = 1; r <= RUNS; r++)); do jq -r 'select(.first_error) | "\(.label): \(.first_error)"' "$OUT"/*-"$r".json; done
 fi
 if [[ $OUT != "$tmp/out" ]]; then echo "logs and JSON results in $OUT"; fi
-if [[ $STRICT == 1 && ($rps_ok == FAIL || $p99_ok == FAIL) ]]; then exit 1; fi
+if [[ $STRICT == 1 && ($rps_ok == FAIL || $p99_ok == FAIL || $pg_ok == FAIL) ]]; then exit 1; fi

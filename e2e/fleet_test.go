@@ -21,6 +21,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/wardenhq/warden/internal/acsclient"
 )
@@ -753,4 +755,126 @@ func TestFleetPostgresOutage(t *testing.T) {
 	if missing > 0 {
 		t.Fatalf("%d answered and recorded decisions are not in PostgreSQL", missing)
 	}
+}
+
+// TestFleetKill9: load through nginx on two replicas sharing PostgreSQL and
+// the JetStream decision stream; replica 0 is killed with SIGKILL under
+// load. Every decision either replica answered is in PostgreSQL and on the
+// stream exactly once (counted by Nats-Msg-Id), the stream holds nothing
+// else, and `warden verify --store` passes.
+func TestFleetKill9(t *testing.T) {
+	natsURL := os.Getenv("WARDEN_NATS_URL")
+	if natsURL == "" {
+		t.Skip("WARDEN_NATS_URL is not set: the fleet's stream test needs NATS JetStream")
+	}
+	name := fmt.Sprintf("FLEET_%d", time.Now().UnixNano())
+	subject := "fleet." + strings.ToLower(name)
+	nc, err := nats.Connect(natsURL, nats.Timeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = js.DeleteStream(ctx, name)
+	})
+	f := startFleet(t, fmt.Sprintf("stream:\n  nats: {url: %q, stream: %s, subject: %s}\ninstance: {heartbeat: 200ms}\n", natsURL, name, subject))
+	l := startLoad(t, f.lb.url+"/aos", workers, "fleetkill")
+	time.Sleep(loadTime)
+	if err := f.replicas[0].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.replicas[0].wait(t, 10*time.Second)
+	time.Sleep(loadTime) // the survivor carries the load
+	l.signal()
+	l.halt()
+	t.Logf("%s", l.summary())
+	if len(l.answers) == 0 {
+		t.Fatal("nothing answered")
+	}
+
+	// The survivor publishes what the dead replica had not (it takes the
+	// lease once the dead one's expires).
+	live := f.replicas[1]
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var ready struct {
+			Stream struct {
+				Records   int64 `json:"records"`
+				Connected bool  `json:"connected"`
+			} `json:"stream"`
+		}
+		_, b := send(t, "GET", live.url+"/readyz", "", "", "", "")
+		if json.Unmarshal([]byte(b), &ready) == nil && ready.Stream.Connected && ready.Stream.Records == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stream did not catch up within 90s: /readyz %s", b)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// Every answered decision is in PostgreSQL.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, f.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(ctx, "SELECT id FROM runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inPG := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		inPG[id] = true
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	missingPG := 0
+	for req, trace := range l.answers {
+		if trace == "" || !inPG[trace] {
+			missingPG++
+			if missingPG < 5 {
+				t.Errorf("answered request %s (record %q) is not in PostgreSQL", req, trace)
+			}
+		}
+	}
+	// Every record is on the stream exactly once, and nothing else is.
+	onStream, _, total := readStream(t, js, name, nil)
+	twice, missingStream := 0, 0
+	for id, n := range onStream {
+		if n > 1 {
+			twice++
+		}
+		if !inPG[id] {
+			t.Errorf("message %s is no record of the trace", id)
+		}
+	}
+	for id := range inPG {
+		if onStream[id] == 0 {
+			missingStream++
+		}
+	}
+	t.Logf("answered %d; PostgreSQL %d records; stream %d messages, %d distinct; missing from PostgreSQL %d, from the stream %d; duplicated %d",
+		len(l.answers), len(inPG), total, len(onStream), missingPG, missingStream, twice)
+	if missingPG > 0 || missingStream > 0 || twice > 0 || total != len(inPG) {
+		t.Fatalf("the trace or the stream lost or repeated decisions")
+	}
+	out, err := exec.Command(wardenBinary(t), "verify", "--store", f.store).CombinedOutput()
+	if err != nil {
+		t.Fatalf("warden verify --store: %v\n%s", err, out)
+	}
+	t.Logf("warden verify --store: %s", strings.TrimSpace(string(out)))
 }

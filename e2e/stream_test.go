@@ -97,40 +97,11 @@ func TestStreamSurvivesKill9(t *testing.T) {
 
 	recs := readTrace(t, bin, data, "stream")
 	checkTrace(t, recs, l.answers, "stream")
-	// Read the whole stream.
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	st, err := js.Stream(ctx, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, _ := st.Info(ctx)
-	total := int(info.State.Msgs)
-	c, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	onStream := map[string]int{}
-	bodies := map[string]record{}
-	for n := 0; n < total; {
-		batch, err := c.Fetch(min(total-n, 1000), jetstream.FetchMaxWait(5*time.Second))
-		if err != nil {
-			t.Fatal(err)
+	onStream, bodies, total := readStream(t, js, name, func(id, subj string) {
+		if !strings.HasPrefix(subj, subject+"._.aos.") {
+			t.Fatalf("message %s on subject %s", id, subj)
 		}
-		for m := range batch.Messages() {
-			n++
-			id := m.Headers().Get("Nats-Msg-Id")
-			onStream[id]++
-			var r record
-			if err := json.Unmarshal(m.Data(), &r); err != nil || r.ID != id {
-				t.Fatalf("message %s: body %.200s (%v)", id, m.Data(), err)
-			}
-			bodies[id] = r
-			if !strings.HasPrefix(m.Subject(), subject+"._.aos.") {
-				t.Fatalf("message %s on subject %s", id, m.Subject())
-			}
-		}
-	}
+	})
 	twice, missing := 0, 0
 	for id, n := range onStream {
 		if n > 1 {
@@ -150,4 +121,54 @@ func TestStreamSurvivesKill9(t *testing.T) {
 	if missing > 0 || total != len(recs) {
 		t.Errorf("the stream holds %d messages for %d trace records; %d records missing", total, len(recs), missing)
 	}
+}
+
+// readStream reads every message of the JetStream stream name: how many
+// times each Nats-Msg-Id is on it, the record each body holds (its id must
+// be the message's Nats-Msg-Id), and the number of messages. check sees
+// each message's id and subject.
+func readStream(t *testing.T, js jetstream.JetStream, name string, check func(id, subject string)) (map[string]int, map[string]record, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := int(info.State.Msgs)
+	c, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	onStream := map[string]int{}
+	bodies := map[string]record{}
+	for n := 0; n < total; {
+		batch, err := c.Fetch(min(total-n, 1000), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for m := range batch.Messages() {
+			n++
+			got++
+			id := m.Headers().Get("Nats-Msg-Id")
+			onStream[id]++
+			var r record
+			if err := json.Unmarshal(m.Data(), &r); err != nil || r.ID != id {
+				t.Fatalf("message %s: body %.200s (%v)", id, m.Data(), err)
+			}
+			bodies[id] = r
+			if check != nil {
+				check(id, m.Subject())
+			}
+		}
+		if got == 0 {
+			t.Fatalf("reading the stream: nothing within 5s (%v) after %d of %d messages", batch.Error(), n, total)
+		}
+	}
+	return onStream, bodies, total
 }
