@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -388,6 +389,8 @@ func TestFleetTrifecta(t *testing.T) {
 	// Each step straight to another replica, so the test does not depend
 	// on how nginx happens to alternate.
 	r := f.replicas
+	// Replica 1's /api/runs/stream carries what replica 0 decides.
+	events := sseRuns(t, r[1].url+"/api/runs/stream?session=fleet-trifecta")
 	if a := postAOS(t, r[0].url, step(1, "fleet-trifecta", "read_file", map[string]any{"path": "/home/ann/.ssh/id_rsa"})); a.Result.Decision != "allow" {
 		t.Fatalf("step 1: %+v", a)
 	}
@@ -402,6 +405,48 @@ func TestFleetTrifecta(t *testing.T) {
 	if len(runs) != 3 || runs[2]["decision"] != "ask" || runs[2]["policy_id"] != "ask-lethal-trifecta" {
 		t.Fatalf("records (from the other replica): %v", runs)
 	}
+	for i, want := range runs {
+		select {
+		case id := <-events:
+			if id != want["id"] {
+				t.Fatalf("replica 1's stream: record %d is %s, want %v", i, id, want["id"])
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("replica 1's /api/runs/stream did not carry record %d (%v, decided on replica %d) within 10s", i, want["id"], []int{0, 1, 0}[i])
+		}
+	}
+}
+
+// sseRuns subscribes to a /api/runs/stream URL and returns the ids of the
+// records it carries; it returns once the subscription is in place.
+func sseRuns(t *testing.T, u string) <-chan string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d", u, resp.StatusCode)
+	}
+	lines := bufio.NewScanner(resp.Body)
+	for lines.Scan() && lines.Text() != ": subscribed" {
+	}
+	ids := make(chan string, 64)
+	go func() {
+		defer resp.Body.Close()
+		for lines.Scan() {
+			if id, ok := strings.CutPrefix(lines.Text(), "id: "); ok {
+				ids <- id
+			}
+		}
+	}()
+	return ids
 }
 
 // TestFleetMCP: the official MCP TypeScript client runs a whole session
