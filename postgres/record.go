@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/internal/tracehash"
@@ -246,7 +248,73 @@ const insertSQL = `INSERT INTO runs (seq, id, time, event, surface, direction,
 	$19::bytea[], $20::bytea[], $21::text[], $22::bytea[], $23::text[], $24::text[],
 	$25::text[], $26::text[], $27::text[], $28::bytea[], $29::bytea[])`
 
-// write inserts b in one transaction, in two round trips. The first begins
+// fastInsertSQL is insertSQL made conditional on the chain head being the
+// one this Store wrote last ($32, $33): in one statement (its own
+// transaction) it moves the head to $30, $31 and inserts the batch, or,
+// when another writer moved the head since (another replica), does
+// nothing (0 rows). The UPDATE takes the head's row lock, so writers
+// are serialized as in write's locked path; a writer that waited re-reads
+// the head before deciding (READ COMMITTED re-checks the WHERE).
+var fastInsertSQL = `WITH h AS (UPDATE trace_head SET seq = $30, hash = $31
+	WHERE seq = $32 AND hash = $33 RETURNING 1) ` +
+	strings.Replace(insertSQL, "SELECT * FROM unnest(", "SELECT u.* FROM unnest(", 1) +
+	` AS u WHERE EXISTS (SELECT 1 FROM h)`
+
+// write inserts b in one transaction. While this Store's writer knows the
+// chain head (it wrote it last) it tries writeFast first: one round trip.
+// When that inserts nothing (another replica wrote since) or fails on the
+// server (an id already stored), nothing was committed and writeLocked
+// does it over.
+func (s *Store) write(ctx context.Context, b []*request) error {
+	if s.headKnown {
+		ok, err := s.writeFast(ctx, b)
+		if ok || err != nil {
+			return err
+		}
+	}
+	return s.writeLocked(ctx, b)
+}
+
+// writeFast chains b after the head this writer wrote last and inserts it
+// with fastInsertSQL in one round trip. It reports whether b was stored;
+// false with a nil error means nothing was committed (the head moved, or
+// the server refused the statement, e.g. for an id already stored).
+func (s *Store) writeFast(ctx context.Context, b []*request) (bool, error) {
+	cols := make([][]any, len(copyColumns))
+	for i := range cols {
+		cols[i] = make([]any, 0, len(b))
+	}
+	seq, head := s.headSeq, s.headHash
+	for _, r := range b {
+		seq++
+		h := tracehash.Chain(&r.content, head)
+		r.row[seqCol], r.row[prevCol], r.row[hashCol] = seq, nonNil(head), h[:]
+		head = h[:]
+		for i, v := range r.row {
+			cols[i] = append(cols[i], v)
+		}
+	}
+	args := append(typedColumns(cols), seq, head, s.headSeq, nonNil(s.headHash))
+	s.headKnown = false // known again only once this commit is confirmed
+	tag, err := s.pool.Exec(ctx, fastInsertSQL, args...)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) {
+			return false, nil // the server rolled the statement back
+		}
+		if pgconn.SafeToRetry(err) || errors.Is(err, pgx.ErrNoRows) {
+			return false, &beforeCommit{fmt.Errorf("postgres: record not stored: %w", err)}
+		}
+		return false, fmt.Errorf("postgres: record not stored (or its commit unconfirmed): %w", err)
+	}
+	if tag.RowsAffected() != int64(len(b)) {
+		return false, nil // another writer moved the head: nothing inserted
+	}
+	s.headSeq, s.headHash, s.headKnown = seq, head, true
+	return true, nil
+}
+
+// writeLocked inserts b in one transaction, in two round trips. The first begins
 // it, takes the chain head's row lock (which every writer of the database
 // takes: it serializes them) and reads the head, and finds which of b's ids
 // are already stored (each such record fails alone). The writer then gives
@@ -254,7 +322,7 @@ const insertSQL = `INSERT INTO runs (seq, id, time, event, surface, direction,
 // trip inserts them, moves the head and commits. On any error the
 // connection, left inside the transaction, is closed by the pool on
 // release, which rolls it back.
-func (s *Store) write(ctx context.Context, b []*request) error {
+func (s *Store) writeLocked(ctx context.Context, b []*request) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return &beforeCommit{fmt.Errorf("postgres: record not stored: connect: %w", err)}
@@ -316,6 +384,7 @@ func (s *Store) write(ctx context.Context, b []*request) error {
 	if err := conn.SendBatch(ctx, second).Close(); err != nil {
 		return fmt.Errorf("postgres: record not stored (or its commit unconfirmed): %w", err)
 	}
+	s.headSeq, s.headHash, s.headKnown = seq, head, true
 	return nil
 }
 

@@ -101,6 +101,13 @@ type Store struct {
 	once   sync.Once
 
 	nBatches, nRecords, nErrors atomic.Uint64
+
+	// The chain head this Store's writer committed last (the writer
+	// goroutine's alone): while known, a batch is chained after it and
+	// written in one round trip (record.go, writeFast).
+	headSeq   int64
+	headHash  []byte
+	headKnown bool
 }
 
 // TraceStats are the writer's counters since Open.
