@@ -16,7 +16,8 @@ import (
 // holding the session's advisory lock (lockLabels), so replicas adding
 // labels to one session at once are applied one after the other: each sees
 // the other's labels, the union is kept, and warden.MaxSessionLabels holds
-// fleet-wide. SessionLabels is one read.
+// fleet-wide. SessionLabels is one read, shared by the reads asked at
+// the same time (labelread.go).
 
 var _ warden.LabelStore = (*Store)(nil)
 
@@ -24,7 +25,7 @@ var _ warden.LabelStore = (*Store)(nil)
 func (s *Store) SessionLabels(ctx context.Context, tenant, session string) ([]string, error) {
 	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
-	out, err := sessionLabels(ctx, s.statePool(), tenant, session)
+	out, err := s.readLabels(ctx, tenant, session)
 	if err != nil {
 		return nil, stateErr(ctx, "read session labels", err)
 	}

@@ -108,6 +108,8 @@ type Store struct {
 	headSeq   int64
 	headHash  []byte
 	headKnown bool
+
+	labels labelReader // the session label reads waiting (labelread.go)
 }
 
 // TraceStats are the writer's counters since Open.
