@@ -2,64 +2,22 @@ package acs
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/wardenhq/warden/guardian"
+	"github.com/wardenhq/warden/internal/pgtest"
 	"github.com/wardenhq/warden/postgres"
 )
-
-// pgSchemaURL creates a schema of its own for t in WARDEN_POSTGRES_URL's
-// database (dropped when t ends) and returns a URL using it; t is skipped
-// when the variable is unset.
-func pgSchemaURL(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("WARDEN_POSTGRES_URL")
-	if base == "" {
-		t.Skip("WARDEN_POSTGRES_URL is not set: skipping a PostgreSQL test")
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "acs_" + hex.EncodeToString(b[:])
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if conn, err := pgx.Connect(ctx, base); err == nil {
-			conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`) //nolint:errcheck // best effort
-			conn.Close(ctx)
-		}
-	})
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + "search_path=" + schema
-}
 
 // TestFleetOneSessionPostgres: two replicas, each with its own PostgreSQL
 // store on one database, serve one ACS session: requests alternating
 // between them, then twenty at once on both, keep one verifiable chain,
 // and a request_id one replica accepted is a replay at the other.
 func TestFleetOneSessionPostgres(t *testing.T) {
-	url := pgSchemaURL(t)
+	url := pgtest.SchemaURL(t)
 	now := time.Now()
 	var hs [2]*Handler
 	var sts [2]*postgres.Store

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -26,49 +25,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/wardenhq/warden/internal/acsclient"
+	"github.com/wardenhq/warden/internal/pgtest"
 )
 
 // The fleet tests (issue 14) run two `warden serve` replicas on one
 // PostgreSQL database behind Debian's nginx with round-robin upstreams and
-// no affinity. They need WARDEN_POSTGRES_URL (a database the tests may
-// create databases from) and nginx; .ci/run provides both.
-
-// fleetPostgres returns the URL of a fresh database, dropped at the end of
-// the test, or skips the test without WARDEN_POSTGRES_URL.
-func fleetPostgres(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("WARDEN_POSTGRES_URL")
-	if base == "" {
-		t.Skip("WARDEN_POSTGRES_URL is not set: the fleet tests need PostgreSQL")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("connecting to WARDEN_POSTGRES_URL: %v", err)
-	}
-	defer conn.Close(context.Background())
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := "warden_fleet_" + hex.EncodeToString(b)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if conn, err := pgx.Connect(ctx, base); err == nil {
-			conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			conn.Close(ctx)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
+// no affinity, each test in a fresh schema of WARDEN_POSTGRES_URL's
+// database (pgtest.SchemaURL). They need that variable and nginx; .ci/run
+// provides both.
 
 // balancer is nginx in front of the replicas, round-robin, no affinity.
 // Each answer carries X-Upstream: the replica (host:port) that served it.
@@ -228,7 +192,7 @@ func hostPort(t *testing.T, u string) string {
 // front of them.
 func startFleet(t *testing.T, extra string, args ...string) *fleet {
 	t.Helper()
-	store := fleetPostgres(t)
+	store := pgtest.SchemaURL(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "warden.yaml")
 	conf := fmt.Sprintf("store: %q\nacs:\n  keys:\n    k1: %q\ngateways:\n  session_key: %q\n%s",
@@ -634,7 +598,7 @@ func (p *cutProxy) restore(t *testing.T) {
 // replica recovers without a restart, and every decision it answered
 // otherwise is in PostgreSQL afterwards.
 func TestFleetPostgresOutage(t *testing.T) {
-	store := fleetPostgres(t)
+	store := pgtest.SchemaURL(t)
 	u, err := url.Parse(store)
 	if err != nil {
 		t.Fatal(err)

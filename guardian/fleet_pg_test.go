@@ -2,56 +2,14 @@ package guardian_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/wardenhq/warden/guardian"
+	"github.com/wardenhq/warden/internal/pgtest"
 	"github.com/wardenhq/warden/postgres"
 )
-
-// pgSchemaURL creates a schema of its own for t in WARDEN_POSTGRES_URL's
-// database (dropped when t ends) and returns a URL using it; t is skipped
-// when the variable is unset.
-func pgSchemaURL(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("WARDEN_POSTGRES_URL")
-	if base == "" {
-		t.Skip("WARDEN_POSTGRES_URL is not set: skipping a PostgreSQL test")
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "gd_" + hex.EncodeToString(b[:])
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if conn, err := pgx.Connect(ctx, base); err == nil {
-			conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`) //nolint:errcheck // best effort
-			conn.Close(ctx)
-		}
-	})
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + "search_path=" + schema
-}
 
 // TestFleetLabelsFresh: a label replica A adds to a session counts at
 // replica B's very next step, even though B read (and cached) the
@@ -59,7 +17,7 @@ func pgSchemaURL(t *testing.T) string {
 // session's labels from the store at every step, so a lethal trifecta
 // whose steps land on different replicas is seen whole.
 func TestFleetLabelsFresh(t *testing.T) {
-	url := pgSchemaURL(t)
+	url := pgtest.SchemaURL(t)
 	var gs [2]*guardian.Guardian
 	var sts [2]*postgres.Store
 	for i := range gs {

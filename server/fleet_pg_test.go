@@ -2,65 +2,23 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/internal/pgtest"
 	"github.com/wardenhq/warden/postgres"
 )
-
-// pgSchemaURL creates a schema of its own for t in WARDEN_POSTGRES_URL's
-// database (dropped when t ends) and returns a URL using it; t is skipped
-// when the variable is unset.
-func pgSchemaURL(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("WARDEN_POSTGRES_URL")
-	if base == "" {
-		t.Skip("WARDEN_POSTGRES_URL is not set: skipping a PostgreSQL test")
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "srv_" + hex.EncodeToString(b[:])
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if conn, err := pgx.Connect(ctx, base); err == nil {
-			conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`) //nolint:errcheck // best effort
-			conn.Close(ctx)
-		}
-	})
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + "search_path=" + schema
-}
 
 // TestFleetApprovalsAPI: two replicas (each its server, approval manager
 // and PostgreSQL store, on one database). Approvers POST a decision of
 // one approval to both at once: one 200, one 409, whichever replica wins;
 // and a decision on either is visible on both.
 func TestFleetApprovalsAPI(t *testing.T) {
-	url := pgSchemaURL(t)
+	url := pgtest.SchemaURL(t)
 	var hs [2]http.Handler
 	var sts [2]*postgres.Store
 	for i := range hs {
