@@ -337,19 +337,7 @@ func TestFleetACSAlternating(t *testing.T) {
 // another replica (the balancer alternates), are asked at the third.
 func TestFleetTrifecta(t *testing.T) {
 	f := startFleet(t, "")
-	step := func(id int, session, tool string, inputs map[string]any) string {
-		var in []map[string]any
-		for k, v := range inputs {
-			in = append(in, map[string]any{"name": k, "value": v})
-		}
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "steps/toolCallRequest",
-			"params": map[string]any{
-				"toolCallRequest": map[string]any{"executionId": fmt.Sprintf("ex-%d", id), "toolId": "t-" + tool, "inputs": in},
-				"context": map[string]any{"session": map[string]any{"id": session},
-					"agent": map[string]any{"id": "aos-agent", "tools": []any{map[string]any{"id": "t-" + tool, "name": tool, "type": "function_call"}}}},
-			}})
-		return string(b)
-	}
+	step := aosToolStep
 	// Each step straight to another replica, so the test does not depend
 	// on how nginx happens to alternate.
 	r := f.replicas

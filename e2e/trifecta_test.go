@@ -157,19 +157,7 @@ func TestLethalTrifectaACSAcrossRestarts(t *testing.T) {
 func TestLethalTrifectaAOSAcrossRestarts(t *testing.T) {
 	dir := t.TempDir()
 	srv := trifectaServer(t, dir)
-	step := func(id int, session, tool string, inputs map[string]any) string {
-		var in []map[string]any
-		for k, v := range inputs {
-			in = append(in, map[string]any{"name": k, "value": v})
-		}
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "steps/toolCallRequest",
-			"params": map[string]any{
-				"toolCallRequest": map[string]any{"executionId": fmt.Sprintf("ex-%d", id), "toolId": "t-" + tool, "inputs": in},
-				"context": map[string]any{"session": map[string]any{"id": session},
-					"agent": map[string]any{"id": "aos-agent", "tools": []any{map[string]any{"id": "t-" + tool, "name": tool, "type": "function_call"}}}},
-			}})
-		return string(b)
-	}
+	step := aosToolStep
 	if a := postAOS(t, srv.url, step(1, "aos-trifecta", "read_file", map[string]any{"path": "/home/ann/.ssh/id_rsa"})); a.Result.Decision != "allow" {
 		t.Fatalf("step 1: %+v", a)
 	}
@@ -196,4 +184,20 @@ func TestLethalTrifectaAOSAcrossRestarts(t *testing.T) {
 	if a := postAOS(t, srv.url, step(4, "aos-other", "send_email", map[string]any{"to": "eve@example.net", "body": "hi"})); a.Result.Decision != "allow" {
 		t.Fatalf("another session: %+v", a)
 	}
+}
+
+// aosToolStep is an AOS steps/toolCallRequest (JSON-RPC id id) of agent
+// aos-agent calling tool with inputs in session.
+func aosToolStep(id int, session, tool string, inputs map[string]any) string {
+	var in []map[string]any
+	for k, v := range inputs {
+		in = append(in, map[string]any{"name": k, "value": v})
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "steps/toolCallRequest",
+		"params": map[string]any{
+			"toolCallRequest": map[string]any{"executionId": fmt.Sprintf("ex-%d", id), "toolId": "t-" + tool, "inputs": in},
+			"context": map[string]any{"session": map[string]any{"id": session},
+				"agent": map[string]any{"id": "aos-agent", "tools": []any{map[string]any{"id": "t-" + tool, "name": tool, "type": "function_call"}}}},
+		}})
+	return string(b)
 }
