@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/tracesql"
 )
 
 // Scan reads the trace in chunks of rows keyset-paged on seq (the one order
@@ -132,7 +133,7 @@ func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record
 		stmt, a := chunkCols+where, args[:len(args):len(args)]
 		if haveCursor {
 			a = append(a, cursor)
-			stmt += and(where) + cmp + "$" + strconv.Itoa(len(a))
+			stmt += tracesql.And(where) + cmp + "$" + strconv.Itoa(len(a))
 		}
 		stmt += order + strconv.Itoa(chunk)
 		var err error
@@ -221,51 +222,7 @@ func (s *Store) readChunk(ctx context.Context, query string, args []any, buf []r
 // filters returns q's WHERE clause (empty, or starting with " WHERE ") and
 // its arguments ($1, $2, ...).
 func filters(q warden.Query) (string, []any) {
-	var w strings.Builder
-	var args []any
-	add := func(cond string, v any) {
-		args = append(args, v)
-		w.WriteString(and(w.String()))
-		w.WriteString(cond + " $" + strconv.Itoa(len(args)))
-	}
-	for _, f := range []struct{ col, v string }{
-		{"session_id", q.Session}, {"event", q.Event}, {"decision", q.Decision},
-		{"surface", q.Surface}, {"policy_id", q.Policy}, {"agent_id", q.Agent},
-		{"tenant", q.Tenant}, {"tool", q.Tool}, {"id", q.ID},
-	} {
-		if f.v != "" {
-			add(f.col+" =", f.v)
-		}
-	}
-	if q.ShadowDisagrees {
-		w.WriteString(and(w.String()))
-		w.WriteString("shadow <> '' AND shadow <> decision")
-	}
-	if !q.Since.IsZero() {
-		add("time >=", ceilMicro(q.Since))
-	}
-	if !q.Until.IsZero() {
-		add("time <", ceilMicro(q.Until))
-	}
-	return w.String(), args
-}
-
-// and is what joins one more condition to the WHERE clause where.
-func and(where string) string {
-	if where == "" {
-		return " WHERE "
-	}
-	return " AND "
-}
-
-// ceilMicro is t in unix microseconds, rounded up: a stored time (whole
-// microseconds) is >= t, or < t, exactly when it is >= or < ceilMicro(t).
-func ceilMicro(t time.Time) int64 {
-	us := t.UnixMicro()
-	if t.After(time.UnixMicro(us)) {
-		us++
-	}
-	return us
+	return tracesql.Where(q, func(n int) string { return "$" + strconv.Itoa(n) })
 }
 
 // readErr is ctx's error if ctx is done, else err with context.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/tracesql"
 )
 
 // An ACS step makes two writes (its request key, then its chain entry),
@@ -138,7 +139,7 @@ func (s *Store) acsBatchTx(ctx context.Context, ops []*acsOp, errs []error) (err
 // refused call forgets nothing either).
 func (s *Store) remember(ctx context.Context, forget, insert, renew *sql.Stmt, op *acsOp) error {
 	const what = "remember ACS request"
-	cutoff := ceilMicro(op.at.Add(-op.window))
+	cutoff := tracesql.CeilMicro(op.at.Add(-op.window))
 	res, err := insert.ExecContext(ctx, op.session, op.key, op.at.UnixMicro())
 	if err != nil {
 		return s.approvalErr(ctx, what, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/tracesql"
 )
 
 // Approvals live in the approvals table of trace.db (schema.go), one row
@@ -263,7 +264,7 @@ func (s *Store) DecideApproval(ctx context.Context, id string, state warden.Appr
 		if state != warden.ApprovalExpired {
 			// Expires is not before at: expires >= at, to the µs.
 			query += ` AND expires >= ?`
-			args = append(args, ceilMicro(at))
+			args = append(args, tracesql.CeilMicro(at))
 		}
 		rows, err := queryApprovals(ctx, tx, query+` RETURNING `+approvalCols, args...)
 		if err != nil {
@@ -351,7 +352,7 @@ func (s *Store) UseApproval(ctx context.Context, key string, notBefore, at time.
 				ORDER BY decided_at, id LIMIT 1)
 			AND state = 'approved' AND used_at = 0
 			RETURNING `+approvalCols,
-			micro(at), recordID, key, ceilMicro(notBefore))
+			micro(at), recordID, key, tracesql.CeilMicro(notBefore))
 		if err != nil {
 			return s.approvalErr(ctx, "use approval", err)
 		}
@@ -380,7 +381,7 @@ func (s *Store) ExpireApprovals(ctx context.Context, at time.Time) ([]warden.App
 			SET state = 'expired', decided_by = '', decided_reason = ?, decided_at = ?
 			WHERE state = 'pending' AND expires < ?
 			RETURNING `+approvalCols,
-			expiredReason, micro(at), ceilMicro(at))
+			expiredReason, micro(at), tracesql.CeilMicro(at))
 		if err != nil {
 			return s.approvalErr(ctx, "expire approvals", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/tracesql"
 )
 
 // Scan reads the store in chunks of rows, each with one short query on a
@@ -127,7 +128,7 @@ func (sc *scan) chunkSQL(cols string, n int) string {
 		order, cmp = " ORDER BY rowid ASC LIMIT ?", "rowid > ?"
 	}
 	if sc.haveCursor {
-		stmt += and(sc.where) + cmp
+		stmt += tracesql.And(sc.where) + cmp
 	}
 	return stmt + order
 }
@@ -326,51 +327,7 @@ func inputSpan(w *row) (lo, hi int64) {
 // filters returns q's WHERE clause (empty, or starting with " WHERE ") and
 // its arguments.
 func filters(q warden.Query) (string, []any) {
-	var w strings.Builder
-	var args []any
-	add := func(cond string, v any) {
-		w.WriteString(and(w.String()))
-		w.WriteString(cond)
-		args = append(args, v)
-	}
-	for _, f := range []struct{ col, v string }{
-		{"session_id", q.Session}, {"event", q.Event}, {"decision", q.Decision},
-		{"surface", q.Surface}, {"policy_id", q.Policy}, {"agent_id", q.Agent},
-		{"tenant", q.Tenant}, {"tool", q.Tool}, {"id", q.ID},
-	} {
-		if f.v != "" {
-			add(f.col+" = ?", f.v)
-		}
-	}
-	if q.ShadowDisagrees {
-		w.WriteString(and(w.String()))
-		w.WriteString("shadow <> '' AND shadow <> decision")
-	}
-	if !q.Since.IsZero() {
-		add("time >= ?", ceilMicro(q.Since))
-	}
-	if !q.Until.IsZero() {
-		add("time < ?", ceilMicro(q.Until))
-	}
-	return w.String(), args
-}
-
-// and is what joins one more condition to the WHERE clause where.
-func and(where string) string {
-	if where == "" {
-		return " WHERE "
-	}
-	return " AND "
-}
-
-// ceilMicro is t in unix microseconds, rounded up: a stored time (whole
-// microseconds) is >= t, or < t, exactly when it is >= or < ceilMicro(t).
-func ceilMicro(t time.Time) int64 {
-	us := t.UnixMicro()
-	if t.After(time.UnixMicro(us)) {
-		us++
-	}
-	return us
+	return tracesql.Where(q, func(int) string { return "?" })
 }
 
 // readChunk runs one chunk's query and appends its rows to buf.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/tracesql"
 )
 
 // makeV1 creates a trace in dir as a warden with schema 1 wrote it: the
@@ -231,7 +232,7 @@ func TestScanPlans(t *testing.T) {
 					cmp, order = "rowid > ?", " ORDER BY rowid ASC LIMIT ?"
 				}
 				if cursor {
-					stmt += and(where) + cmp
+					stmt += tracesql.And(where) + cmp
 					a = append(slices.Clone(a), int64(1))
 				}
 				stmt += order
