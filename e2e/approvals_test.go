@@ -138,7 +138,7 @@ func TestAOSRetryLoop(t *testing.T) {
 // within noise, and the memory a held call costs is measured.
 func TestHeldApprovalsLoad(t *testing.T) {
 	heavy(t)
-	up := &counter{body: `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"sent"}]}}`}
+	up := &counter{body: `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"sent"}]}}`, sessions: true}
 	srv, _ := approvalServer(t, up.serve(t), "approvals: {wait: 5m}\n")
 	pid := srv.cmd.Process.Pid
 	unrelated := func() (p50, p99 time.Duration) {
@@ -162,6 +162,24 @@ func TestHeldApprovalsLoad(t *testing.T) {
 	rssBefore := procStatus(t, pid, "VmRSS")
 
 	const held = 1000
+	// 1,000 agents, a session each (one session may have at most
+	// approval.MaxPendingPerSession pending): each initializes first and
+	// gets the gateway's sealed Mcp-Session-Id for its upstream session.
+	sessions := make([]string, held)
+	for i := range sessions {
+		req, _ := http.NewRequest("POST", srv.url+"/mcp/up", strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"load","version":"1"}}}`, i)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if sessions[i] = resp.Header.Get("Mcp-Session-Id"); resp.StatusCode != 200 || sessions[i] == "" {
+			t.Fatalf("initialize %d: HTTP %d, Mcp-Session-Id %q", i, resp.StatusCode, sessions[i])
+		}
+	}
+	initialized, _ := up.count()
 	var wg sync.WaitGroup
 	answers := make(chan string, held)
 	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: held}, Timeout: 5 * time.Minute}
@@ -173,9 +191,7 @@ func TestHeldApprovalsLoad(t *testing.T) {
 			req, _ := http.NewRequest("POST", srv.url+"/mcp/up", strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
-			// 1,000 agents, a session each (one session may have at most
-			// approval.MaxPendingPerSession pending).
-			req.Header.Set("Mcp-Session-Id", fmt.Sprintf("agent-%d", i))
+			req.Header.Set("Mcp-Session-Id", sessions[i])
 			resp, err := client.Do(req)
 			if err != nil {
 				answers <- "error: " + err.Error()
@@ -210,8 +226,8 @@ func TestHeldApprovalsLoad(t *testing.T) {
 		_, body := send(t, "GET", srv.url+"/api/approvals?state=pending&limit=1000", "", "", "", "")
 		t.Fatalf("want %d approvals pending; the last listing: %.300s", held, body)
 	}
-	if n, _ := up.count(); n != 0 {
-		t.Fatalf("%d held calls reached the upstream", n)
+	if n, _ := up.count(); n != initialized {
+		t.Fatalf("%d held calls reached the upstream", n-initialized)
 	}
 	rssHeld := procStatus(t, pid, "VmRSS")
 	p50b, p99b := unrelated()
@@ -250,7 +266,7 @@ func TestHeldApprovalsLoad(t *testing.T) {
 			t.Errorf("held call answered %q", a)
 		}
 	}
-	if n, _ := up.count(); sent != held/2 || denied != held/2 || n != held/2 {
-		t.Errorf("answers: %d sent, %d denied; upstream got %d", sent, denied, n)
+	if n, _ := up.count(); sent != held/2 || denied != held/2 || n-initialized != held/2 {
+		t.Errorf("answers: %d sent, %d denied; upstream got %d", sent, denied, n-initialized)
 	}
 }

@@ -26,6 +26,11 @@ type counter struct {
 	n     int
 	auths []string
 	body  string
+	// sessions, when set, answers a request without an Mcp-Session-Id
+	// with a new upstream session id (up-1, up-2, ...), as an MCP server
+	// answers initialize.
+	sessions bool
+	last     int
 }
 
 func (c *counter) serve(t *testing.T) string {
@@ -34,6 +39,10 @@ func (c *counter) serve(t *testing.T) string {
 		c.mu.Lock()
 		c.n++
 		c.auths = append(c.auths, r.Header.Get("Authorization"))
+		if c.sessions && r.Header.Get("Mcp-Session-Id") == "" {
+			c.last++
+			w.Header().Set("Mcp-Session-Id", fmt.Sprintf("up-%d", c.last))
+		}
 		c.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, c.body)
