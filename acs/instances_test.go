@@ -3,28 +3,54 @@ package acs
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/guardian"
+	"github.com/wardenhq/warden/internal/pgtest"
+	"github.com/wardenhq/warden/postgres"
 	"github.com/wardenhq/warden/sqlite"
 )
 
+// sessionStore is what two instances share: the trace and the ACS state.
+type sessionStore interface {
+	warden.Store
+	warden.ACSSessionStore
+}
+
 // TestTwoInstancesOneSession: two wardens sharing one data directory (two
-// processes' stores) serve one session alternately: one chain, and a
+// processes' SQLite stores) serve one session: requests alternating between
+// them, then twenty at once on both, keep one verifiable chain, and a
 // request_id one of them accepted is a replay at the other.
 func TestTwoInstancesOneSession(t *testing.T) {
 	dir := t.TempDir()
+	twoInstancesOneSession(t, func() (sessionStore, error) { return sqlite.Open(dir, sqlite.Options{}) })
+}
+
+// TestFleetOneSessionPostgres: the same with two replicas, each with its
+// own PostgreSQL store on one database.
+func TestFleetOneSessionPostgres(t *testing.T) {
+	url := pgtest.SchemaURL(t)
+	twoInstancesOneSession(t, func() (sessionStore, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return postgres.Open(ctx, url, postgres.Options{})
+	})
+}
+
+func twoInstancesOneSession(t *testing.T, open func() (sessionStore, error)) {
 	now := time.Now()
 	var hs [2]*Handler
-	var sts [2]*sqlite.Store
+	var sts [2]sessionStore
 	for i := range hs {
-		st, err := sqlite.Open(dir, sqlite.Options{})
-		sts[i] = st
+		st, err := open()
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := guardian.Open(guardian.Options{Policies: []string{"testdata/policies.yaml"}, NoBuiltin: true, Store: st})
+		sts[i] = st
+		g, err := guardian.Open(guardian.Options{Policies: []string{"testdata/policies.yaml"}, NoBuiltin: true, Store: st, Data: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +66,7 @@ func TestTwoInstancesOneSession(t *testing.T) {
 		b, _ := json.Marshal(m)
 		var a map[string]any
 		if err := json.Unmarshal(hs[i].Handle(context.Background(), b, "http"), &a); err != nil {
-			t.Fatal(err)
+			t.Error(err)
 		}
 		return a
 	}
@@ -59,6 +85,23 @@ func TestTwoInstancesOneSession(t *testing.T) {
 		}
 		head = res["chain_hash"].(string)
 	}
+	// Twenty steps at once, ten on each instance.
+	const burst = 20
+	msgs := make([]map[string]any, burst)
+	for i := range msgs {
+		msgs[i] = s.msg("steps/toolCallRequest", toolCall("ls", map[string]any{"burst": i}), nil)
+	}
+	var wg sync.WaitGroup
+	for i, m := range msgs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r := send(i%2, m); r["error"] != nil {
+				t.Errorf("burst step %d: %v", i, r["error"])
+			}
+		}()
+	}
+	wg.Wait()
 	m := s.msg("steps/toolCallRequest", toolCall("ls", nil), nil)
 	if r := send(0, m); r["error"] != nil {
 		t.Fatal(r["error"])
@@ -70,7 +113,7 @@ func TestTwoInstancesOneSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h, err := VerifyEntries(es); err != nil || len(es) != 7 {
-		t.Fatalf("%d entries, head %s: %v", len(es), h, err)
+	if h, err := VerifyEntries(es); err != nil || len(es) != 6+burst+1 {
+		t.Fatalf("%d entries (want %d), head %s: %v", len(es), 6+burst+1, h, err)
 	}
 }
