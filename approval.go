@@ -86,8 +86,18 @@ type ApprovalQuery struct {
 	// After is an approval id: the listing continues after it (paging);
 	// an unknown id is ErrUnknownCursor.
 	After string
-	// Limit bounds the answer; <= 0 means 100, more than 1000 means 1000.
+	// Limit bounds the answer; <= 0 means 100, more than 1000 means 1000
+	// (EffectiveLimit).
 	Limit int
+}
+
+// EffectiveLimit is how many approvals a store lists for q: q.Limit, 100
+// when it is <= 0, at most 1000.
+func (q ApprovalQuery) EffectiveLimit() int {
+	if q.Limit <= 0 {
+		return 100
+	}
+	return min(q.Limit, 1000)
 }
 
 // Errors of an ApprovalStore.

@@ -27,16 +27,6 @@ import (
 
 var _ warden.ApprovalStore = (*Store)(nil)
 
-// expiredReason is the DecidedReason of an approval expired by
-// ExpireApprovals, or by an approve or deny after its Expires.
-const expiredReason = "approval_timeout"
-
-// Listing bounds (warden.ApprovalQuery.Limit).
-const (
-	defaultApprovalLimit = 100
-	maxApprovalLimit     = 1000
-)
-
 // useAttempts bounds UseApproval's pick-then-claim rounds: each lost round
 // means a concurrent retry claimed the approval picked.
 const useAttempts = 64
@@ -142,11 +132,7 @@ func (s *Store) Approval(ctx context.Context, id string) (*warden.Approval, erro
 func (s *Store) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]warden.Approval, error) {
 	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
-	limit := q.Limit
-	if limit <= 0 {
-		limit = defaultApprovalLimit
-	}
-	limit = min(limit, maxApprovalLimit)
+	limit := q.EffectiveLimit()
 	var conds []string
 	var args []any
 	arg := func(v any) string {
@@ -223,7 +209,7 @@ func (s *Store) DecideApproval(ctx context.Context, id string, state warden.Appr
 			// overdue (Expires never changes), so expire it.
 			outErr = warden.ErrApprovalDecided
 			rows, err = queryApprovals(ctx, tx, set+` RETURNING `+approvalCols,
-				pgArgs(string(warden.ApprovalExpired), "", expiredReason, toUS(at), id)...)
+				pgArgs(string(warden.ApprovalExpired), "", warden.CodeApprovalTimeout, toUS(at), id)...)
 			if err != nil {
 				return stateErr(ctx, what, err)
 			}
@@ -339,7 +325,7 @@ func (s *Store) ExpireApprovals(ctx context.Context, at time.Time) ([]warden.App
 				WHERE state = 'pending' AND expires < $3
 				RETURNING `+approvalCols+`)
 			SELECT * FROM x ORDER BY created, id`,
-			pgArgs(expiredReason, toUS(at), ceilUS(at))...)
+			pgArgs(warden.CodeApprovalTimeout, toUS(at), ceilUS(at))...)
 		if err != nil {
 			return stateErr(ctx, what, err)
 		}

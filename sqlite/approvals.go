@@ -32,16 +32,6 @@ import (
 
 var _ warden.ApprovalStore = (*Store)(nil)
 
-// expiredReason is the DecidedReason of an approval expired by
-// ExpireApprovals, or by an approve or deny that came after its Expires.
-const expiredReason = "approval_timeout"
-
-// Listing bounds (warden.ApprovalQuery.Limit).
-const (
-	defaultApprovalLimit = 100
-	maxApprovalLimit     = 1000
-)
-
 // approvalCols are the columns of a warden.Approval, in scanApproval's order.
 const approvalCols = `id, state, event, surface, session_id, agent_id, tool,
 	summary, reason, policy_id, created, expires, decided_by, decided_reason,
@@ -193,11 +183,7 @@ func (s *Store) Approval(ctx context.Context, id string) (*warden.Approval, erro
 // 1000. The slice is never nil. It reads through the read-only connections
 // (also on a read-only store).
 func (s *Store) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]warden.Approval, error) {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = defaultApprovalLimit
-	}
-	limit = min(limit, maxApprovalLimit)
+	limit := q.EffectiveLimit()
 	var conds []string
 	var args []any
 	for _, f := range []struct{ col, v string }{
@@ -280,7 +266,7 @@ func (s *Store) DecideApproval(ctx context.Context, id string, state warden.Appr
 		outErr = warden.ErrApprovalDecided
 		if state != warden.ApprovalExpired {
 			rows, err = queryApprovals(ctx, tx, set+` RETURNING `+approvalCols,
-				string(warden.ApprovalExpired), "", expiredReason, micro(at), id)
+				string(warden.ApprovalExpired), "", warden.CodeApprovalTimeout, micro(at), id)
 			if err != nil {
 				return s.approvalErr(ctx, "decide approval", err)
 			}
@@ -381,7 +367,7 @@ func (s *Store) ExpireApprovals(ctx context.Context, at time.Time) ([]warden.App
 			SET state = 'expired', decided_by = '', decided_reason = ?, decided_at = ?
 			WHERE state = 'pending' AND expires < ?
 			RETURNING `+approvalCols,
-			expiredReason, micro(at), tracesql.CeilMicro(at))
+			warden.CodeApprovalTimeout, micro(at), tracesql.CeilMicro(at))
 		if err != nil {
 			return s.approvalErr(ctx, "expire approvals", err)
 		}

@@ -548,7 +548,7 @@ func testApprovalDecideOverdue(t *testing.T, open func(*testing.T) warden.Approv
 				t.Fatalf("DecideApproval after Expires: %v, want ErrApprovalDecided", err)
 			}
 			want := *a
-			want.State, want.DecidedReason, want.DecidedAt = warden.ApprovalExpired, expiredReason, at
+			want.State, want.DecidedReason, want.DecidedAt = warden.ApprovalExpired, warden.CodeApprovalTimeout, at
 			checkApproval(t, "answer", got, &want)
 			checkApproval(t, "stored", get(t, s, a.ID), &want)
 			// It is expired already: an expiry sweep does not return it.
@@ -635,7 +635,7 @@ func testApprovalExpire(t *testing.T, open func(*testing.T) warden.ApprovalStore
 	}
 	for _, a := range overdue {
 		want := *a
-		want.State, want.DecidedReason, want.DecidedAt = warden.ApprovalExpired, expiredReason, at
+		want.State, want.DecidedReason, want.DecidedAt = warden.ApprovalExpired, warden.CodeApprovalTimeout, at
 		i := slices.Index(approvalIDs(got), a.ID)
 		checkApproval(t, "returned "+a.ID, &got[i], &want)
 		checkApproval(t, "stored "+a.ID, get(t, s, a.ID), &want)

@@ -20,11 +20,6 @@ import (
 
 var _ warden.ApprovalStore = (*Mem)(nil)
 
-// expiredReason is the DecidedReason of an approval expired by
-// ExpireApprovals, or by an approve or deny that came after its Expires
-// (warden.ApprovalStore; the suite checks it).
-const expiredReason = "approval_timeout"
-
 // memApprovals are a Mem's approvals, under memData.mu.
 type memApprovals struct {
 	byID map[string]*warden.Approval
@@ -120,16 +115,12 @@ func newerFirst(a, b *warden.Approval) int {
 }
 
 // ListApprovals returns copies of the approvals q selects, newest first (by
-// Created, then id); see the SQLite store for the limits.
+// Created, then id); q.EffectiveLimit() of them.
 func (m *Mem) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]warden.Approval, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 100
-	}
-	limit = min(limit, 1000)
+	limit := q.EffectiveLimit()
 	m.d.mu.Lock()
 	defer m.d.mu.Unlock()
 	ap := m.approvalsLocked()
@@ -202,7 +193,7 @@ func (m *Mem) DecideApproval(ctx context.Context, id string, state warden.Approv
 
 // expire moves a to expired at `at`, as ExpireApprovals does.
 func expire(a *warden.Approval, at time.Time) {
-	a.State, a.DecidedBy, a.DecidedReason, a.DecidedAt = warden.ApprovalExpired, "", expiredReason, usTime(at)
+	a.State, a.DecidedBy, a.DecidedReason, a.DecidedAt = warden.ApprovalExpired, "", warden.CodeApprovalTimeout, usTime(at)
 }
 
 // SetDecisionRecord sets the approval's DecisionRecordID.
