@@ -187,6 +187,27 @@ var migrations = []migration{
 		started         bigint NOT NULL,
 		last_seen       bigint NOT NULL
 	);`),
+	// 3 → 4: runs' JSON columns compressed with lz4 instead of pglz, the
+	// default. A record is about 3 KB, over TOAST's 2 KB threshold, so
+	// PostgreSQL compresses every row it inserts; with pglz that was the
+	// largest item (15 %) of the server's CPU profile under
+	// bench/compare.sh, and lz4 costs a fraction of it for about the same
+	// size (docs/postgres.md). Servers before 14, or built without lz4,
+	// keep pglz: the step is then a no-op, not an error.
+	sqlStep(`DO $$
+	BEGIN
+		IF current_setting('server_version_num')::int >= 140000 THEN
+			BEGIN
+				EXECUTE 'ALTER TABLE runs
+					ALTER COLUMN results SET COMPRESSION lz4,
+					ALTER COLUMN input SET COMPRESSION lz4,
+					ALTER COLUMN output SET COMPRESSION lz4,
+					ALTER COLUMN views SET COMPRESSION lz4';
+			EXCEPTION WHEN feature_not_supported THEN
+				NULL; -- built without lz4
+			END;
+		END IF;
+	END $$`),
 }
 
 // A migration changes the schema inside migrate's transaction.

@@ -149,6 +149,14 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	// A dead connection is found by the next use; health checks drop idle
 	// ones meanwhile so that recovery does not start with a stale one.
 	cfg.HealthCheckPeriod = 5 * time.Second
+	// Every statement warden sends is a prepared one whose shape does not
+	// depend on its parameters' values (filters are built into the SQL),
+	// so a generic plan serves every execution: without this the server
+	// plans the trace's insert anew for each batch, a tenth of its CPU
+	// under load. A URL that sets plan_cache_mode keeps its own.
+	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
+		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)

@@ -286,3 +286,47 @@ func TestOnBatch(t *testing.T) {
 		t.Errorf("OnBatch saw %d records, stats %+v; want 6 and 5 stored", sizes, st)
 	}
 }
+
+// TestServerCost: the two settings that halve the server's CPU per record
+// under load (docs/postgres.md): runs' JSON columns compressed with lz4
+// where the server has it (schema 4), and generic plans for warden's
+// prepared statements unless the URL says otherwise.
+func TestServerCost(t *testing.T) {
+	ctx := context.Background()
+	u := testSchemaURL(t)
+	s := openTest(t, u, Options{})
+	var lz4 bool
+	if err := s.pool.QueryRow(ctx, `SELECT current_setting('server_version_num')::int >= 140000
+		AND EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals))`).Scan(&lz4); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT attname, attcompression::text FROM pg_attribute
+		WHERE attrelid = 'runs'::regclass AND attname IN ('results', 'input', 'output', 'views') ORDER BY attname`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for rows.Next() {
+		var name, c string
+		if err := rows.Scan(&name, &c); err != nil {
+			t.Fatal(err)
+		}
+		got[name] = c
+	}
+	if rows.Err() != nil || len(got) != 4 {
+		t.Fatalf("columns %v, %v", got, rows.Err())
+	}
+	for name, c := range got {
+		if want := map[bool]string{true: "l", false: ""}[lz4]; c != want {
+			t.Errorf("runs.%s compression %q, want %q (server has lz4: %v)", name, c, want, lz4)
+		}
+	}
+	var mode string
+	if err := s.pool.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode); err != nil || mode != "force_generic_plan" {
+		t.Fatalf("plan_cache_mode %q, %v", mode, err)
+	}
+	s2 := openTest(t, withParam(u, "plan_cache_mode", "auto"), Options{})
+	if err := s2.pool.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode); err != nil || mode != "auto" {
+		t.Fatalf("plan_cache_mode with the URL's auto: %q, %v", mode, err)
+	}
+}
