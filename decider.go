@@ -224,15 +224,48 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 // decideLabelled reads the session's labels into ev (with a LabelCache)
 // and runs ev's chain; the outcome's labels include the provenance's.
 func (d *Decider) decideLabelled(ctx context.Context, ev *Event) Outcome {
+	chain := d.ChainFor(ev.Name)
 	if d.labels == nil {
-		return d.ChainFor(ev.Name).Decide(ctx, ev)
+		return chain.Decide(ctx, ev)
+	}
+	var out Outcome
+	if ev.SessionID != "" && !d.usesLabels(chain, ev.Name) {
+		// Nothing that decides this step looks at the session's labels:
+		// they are not read (with a store replicas share, that is a query
+		// a step). Asked again after the chain ran: a reload meanwhile may
+		// have brought a policy that does, which then failed the step
+		// (ErrLabelsUnread); it is decided again below, with them.
+		ev.LabelsUnread = true
+		out = chain.Decide(ctx, ev)
+		if !d.usesLabels(chain, ev.Name) {
+			return withProvenanceLabels(out, ev)
+		}
+		ev.LabelsUnread = false
 	}
 	ls, err := d.labels.Labels(ctx, ev.Principal.Tenant, ev.SessionID)
 	if err != nil {
 		return labelsUnavailable(Outcome{}, err)
 	}
 	ev.SessionLabels = ls
-	out := d.ChainFor(ev.Name).Decide(ctx, ev)
+	out = chain.Decide(ctx, ev)
+	return withProvenanceLabels(out, ev)
+}
+
+// usesLabels reports whether deciding an event named event with chain, or
+// the shadow set beside it, may read the session's labels.
+func (d *Decider) usesLabels(chain *Chain, event string) bool {
+	if chain.UsesSessionLabels(event) {
+		return true
+	}
+	if d.shadow == nil {
+		return false
+	}
+	u, ok := d.shadow.(SessionLabelUser)
+	return !ok || u.UsesSessionLabels(event)
+}
+
+// withProvenanceLabels adds the labels ev's data's provenance sets to out's.
+func withProvenanceLabels(out Outcome, ev *Event) Outcome {
 	if pl := ProvenanceLabels(ev.Provenance); len(pl) > 0 {
 		out.Labels = MergeLabels(out.Labels, pl)
 	}
@@ -246,8 +279,20 @@ func (d *Decider) label(ctx context.Context, ev *Event, out *Outcome) (refused b
 	if d.labels == nil || (out.Verdict != Allow && out.Verdict != Modify) {
 		return false
 	}
+	if len(out.Labels) == 0 || ev.SessionID == "" {
+		return false
+	}
+	if ev.LabelsUnread {
+		// Not read for the chain; needed now to know which are new.
+		ls, err := d.labels.Labels(ctx, ev.Principal.Tenant, ev.SessionID)
+		if err != nil {
+			*out = labelsUnavailable(*out, err)
+			return true
+		}
+		ev.SessionLabels = ls
+	}
 	add := missingLabels(ev.SessionLabels, out.Labels)
-	if len(add) == 0 || ev.SessionID == "" {
+	if len(add) == 0 {
 		return false
 	}
 	// Like the record: kept even if the caller went away, within a bound.

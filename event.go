@@ -54,6 +54,12 @@ type Event struct {
 	// them as session.labels. The Decider sets them after the views; the
 	// slice is shared and must not be changed.
 	SessionLabels []string
+	// LabelsUnread says the Decider did not read the session's labels
+	// because no step of the event's chain (nor the shadow set) can look
+	// at them (see SessionLabelUser): SessionLabels is empty without
+	// saying the session has none. The record's views keep the mark, so
+	// that a replay knows it cannot tell what session.labels held.
+	LabelsUnread bool
 
 	// ToolChanges is the mcp view: the changes of an MCP tools/list answer
 	// against the server's pins (Envelope.ToolChanges), policies'
@@ -176,7 +182,7 @@ func (e *Event) WithPayload(p map[string]any) *Event {
 		Name: e.Name, Surface: e.Surface, Direction: e.Direction, RequestID: e.RequestID,
 		Payload: p, Envelope: e.Envelope, Principal: e.Principal, Agent: e.Agent, User: e.User, SessionID: e.SessionID,
 		TurnID: e.TurnID, StepID: e.StepID, Tool: e.Tool, Message: e.Message, Reasoning: e.Reasoning,
-		Provenance: e.Provenance, SessionLabels: e.SessionLabels, ToolChanges: e.ToolChanges,
+		Provenance: e.Provenance, SessionLabels: e.SessionLabels, LabelsUnread: e.LabelsUnread, ToolChanges: e.ToolChanges,
 	}
 	n.BuildViews(e.views)
 	return n
@@ -260,6 +266,8 @@ type userJSON struct {
 type sessionJSON struct {
 	ID     string   `json:"id"`
 	Labels []string `json:"labels,omitempty"`
+	// Unread: the labels were not read for this step (Event.LabelsUnread).
+	Unread bool `json:"labels_unread,omitempty"`
 }
 
 type provenanceJSON struct {
@@ -300,7 +308,7 @@ func (e *Event) ViewsJSON() json.RawMessage {
 		}
 	}
 	b, err := json.Marshal(viewsJSON{
-		Agent: agentJSON(e.Agent), User: userJSON(e.User), Session: sessionJSON{e.SessionID, e.SessionLabels},
+		Agent: agentJSON(e.Agent), User: userJSON(e.User), Session: sessionJSON{e.SessionID, e.SessionLabels, e.LabelsUnread},
 		Turn: e.TurnID, Step: e.StepID,
 		Tool:    toolJSON{Name: e.Tool.Name, ID: e.Tool.ID, Server: e.Tool.Server, Args: args},
 		Message: messageJSON(e.Message), Reasoning: e.Reasoning, Provenance: prov, MCP: mcpView(e.ToolChanges),

@@ -170,3 +170,38 @@ func ProvenanceLabels(ps []Provenance) []string {
 	}
 	return nil
 }
+
+// SessionLabelUser is implemented by a Handler (and a Shadow) that can
+// tell whether deciding an event named event may read its session's
+// labels (Event.SessionLabels). The Decider reads a session's labels only
+// for a step some part of whose chain may: a policy set none of whose
+// candidate policies mentions session, say. A Handler that does not
+// implement it is taken to read them (a hook sees the whole event).
+type SessionLabelUser interface {
+	UsesSessionLabels(event string) bool
+}
+
+// ErrLabelsUnread is the error of a handler asked to decide an event whose
+// session labels were not read (Event.LabelsUnread) although it would read
+// them: the Decider's view of the chain was out of date (a policy reload
+// between the two), or a replay of a record whose labels were not read.
+// The step fails by its failure policy rather than decide on labels it
+// does not have.
+var ErrLabelsUnread = errors.New("the session's labels were not read for this step")
+
+// UsesSessionLabels reports whether deciding an event named event may read
+// its session's labels: whether a step has a condition (When) or a
+// handler that is not a SessionLabelUser, or one that says it does.
+func (c *Chain) UsesSessionLabels(event string) bool {
+	for i := range c.steps {
+		st := &c.steps[i]
+		if st.When != nil {
+			return true
+		}
+		u, ok := st.Handler.(SessionLabelUser)
+		if !ok || u.UsesSessionLabels(event) {
+			return true
+		}
+	}
+	return false
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -294,4 +295,136 @@ func BenchmarkLabelCacheHit(b *testing.B) {
 			b.Fatal(ls)
 		}
 	}
+}
+
+// labelBlind is a handler that says whether it reads session labels (a
+// policy engine does, per event); it refuses to decide without labels it
+// says it reads, as the engine does.
+type labelBlind struct {
+	uses   atomic.Bool
+	labels []string
+	onCall func(h *labelBlind) // before deciding
+	seen   [][]string
+	unread []bool
+}
+
+func (h *labelBlind) UsesSessionLabels(string) bool { return h.uses.Load() }
+
+func (h *labelBlind) Decide(_ context.Context, ev *Event) (Decision, error) {
+	if h.onCall != nil {
+		h.onCall(h)
+	}
+	h.seen, h.unread = append(h.seen, ev.SessionLabels), append(h.unread, ev.LabelsUnread)
+	if ev.LabelsUnread && h.uses.Load() {
+		return Decision{}, ErrLabelsUnread
+	}
+	return Decision{Verdict: Allow, PolicyID: "p", Labels: h.labels}, nil
+}
+
+type shadowFunc func(ctx context.Context, ev *Event, live *Outcome) []Result
+
+func (f shadowFunc) Shadow(ctx context.Context, ev *Event, live *Outcome) []Result {
+	return f(ctx, ev, live)
+}
+
+// TestDeciderReadsLabelsOnlyWhenUsed: a step no part of whose chain reads
+// session labels does not read them (over a fleet's store, a query a
+// step), and its record says so; a step that sets labels still adds only
+// the new ones; a shadow set or a chain that may read them makes the
+// Decider read them; a reload between the Decider's look and the chain's
+// run is caught and the step decided again, with its labels.
+func TestDeciderReadsLabelsOnlyWhenUsed(t *testing.T) {
+	ctx := context.Background()
+	ev := func() *Event {
+		return &Event{Name: "steps/toolCallRequest", SessionID: "s1", Principal: Principal{Tenant: "acme"}, Payload: map[string]any{}}
+	}
+	setup := func(h Handler, have ...string) (*Decider, *labelMem, *memStore) {
+		ls := &labelMem{m: map[[2]string][]string{{"acme", "s1"}: have}}
+		st := &memStore{}
+		d := NewDecider(NewChain(Allow, Step{Name: "g", Handler: h}), nil, st, nil)
+		// Every read goes to the store, as over PostgreSQL.
+		d.SetLabels(NewLabelCache(ls, 0, time.Nanosecond))
+		return d, ls, st
+	}
+
+	t.Run("unused: not read", func(t *testing.T) {
+		h := &labelBlind{}
+		d, ls, st := setup(h, "read_private")
+		for range 3 {
+			if out, err := d.Decide(ctx, ev()); err != nil || out.Verdict != Allow {
+				t.Fatalf("%v %v", out.Verdict, err)
+			}
+		}
+		if ls.reads != 0 || h.seen[0] != nil || !h.unread[0] {
+			t.Fatalf("reads %d, seen %q, unread %v", ls.reads, h.seen, h.unread)
+		}
+		if v := string(st.recs[0].Views); !strings.Contains(v, `"session":{"id":"s1","labels_unread":true}`) {
+			t.Fatalf("views %s", v)
+		}
+	})
+	t.Run("unused, sets labels: only the new are added", func(t *testing.T) {
+		h := &labelBlind{labels: []string{"read_private", "web"}}
+		d, ls, st := setup(h, "read_private")
+		out, err := d.Decide(ctx, ev())
+		if err != nil || !reflect.DeepEqual(out.LabelsAdded, []string{"web"}) || ls.reads != 1 {
+			t.Fatalf("added %q, err %v, reads %d", out.LabelsAdded, err, ls.reads)
+		}
+		if got, _ := ls.SessionLabels(ctx, "acme", "s1"); !reflect.DeepEqual(got, []string{"read_private", "web"}) {
+			t.Fatalf("kept %q", got)
+		}
+		if r := st.recs[0].Results; r[len(r)-1].Kind != KindLabels || !reflect.DeepEqual(r[len(r)-1].Labels, []string{"web"}) {
+			t.Fatalf("results %+v", r)
+		}
+		if out, _ = d.Decide(ctx, ev()); out.LabelsAdded != nil {
+			t.Fatalf("second step added %q", out.LabelsAdded)
+		}
+	})
+	t.Run("used: read", func(t *testing.T) {
+		h := &labelBlind{}
+		h.uses.Store(true)
+		d, ls, st := setup(h, "read_private")
+		d.Decide(ctx, ev())
+		if ls.reads != 1 || !reflect.DeepEqual(h.seen[0], []string{"read_private"}) || h.unread[0] {
+			t.Fatalf("reads %d, seen %q", ls.reads, h.seen)
+		}
+		if v := string(st.recs[0].Views); !strings.Contains(v, `"session":{"id":"s1","labels":["read_private"]}`) {
+			t.Fatalf("views %s", v)
+		}
+	})
+	t.Run("a shadow set that may: read", func(t *testing.T) {
+		h := &labelBlind{}
+		d, ls, _ := setup(h, "read_private")
+		var shadowSaw []string
+		d.SetShadow(shadowFunc(func(_ context.Context, ev *Event, _ *Outcome) []Result {
+			shadowSaw = ev.SessionLabels
+			return nil
+		}))
+		d.Decide(ctx, ev())
+		if ls.reads != 1 || !reflect.DeepEqual(shadowSaw, []string{"read_private"}) {
+			t.Fatalf("reads %d, the shadow saw %q", ls.reads, shadowSaw)
+		}
+	})
+	t.Run("a reload meanwhile: decided again with labels", func(t *testing.T) {
+		h := &labelBlind{}
+		h.onCall = func(h *labelBlind) { h.uses.Store(true) } // the new set reads them
+		d, ls, st := setup(h, "read_private")
+		out, err := d.Decide(ctx, ev())
+		if err != nil || out.Verdict != Allow || len(h.seen) != 2 || ls.reads != 1 {
+			t.Fatalf("%v %v, calls %d, reads %d", out.Verdict, err, len(h.seen), ls.reads)
+		}
+		if !reflect.DeepEqual(h.seen[1], []string{"read_private"}) || h.unread[1] {
+			t.Fatalf("second run saw %q (unread %v)", h.seen[1], h.unread[1])
+		}
+		if len(st.recs) != 1 || strings.Contains(string(st.recs[0].Views), "labels_unread") {
+			t.Fatalf("records %d, views %s", len(st.recs), st.recs[0].Views)
+		}
+	})
+	t.Run("a hook: read", func(t *testing.T) {
+		hook, seen := labelling(Allow)
+		d, ls, _ := setup(hook, "read_private")
+		d.Decide(ctx, ev())
+		if ls.reads != 1 || !reflect.DeepEqual((*seen)[0], []string{"read_private"}) {
+			t.Fatalf("reads %d, seen %q", ls.reads, *seen)
+		}
+	})
 }

@@ -42,6 +42,12 @@ func newShadow(spec policy.Spec, def warden.Verdict, log *slog.Logger) (*shadowS
 	}, nil
 }
 
+// UsesSessionLabels reports whether the shadow set may read the session's
+// labels deciding an event named event (warden.SessionLabelUser).
+func (s *shadowSet) UsesSessionLabels(event string) bool {
+	return s.chain.UsesSessionLabels(event)
+}
+
 // Shadow decides ev by the shadow set: one result per matching shadow
 // policy, marked shadow, then the summary (warden.KindShadowSet) with the
 // verdict the candidate set would have given. An error of the shadow set

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	celast "cel.dev/cel-go/common/ast"
+
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
@@ -21,6 +23,8 @@ type program struct {
 	// DefaultCostLimit. Untracked programs have a static worst-case cost
 	// estimate within the limit (see boundedCost).
 	tracked bool
+	// labels: the expression may read session.labels (see readsLabels).
+	labels bool
 }
 
 // compile parses, checks and plans src once. want is the required output type
@@ -65,7 +69,29 @@ func compileWith(src string, want *cel.Type, track bool) (*program, []string) {
 	if err != nil {
 		return nil, []string{err.Error()}
 	}
-	return &program{src: src, prg: prg, tracked: track}, nil
+	return &program{src: src, prg: prg, tracked: track, labels: readsLabels(ast)}, nil
+}
+
+// readsLabels reports whether the checked ast may read session.labels:
+// whether it uses the session variable other than as session.id (the
+// whole map, an index, has(), session.labels itself). A comprehension's
+// local variable named session counts too (the checker's reference map
+// names it like the variable): the safe side.
+func readsLabels(ast *cel.Ast) bool {
+	a := ast.NativeRep()
+	refs := a.ReferenceMap()
+	for _, id := range celast.MatchDescendants(celast.NavigateAST(a), celast.KindMatcher(celast.IdentKind)) {
+		if r, ok := refs[id.ID()]; !ok || r.Name != "session" {
+			continue
+		}
+		if p, ok := id.Parent(); ok && p.Kind() == celast.SelectKind {
+			if sel := p.AsSelect(); !sel.IsTestOnly() && sel.FieldName() == "id" {
+				continue
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // eval runs p over act. A CEL error (including the cost limit) is returned

@@ -94,6 +94,12 @@ type match struct {
 	failed bool   // run-time error under FailClosed: counts as a deny
 }
 
+// UsesSessionLabels reports whether the set in force may read the session's
+// labels deciding an event named event (warden.SessionLabelUser).
+func (e *Engine) UsesSessionLabels(event string) bool {
+	return e.set.Load().UsesSessionLabels(event)
+}
+
 // Decide evaluates every policy whose events match ev.Name and combines the
 // matches with the Joch rule: any enforce deny → Deny (the first, by priority
 // then file order, is reported; ReasonCodes are all enforce denies); else any
@@ -112,6 +118,9 @@ func (e *Engine) decide(ctx context.Context, ev *warden.Event, set *Set) (warden
 	cands := set.Candidates(ev.Name)
 	if len(cands) == 0 {
 		return warden.Decision{Verdict: warden.Abstain}, nil
+	}
+	if ev.LabelsUnread && set.UsesSessionLabels(ev.Name) {
+		return warden.Decision{}, warden.ErrLabelsUnread
 	}
 	if err := ctx.Err(); err != nil {
 		return warden.Decision{}, err

@@ -245,3 +245,89 @@ func TestFlowFunctions(t *testing.T) {
 		t.Fatalf("from CEL: %v, %v", ok, err)
 	}
 }
+
+// TestReadsLabels: which expressions may read session.labels (the Decider
+// does not read a session's labels for a step no candidate policy of
+// which may).
+func TestReadsLabels(t *testing.T) {
+	for _, tt := range []struct {
+		src  string
+		want bool
+	}{
+		{`session.id == ""`, false},
+		{`tool.name == "fetch" && session.id.startsWith("s-")`, false},
+		{`payload.x == 1`, false},
+		// A comprehension's local named session: the checker's reference
+		// map names it too, so it counts (the safe side).
+		{`[1, 2].exists(session, session == 2)`, true},
+		{`"read_private" in session.labels`, true},
+		{`size(session.labels) > 0`, true},
+		{`session["labels"].size() > 0`, true},
+		{`session["id"] == ""`, true}, // an index: taken to read anything
+		{`has(session.id)`, true},
+		{`size(session) > 1`, true},
+		{`[session].size() == 1`, true},
+		{`session.id == "" || "x" in session.labels`, true},
+	} {
+		t.Run(tt.src, func(t *testing.T) {
+			p, msgs := compile(tt.src, nil)
+			if msgs != nil {
+				t.Fatal(msgs)
+			}
+			if p.labels != tt.want {
+				t.Fatalf("readsLabels(%s) = %v, want %v", tt.src, p.labels, tt.want)
+			}
+		})
+	}
+}
+
+// TestEngineUsesSessionLabels: per event, by the candidate policies'
+// expressions (when, reasonExpr and modify values), and the engine refuses
+// to decide without labels it would read (warden.ErrLabelsUnread).
+func TestEngineUsesSessionLabels(t *testing.T) {
+	s := mustLoad(t, `id: needs-session
+version: "1"
+events: [steps/toolCallRequest]
+when: session.id == ""
+decision: deny
+---
+id: trifecta
+version: "1"
+events: [steps/toolCallResult]
+when: '"read_private" in session.labels'
+decision: ask
+---
+id: reason
+version: "1"
+events: [steps/message]
+when: "true"
+decision: allow
+reasonExpr: '"labels: " + session.labels.join(",")'
+---
+id: modify
+version: "1"
+events: [steps/memoryStore]
+when: "true"
+decision: modify
+modify:
+  - set: {path: /note, value: 'string(size(session.labels))'}
+`)
+	e := NewEngine(s, Options{})
+	for ev, want := range map[string]bool{
+		"steps/toolCallRequest": false, "steps/toolCallResult": true, "steps/message": true,
+		"steps/memoryStore": true, "steps/none": false,
+	} {
+		if got := e.UsesSessionLabels(ev); got != want {
+			t.Errorf("UsesSessionLabels(%s) = %v, want %v", ev, got, want)
+		}
+	}
+	ev := toolCall("fetch", nil)
+	ev.Name, ev.LabelsUnread = "steps/toolCallResult", true
+	if _, err := e.Decide(context.Background(), ev); !errors.Is(err, warden.ErrLabelsUnread) {
+		t.Fatalf("Decide without labels it reads: %v", err)
+	}
+	ev.Name = "steps/toolCallRequest" // reads session.id only: decides
+	if d, err := e.Decide(context.Background(), ev); err != nil || d.Verdict != warden.Abstain {
+		t.Fatalf("Decide = %v, %v", d.Verdict, err)
+	}
+}

@@ -38,6 +38,33 @@ type Policy struct {
 	when       *program
 	reasonExpr *program
 	ops        []op
+	labels     bool // an expression may read session.labels (readsLabels)
+}
+
+// readsLabels reports whether one of p's expressions may read
+// session.labels.
+func (p *Policy) readsLabels() bool {
+	if (p.when != nil && p.when.labels) || (p.reasonExpr != nil && p.reasonExpr.labels) {
+		return true
+	}
+	for _, o := range p.ops {
+		if o.prg != nil && o.prg.labels {
+			return true
+		}
+	}
+	return false
+}
+
+// UsesSessionLabels reports whether deciding an event named name with the
+// set may read the session's labels: whether a candidate policy's
+// expression may.
+func (s *Set) UsesSessionLabels(name string) bool {
+	for _, p := range s.Candidates(name) {
+		if p.labels {
+			return true
+		}
+	}
+	return false
 }
 
 // Set is an immutable, compiled set of policies, indexed by event name. It is
@@ -66,6 +93,7 @@ func newSet(ps []*Policy, sources []string) *Set {
 		exact: map[string][]*Policy{}}
 	for i, p := range ps {
 		p.rank = i
+		p.labels = p.readsLabels()
 		s.byID[p.ID] = p
 		glob := false
 		seen := map[string]bool{}

@@ -25,8 +25,9 @@ type views struct {
 		Organization string `json:"organization"`
 	} `json:"user"`
 	Session struct {
-		ID     string   `json:"id"`
-		Labels []string `json:"labels"`
+		ID           string   `json:"id"`
+		Labels       []string `json:"labels"`
+		LabelsUnread bool     `json:"labels_unread"`
 	} `json:"session"`
 	Turn string `json:"turn"`
 	Step string `json:"step"`
@@ -63,7 +64,10 @@ func (v *views) set(ev *warden.Event) {
 	ev.Reasoning = v.Reasoning
 	// The session's labels when the step was decided (the record keeps
 	// them; the store's labels have moved on since), and the provenance.
-	ev.SessionLabels = v.Session.Labels
+	// A record whose labels were not read (no policy of then looked at
+	// them) says so: a policy of now that would read them fails the step
+	// (warden.ErrLabelsUnread) rather than see none.
+	ev.SessionLabels, ev.LabelsUnread = v.Session.Labels, v.Session.LabelsUnread
 	ev.Provenance = nil
 	for _, p := range v.Provenance {
 		ev.Provenance = append(ev.Provenance, warden.Provenance(p))

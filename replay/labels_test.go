@@ -27,8 +27,15 @@ func TestEventKeepsLabelsAndProvenance(t *testing.T) {
 	// A record without them gets none.
 	ev.SessionLabels, ev.Provenance = nil, nil
 	rec.Views = ev.ViewsJSON()
-	if got, _ = Event(rec); got.SessionLabels != nil || got.Provenance != nil {
+	if got, _ = Event(rec); got.SessionLabels != nil || got.Provenance != nil || got.LabelsUnread {
 		t.Fatalf("replayed labels %q, provenance %+v from a record without", got.SessionLabels, got.Provenance)
+	}
+	// A record whose labels were not read says so: a policy of now that
+	// reads them cannot decide it (warden.ErrLabelsUnread), not see none.
+	ev.LabelsUnread = true
+	rec.Views = ev.ViewsJSON()
+	if got, _ = Event(rec); !got.LabelsUnread || got.SessionLabels != nil {
+		t.Fatalf("replayed unread %v, labels %q", got.LabelsUnread, got.SessionLabels)
 	}
 }
 
