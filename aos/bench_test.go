@@ -24,7 +24,8 @@ func BenchmarkDecode(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			calls, _, err := parseBody(body, 0)
+			st := newParseState()
+			calls, _, err := st.parseBody(body, 0)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -36,15 +37,18 @@ func BenchmarkDecode(b *testing.B) {
 			if _, _, rerr := h.decodeEvent(c, method, params); rerr != nil {
 				b.Fatal(rerr)
 			}
+			st.release()
 		}
 	})
 	b.Run("parse_only", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			if _, _, err := parseBody(body, 0); err != nil {
+			st := newParseState()
+			if _, _, err := st.parseBody(body, 0); err != nil {
 				b.Fatal(err)
 			}
+			st.release()
 		}
 	})
 	b.Run("encoding_json", func(b *testing.B) {

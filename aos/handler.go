@@ -169,19 +169,11 @@ func (h *Handler) Handle(ctx context.Context, body []byte) (resp []byte) {
 			resp = appendError(nil, nil, &Error{Code: CodeInternalError, Message: "internal error"})
 		}
 	}()
-	calls, batch, err := parseBody(body, h.opts.MaxBatch)
-	var amb *ambiguityError
-	if errors.As(err, &amb) {
-		return appendError(nil, nil, invalidRequest("%s", amb.Error()))
-	}
-	var over *batchLimitError
-	if errors.As(err, &over) {
-		e := invalidRequest("%s", over.Error())
-		e.Data = map[string]any{"limit": over.limit, "name": "limits.batch"}
-		return appendError(nil, nil, e)
-	}
+	st := newParseState()
+	defer st.release()
+	calls, batch, err := st.parseBody(body, h.opts.MaxBatch)
 	if err != nil {
-		return appendError(nil, nil, &Error{Code: CodeParseError, Message: "parse error: " + err.Error()})
+		return parseFailure(err)
 	}
 	if batch && len(calls) == 0 {
 		return appendError(nil, nil, invalidRequest("empty batch"))
@@ -220,6 +212,21 @@ func (h *Handler) Handle(ctx context.Context, body []byte) (resp []byte) {
 		return h.tooLarge(nil, len(calls), len(calls))
 	}
 	return append(b, ']')
+}
+
+// parseFailure is the answer to a body that could not be parsed.
+func parseFailure(err error) []byte {
+	var amb *ambiguityError
+	if errors.As(err, &amb) {
+		return appendError(nil, nil, invalidRequest("%s", amb.Error()))
+	}
+	var over *batchLimitError
+	if errors.As(err, &over) {
+		e := invalidRequest("%s", over.Error())
+		e.Data = map[string]any{"limit": over.limit, "name": "limits.batch"}
+		return appendError(nil, nil, e)
+	}
+	return appendError(nil, nil, &Error{Code: CodeParseError, Message: "parse error: " + err.Error()})
 }
 
 // tooLarge is the answer to a body whose response grew past MaxResponse:

@@ -28,6 +28,12 @@ type parser struct {
 	// amb is the first ambiguity found; parsing goes on, so that text that
 	// is not JSON at all is a parse error wherever the ambiguity was.
 	amb *ambiguityError
+	// keys and vals are scratch stacks: the members of the objects and the
+	// elements of the arrays being parsed, from the outermost open one in,
+	// until each ends and is made at its size. They hold at most one entry
+	// per member or element of the body.
+	keys []string
+	vals []any
 }
 
 // ambiguous records the first ambiguity.
@@ -224,20 +230,26 @@ func (p *parser) nextMember() (more bool, err error) {
 }
 
 // object parses an object at p.i (which holds '{'). With spans non-nil, it
-// appends the raw span of every member's value to *spans.
+// appends the raw span of every member's value to *spans. The members are
+// gathered on the parser's scratch stacks and the map is made once, at its
+// size, when the object ends (the last of duplicate keys wins, as in
+// encoding/json).
 func (p *parser) object(spans *[]span) (map[string]any, error) {
-	m := make(map[string]any)
 	empty, err := p.openObject()
-	if err != nil || empty {
-		return m, err
+	if err != nil {
+		return nil, err
 	}
+	if empty {
+		return make(map[string]any), nil
+	}
+	kmark, vmark := len(p.keys), len(p.vals)
 	var folded map[string]string // folded key → key, past smallObject members
 	for more := true; more; {
 		k, err := p.key()
 		if err != nil {
 			return nil, err
 		}
-		p.checkKey(m, &folded, k)
+		p.checkKey(p.keys[kmark:], &folded, k)
 		start := p.i
 		p.path = append(p.path, pathElem{key: k, idx: -1})
 		v, err := p.value()
@@ -248,26 +260,38 @@ func (p *parser) object(spans *[]span) (map[string]any, error) {
 		if spans != nil {
 			*spans = append(*spans, span{k, start, p.i})
 		}
-		m[k] = v
+		p.keys = append(p.keys, k)
+		p.vals = append(p.vals, v)
 		if more, err = p.nextMember(); err != nil {
 			return nil, err
 		}
 	}
+	keys, vals := p.keys[kmark:], p.vals[vmark:]
+	m := make(map[string]any, len(keys))
+	for i, k := range keys {
+		m[k] = vals[i]
+	}
+	clear(keys)
+	clear(vals)
+	p.keys, p.vals = p.keys[:kmark], p.vals[:vmark]
 	return m, nil
 }
 
-// checkKey records an ambiguity when object m has key k already, or has a
-// key that differs from it only in case.
-func (p *parser) checkKey(m map[string]any, folded *map[string]string, k string) {
+// checkKey records an ambiguity when keys, the keys of the object being
+// parsed so far, hold k already, or a key that differs from it only in
+// case. Until an ambiguity is found, keys are distinct.
+func (p *parser) checkKey(keys []string, folded *map[string]string, k string) {
 	if p.amb != nil {
 		return // the body is refused already
 	}
-	if _, dup := m[k]; dup {
-		p.ambiguous(&ambiguityError{p.where(), fmt.Sprintf("duplicate key %q", k)})
-		return
-	}
-	if len(m) < smallObject {
-		for o := range m {
+	if len(keys) < smallObject {
+		for _, o := range keys {
+			if o == k {
+				p.ambiguous(&ambiguityError{p.where(), fmt.Sprintf("duplicate key %q", k)})
+				return
+			}
+		}
+		for _, o := range keys {
 			if strings.EqualFold(o, k) {
 				p.ambiguous(&ambiguityError{p.where(), fmt.Sprintf("keys %q and %q differ only in case", o, k)})
 				return
@@ -276,33 +300,39 @@ func (p *parser) checkKey(m map[string]any, folded *map[string]string, k string)
 		return
 	}
 	if *folded == nil {
-		*folded = make(map[string]string, 2*len(m))
-		for o := range m {
+		*folded = make(map[string]string, 2*len(keys))
+		for _, o := range keys {
 			(*folded)[jsonstrict.FoldKey(o)] = o
 		}
 	}
 	fk := jsonstrict.FoldKey(k)
 	if o, ok := (*folded)[fk]; ok {
-		p.ambiguous(&ambiguityError{p.where(), fmt.Sprintf("keys %q and %q differ only in case", o, k)})
+		if o == k {
+			p.ambiguous(&ambiguityError{p.where(), fmt.Sprintf("duplicate key %q", k)})
+		} else {
+			p.ambiguous(&ambiguityError{p.where(), fmt.Sprintf("keys %q and %q differ only in case", o, k)})
+		}
 		return
 	}
 	(*folded)[fk] = k
 }
 
 // array parses an array at p.i (which holds '['). With spans non-nil, it
-// appends the raw span of every element to *spans.
+// appends the raw span of every element to *spans. The elements are
+// gathered on the parser's scratch stack and the slice is made once, at
+// its length, when the array ends.
 func (p *parser) array(spans *[]span) ([]any, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
 	p.i++
-	a := []any{}
 	p.ws()
 	if p.i < len(p.s) && p.s[p.i] == ']' {
 		p.i++
 		p.depth--
-		return a, nil
+		return []any{}, nil
 	}
+	vmark := len(p.vals)
 	for n := 0; ; n++ {
 		p.ws()
 		start := p.i
@@ -315,7 +345,7 @@ func (p *parser) array(spans *[]span) ([]any, error) {
 		if spans != nil {
 			*spans = append(*spans, span{"", start, p.i})
 		}
-		a = append(a, v)
+		p.vals = append(p.vals, v)
 		p.ws()
 		if p.i >= len(p.s) {
 			return nil, p.fail("unexpected end of JSON input")
@@ -326,6 +356,11 @@ func (p *parser) array(spans *[]span) ([]any, error) {
 		case ']':
 			p.i++
 			p.depth--
+			vals := p.vals[vmark:]
+			a := make([]any, len(vals))
+			copy(a, vals)
+			clear(vals)
+			p.vals = p.vals[:vmark]
 			return a, nil
 		default:
 			return nil, p.fail("invalid character %q after array element", p.s[p.i])

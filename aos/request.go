@@ -95,11 +95,14 @@ func (e *batchLimitError) Error() string {
 // parse error for the whole body, as JSON-RPC 2.0 requires. A batch of more
 // than maxBatch entries (maxBatch > 0) fails with *batchLimitError as soon
 // as the entry past the limit begins: the text after it is not read.
-func parseBody(body []byte, maxBatch int) (calls []*call, batch bool, err error) {
+//
+// The calls belong to st: they are valid until st is released.
+func (st *parseState) parseBody(body []byte, maxBatch int) (calls []*call, batch bool, err error) {
 	if len(body) == 0 {
 		return nil, false, &syntaxError{msg: "empty body"}
 	}
-	p := &parser{s: unsafe.String(unsafe.SliceData(body), len(body)), path: make([]pathElem, 0, 16)}
+	p := &st.p
+	p.s = unsafe.String(unsafe.SliceData(body), len(body))
 	p.ws()
 	if p.i < len(p.s) && p.s[p.i] == '[' {
 		if err := p.enter(); err != nil {
@@ -112,21 +115,24 @@ func parseBody(body []byte, maxBatch int) (calls []*call, batch bool, err error)
 			return nil, true, p.end()
 		}
 		for {
-			if maxBatch > 0 && len(calls) == maxBatch {
+			if maxBatch > 0 && len(st.calls) == maxBatch {
 				return nil, true, &batchLimitError{maxBatch}
 			}
-			c, err := p.call(body)
-			if err != nil {
+			c := &st.one
+			if len(st.calls) > 0 {
+				c = new(call)
+			}
+			if err := p.call(body, c); err != nil {
 				return nil, true, err
 			}
-			calls = append(calls, c)
+			st.calls = append(st.calls, c)
 			p.ws()
 			if p.i >= len(p.s) {
 				return nil, true, p.fail("unexpected end of JSON input")
 			}
 			if p.s[p.i] == ']' {
 				p.i++
-				return calls, true, p.end()
+				return st.calls, true, p.end()
 			}
 			if p.s[p.i] != ',' {
 				return nil, true, p.fail("invalid character %q after array element", p.s[p.i])
@@ -134,34 +140,35 @@ func parseBody(body []byte, maxBatch int) (calls []*call, batch bool, err error)
 			p.i++
 		}
 	}
-	c, err := p.call(body)
-	if err != nil {
+	if err := p.call(body, &st.one); err != nil {
 		return nil, false, err
 	}
-	return []*call{c}, false, p.end()
+	st.calls = append(st.calls, &st.one)
+	return st.calls, false, p.end()
 }
 
-// call parses one request: an object, whose envelope members are kept, or
-// any other value (an invalid request).
-func (p *parser) call(body []byte) (*call, error) {
+// call parses one request into c (zero but for its pspans buffer): an
+// object, whose envelope members are kept, or any other value (an invalid
+// request).
+func (p *parser) call(body []byte, c *call) error {
 	p.ws()
-	c := &call{body: body, start: p.i}
+	c.body, c.start = body, p.i
 	if p.i >= len(p.s) || p.s[p.i] != '{' {
 		_, err := p.value()
 		c.end = p.i
-		return c, err
+		return err
 	}
 	c.isObject = true
 	empty, err := p.openObject()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var seenBuf [8]string // the envelope's keys, for duplicates
 	seen := seenBuf[:0]
 	for more := !empty; more; {
 		k, err := p.key()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, o := range seen {
 			if strings.EqualFold(o, k) {
@@ -188,7 +195,7 @@ func (p *parser) call(body []byte) (*call, error) {
 			v, err = p.value()
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.path = p.path[:len(p.path)-1]
 		switch k {
@@ -205,11 +212,11 @@ func (p *parser) call(body []byte) (*call, error) {
 			}
 		}
 		if more, err = p.nextMember(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	c.end = p.i
-	return c, nil
+	return nil
 }
 
 // check validates the JSON-RPC envelope: it returns the method and params,
