@@ -37,18 +37,68 @@ import (
 var flowFunctions = []struct {
 	name string
 	fn   func(v any, b *budget) ref.Val
+	// bind is the CEL binding: fn called directly, with its budget on the
+	// stack and a string argument read without boxing it again.
+	bind func(v ref.Val) ref.Val
 }{
-	{"tool_name", func(v any, _ *budget) ref.Val { return types.String(toolName(v)) }},
-	{"private_path", boolFn(privatePath)},
-	{"private_marked", boolFn(privateMarked)},
-	{"shell_fetch", boolFn(func(v any, b *budget) bool { return matchCommand(v, shellFetchRE, b) })},
-	{"shell_send", boolFn(func(v any, b *budget) bool { return matchCommand(v, shellSendRE, b) })},
-	{"external_url", boolFn(externalURL)},
+	{"tool_name", func(v any, _ *budget) ref.Val { return types.String(toolName(v)) }, toolNameVal},
+	{"private_path", boolFn(privatePath), func(v ref.Val) ref.Val {
+		b := budget{left: maxFlowBytes}
+		if s, ok := v.(types.String); ok {
+			return types.Bool(privatePath(string(s), &b))
+		}
+		return types.Bool(privatePath(v.Value(), &b))
+	}},
+	{"private_marked", boolFn(privateMarked), func(v ref.Val) ref.Val {
+		if _, ok := v.(types.String); ok {
+			return types.False // not a map
+		}
+		b := budget{left: maxFlowBytes}
+		return types.Bool(privateMarked(v.Value(), &b))
+	}},
+	{"shell_fetch", boolFn(shellFetch), func(v ref.Val) ref.Val {
+		b := budget{left: maxFlowBytes}
+		if s, ok := v.(types.String); ok {
+			return types.Bool(shellFetch(string(s), &b))
+		}
+		return types.Bool(shellFetch(v.Value(), &b))
+	}},
+	{"shell_send", boolFn(shellSend), func(v ref.Val) ref.Val {
+		b := budget{left: maxFlowBytes}
+		if s, ok := v.(types.String); ok {
+			return types.Bool(shellSend(string(s), &b))
+		}
+		return types.Bool(shellSend(v.Value(), &b))
+	}},
+	{"external_url", boolFn(externalURL), func(v ref.Val) ref.Val {
+		b := budget{left: maxFlowBytes}
+		if s, ok := v.(types.String); ok {
+			return types.Bool(externalURL(string(s), &b))
+		}
+		return types.Bool(externalURL(v.Value(), &b))
+	}},
 }
 
 func boolFn(f func(any, *budget) bool) func(any, *budget) ref.Val {
 	return func(v any, b *budget) ref.Val { return types.Bool(f(v, b)) }
 }
+
+// toolNameVal is the binding of tool_name: a name tool_name leaves as it is
+// comes back as the same CEL value, so the common case allocates nothing.
+func toolNameVal(v ref.Val) ref.Val {
+	s, ok := v.(types.String)
+	if !ok {
+		return types.String(toolName(v.Value()))
+	}
+	n := toolName(string(s))
+	if n == string(s) {
+		return v
+	}
+	return types.String(n)
+}
+
+func shellFetch(v any, b *budget) bool { return matchCommand(v, shellFetchRE, b) }
+func shellSend(v any, b *budget) bool  { return matchCommand(v, shellSendRE, b) }
 
 // maxFlowBytes bounds the bytes of strings one flow function call reads;
 // maxToolName the tool names tool_name reads.
@@ -96,13 +146,12 @@ var (
 func flowEnvOptions() []cel.EnvOption {
 	opts := make([]cel.EnvOption, 0, len(flowFunctions))
 	for _, f := range flowFunctions {
-		fn := f.fn
 		res := cel.BoolType
 		if f.name == "tool_name" {
 			res = cel.StringType
 		}
 		opts = append(opts, cel.Function(f.name, cel.Overload(f.name+"_dyn", []*cel.Type{cel.DynType}, res,
-			cel.UnaryBinding(func(v ref.Val) ref.Val { return fn(v.Value(), &budget{left: maxFlowBytes}) }))))
+			cel.UnaryBinding(f.bind))))
 	}
 	return opts
 }
