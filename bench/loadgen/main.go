@@ -49,6 +49,7 @@ type config struct {
 	json    bool
 	label   string
 	auth    string // the Authorization header's value ("" for none)
+	idIn    string // -id-in: the top-level member (an object) whose "id" is rewritten
 
 	acs        bool   // -acs: the body is an ACS request (unsigned unless a key is given)
 	acsKeyFile string // -acs-key-file: the key material, hex
@@ -67,6 +68,7 @@ func main() {
 	flag.BoolVar(&cfg.json, "json", false, "print one JSON object instead of text")
 	flag.StringVar(&cfg.label, "label", "", "name printed with the results")
 	flag.StringVar(&cfg.auth, "token-file", "", "file holding a bearer token to send (Authorization: Bearer ...)")
+	flag.StringVar(&cfg.idIn, "id-in", "", "rewrite the \"id\" of this top-level member (an object), not the top-level \"id\": -id-in input for OPA's data API ({\"input\": <request>}, answered by a policy that echoes input.id)")
 	flag.BoolVar(&cfg.acs, "acs", false, "the body is an ACS request: one session per connection, a handshake first, a fresh request_id and timestamp per request (unsigned without -acs-key-id)")
 	flag.StringVar(&cfg.acsKeyFile, "acs-key-file", "", "file holding the ACS key material as hex (\"hex:\" prefix allowed), with -acs-key-id")
 	flag.StringVar(&cfg.acsKeyID, "acs-key-id", "", "sign every ACS request with HMAC-SHA256 under this key_id (implies -acs; needs -acs-key-file)")
@@ -98,10 +100,13 @@ func run(cfg config, out io.Writer) error {
 	var tpl *template
 	var acs *acsTemplate
 	if cfg.acs || cfg.acsKeyID != "" || cfg.acsKeyFile != "" {
+		if cfg.idIn != "" {
+			return errors.New("-id-in does not go with ACS mode")
+		}
 		if acs, err = newACSTemplate(raw, cfg.acsKeyID, cfg.acsKeyFile); err != nil {
 			return fmt.Errorf("%s: %w", cfg.body, err)
 		}
-	} else if tpl, err = newTemplate(raw); err != nil {
+	} else if tpl, err = newTemplateIn(raw, cfg.idIn); err != nil {
 		return fmt.Errorf("%s: %w", cfg.body, err)
 	}
 
@@ -301,6 +306,49 @@ func newTemplate(raw []byte) (*template, error) {
 	}
 	tail = append(tail, rest...)
 	return &template{head: head, tail: tail}, nil
+}
+
+// newTemplateIn is newTemplate with the id inside the top-level member named in (an
+// object), e.g. "input" for OPA's {"input": <request>}; in "" is newTemplate.
+func newTemplateIn(raw []byte, in string) (*template, error) {
+	if in == "" {
+		return newTemplate(raw)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		return nil, fmt.Errorf("body is not valid JSON: %w", err)
+	}
+	raw = compact.Bytes()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("body must be a JSON object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil, err
+		}
+		if tok != in {
+			continue
+		}
+		if len(val) == 0 || val[0] != '{' {
+			return nil, fmt.Errorf("-id-in %s: the body's %q member is not an object", in, in)
+		}
+		end := int(dec.InputOffset())
+		start := end - len(val)
+		inner, err := newTemplate(val)
+		if err != nil {
+			return nil, err
+		}
+		head := append(raw[:start:start], inner.head...)
+		tail := append(inner.tail[:len(inner.tail):len(inner.tail)], raw[end:]...)
+		return &template{head: head, tail: tail}, nil
+	}
+	return nil, fmt.Errorf("-id-in %s: the body has no top-level %q member", in, in)
 }
 
 // worker is one closed-loop client; it owns its buffers, histogram and error counts.

@@ -45,6 +45,42 @@ func TestTemplate(t *testing.T) {
 	}
 }
 
+func TestTemplateIn(t *testing.T) {
+	in := `{ "input": {"jsonrpc":"2.0","id":"abc","method":"m","params":{"id":"inner"}}, "id": "outer" }`
+	tpl, err := newTemplateIn([]byte(in), "input")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(tpl.head) + `"new-id"` + string(tpl.tail)
+	var m struct {
+		ID    string `json:"id"`
+		Input struct {
+			ID     string         `json:"id"`
+			Method string         `json:"method"`
+			Params map[string]any `json:"params"`
+		} `json:"input"`
+	}
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatalf("%s: %v", body, err)
+	}
+	if m.Input.ID != "new-id" || m.ID != "outer" || m.Input.Method != "m" || m.Input.Params["id"] != "inner" {
+		t.Fatalf("want only input.id rewritten: %s", body)
+	}
+	// No id inside: one is added there.
+	tpl, err = newTemplateIn([]byte(`{"input":{"method":"m"}}`), "input")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := string(tpl.head) + `7` + string(tpl.tail); body != `{"input":{"id":7,"method":"m"}}` {
+		t.Fatalf("body %s", body)
+	}
+	for _, bad := range []string{`{"input":[1]}`, `{"other":{}}`, `[1]`} {
+		if _, err := newTemplateIn([]byte(bad), "input"); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
 func TestHistogram(t *testing.T) {
 	var h histogram
 	var all []time.Duration

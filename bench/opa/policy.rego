@@ -24,9 +24,11 @@
 #   are evaluated up to that check; for steps/message the message is role + content
 #   text (parts' text not joined as warden's partsMessage does); direction is "" (steps);
 #   tool.server is "" (an AOS request has no MCP server).
-# - Detectors are regexes, not warden's scanners: boundary rules, the 64-byte local
-#   part and ".." rule of emails, card windows inside longer digit runs, phone group
-#   rules and a few corner cases differ; each finds the same kinds on ordinary text
+# - Detectors are regexes, not warden's scanners (each behind a cheap prefilter, a
+#   contains() or a short regex, as warden's are behind theirs): boundary rules, GitHub
+#   tokens over 255 and assignment values over 512 characters, the 64-byte local part
+#   and ".." rule of emails, card windows inside longer digit runs, phone group rules
+#   and a few corner cases differ; each finds the same kinds on ordinary text
 #   (bench/opa_test.go's variations). Regex matches are leftmost and non-overlapping.
 # - Entropy (api_key assignments): log2 from a table of 1..520 (values are at most
 #   512+3 bytes), so the 3.0-bit threshold is computed, not approximated, to 1e-6.
@@ -45,7 +47,7 @@
 #   (failure policy closed); here the condition is just false.
 #
 # OPA caches at most 100 compiled regexes (topdown regexCacheMaxSize): this file uses
-# fewer than 60 distinct patterns, so none is compiled per request.
+# fewer than 70 distinct patterns, so none is compiled per request.
 package warden.bench
 
 import rego.v1
@@ -290,32 +292,44 @@ text_secrets := secrets(text)
 
 secrets(s) := {k | some k in ["api_key", "aws_access_key", "github_token", "jwt", "private_key"]; secret(k, s)}
 
-secret("private_key", s) if regex.match(`-----BEGIN [^\r\n-]{0,48}PRIVATE KEY[^\r\n-]{0,48}-----`, s)
+secret("private_key", s) if {
+	contains(s, "-----BEGIN ")
+	regex.match(`-----BEGIN [^\r\n-]{0,48}PRIVATE KEY[^\r\n-]{0,48}-----`, s)
+}
 
 secret("aws_access_key", s) if regex.match(`(?:^|[^A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA|APKA)[A-Z0-9]{16}(?:[^A-Za-z0-9]|$)`, s)
 
-secret("github_token", s) if regex.match(`(?:^|[^A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?:[^A-Za-z0-9_]|$)`, s)
+secret("github_token", s) if {
+	contains(s, "_")
+	regex.match(`(?:^|[^A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})(?:[^A-Za-z0-9_]|$)`, s)
+}
 
 # A JWT: three base64url segments whose first decodes to a JSON object with "alg".
 secret("jwt", s) if {
+	contains(s, "eyJ")
 	some m in regex.find_all_string_submatch_n(`(?:^|[^A-Za-z0-9_.-])(eyJ[A-Za-z0-9_-]*)\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*`, s, -1)
 	h := json.unmarshal(base64url.decode(m[1]))
 	is_string(h.alg)
 }
 
 secret("api_key", s) if {
+	regex.match(`sk-|xox`, s)
 	some m in regex.find_all_string_submatch_n(`(?:^|[^A-Za-z0-9_-])(?:sk-([A-Za-z0-9_-]{20,})|xox[baprs]-([A-Za-z0-9-]{10,}))(?:[^A-Za-z0-9_]|$)`, s, -1)
 	mixed(concat("", [m[1], m[2]]))
 }
 
-secret("api_key", s) if regex.match(`(?:^|[^A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?:[^A-Za-z0-9_-]|$)|(?:^|[^A-Za-z0-9_])[sr]k_(?:live|test)_[A-Za-z0-9]{16,}(?:[^A-Za-z0-9_]|$)`, s)
+secret("api_key", s) if {
+	regex.match(`AIza|k_live_|k_test_`, s)
+	regex.match(`(?:^|[^A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?:[^A-Za-z0-9_-]|$)|(?:^|[^A-Za-z0-9_])[sr]k_(?:live|test)_[A-Za-z0-9]{16,}(?:[^A-Za-z0-9_]|$)`, s)
+}
 
 # Assignments (api_key=…, "apiKey": "…", Authorization: Bearer …) whose value is 16+
 # characters, letters and digits mixed, of at least 3 bits of entropy a byte.
 secret("api_key", s) if {
-	some m in regex.find_all_string_submatch_n(`(?i)(?:api[_-]?key|secret(?:[_-]?key)?|access[_-]?key|token|authorization)["']? {0,3}(?:=>?|:)[ \t]{0,3}["']?(?:bearer |token |basic )?([A-Za-z0-9_+/.~-]{16,512}={0,3})`, s, -1)
+	some m in regex.find_all_string_submatch_n(`(?i)(?:api[_-]?key|secret(?:[_-]?key)?|access[_-]?key|token|authorization)["']? {0,3}(?:=>?|:)[ \t]{0,3}["']?(?:bearer |token |basic )?([A-Za-z0-9_+/.~-]{16,}={0,3})`, s, -1)
 	v := trim_right(m[1], ".")
 	count(v) >= 16
+	count(v) <= 515
 	mixed(v)
 	entropy(v) >= 3.0
 }
@@ -342,12 +356,14 @@ reasoning_pii := pii(reasoning)
 pii(s) := {k | some k in ["credit_card", "email", "iban", "ip_address", "phone", "ssn"]; pii_kind(k, s)}
 
 pii_kind("email", s) if {
+	contains(s, "@")
 	some m in regex.find_all_string_submatch_n(`(?:^|[^A-Za-z0-9._%+'-])[A-Za-z0-9_%+'-](?:[A-Za-z0-9._%+'-]{0,62}[A-Za-z0-9_%+'-])?@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+([A-Za-z]{2,24})(?:[^A-Za-z0-9_@.-]|[.-][^A-Za-z0-9]|[.-]?$)`, s, -1)
 	not lower(m[1]) in {"png", "jpg", "jpeg", "gif", "svg", "webp", "ico"}
 }
 
 # Cards: 13-19 digits, grouped by spaces or dashes, a plausible issuer, Luhn.
 pii_kind("credit_card", s) if {
+	regex.match(`[0-9]{4}`, s)
 	some m in regex.find_all_string_submatch_n(`(?:^|[^A-Za-z0-9_+.,/:-])([0-9]{3,19}(?:[ -][0-9]{3,19}){0,7})(?:[^A-Za-z0-9_]|[.,/:-][^0-9]|[.,/:-]?$)`, s, -1)
 	d := replace(replace(m[1], " ", ""), "-", "")
 	count(d) >= 13
@@ -412,6 +428,7 @@ iin(p4, _) if floor(p4 / 100) in {50, 56, 57, 58}
 # IBAN: country, check digits, 11-30 alphanumerics (groups of four may be spaced);
 # valid when the rearranged number mod 97 is 1.
 pii_kind("iban", s) if {
+	regex.match(`[A-Z]{2}[0-9]{2}`, s)
 	some m in regex.find_all_string_submatch_n(`(?:^|[^A-Za-z0-9])([A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?)(?:[^A-Za-z0-9]|$)`, s, -1)
 	c := replace(m[1], " ", "")
 	count(c) >= 15
@@ -426,6 +443,7 @@ iban_digit(x) := x if regex.match(`^[0-9]$`, x)
 else := format_int(indexof("ABCDEFGHIJKLMNOPQRSTUVWXYZ", x) + 10, 10)
 
 pii_kind("ssn", s) if {
+	regex.match(`[0-9]{3}-[0-9]{2}-[0-9]{4}`, s)
 	some m in regex.find_all_string_submatch_n(`(?:^|[^A-Za-z0-9_+.,/:-])([0-9]{3})-([0-9]{2})-([0-9]{4})(?:[^A-Za-z0-9_]|[.,/:-][^0-9]|[.,/:-]?$)`, s, -1)
 	not m[1] in {"000", "666"}
 	not startswith(m[1], "9")
@@ -433,9 +451,13 @@ pii_kind("ssn", s) if {
 	m[3] != "0000"
 }
 
-pii_kind("ip_address", s) if regex.match(`(?:^|[^A-Za-z0-9_.])(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:[^A-Za-z0-9_.-]|[.-][^A-Za-z0-9]|[.-]?$)`, s)
+pii_kind("ip_address", s) if {
+	regex.match(`[0-9]\.[0-9]{1,3}\.[0-9]`, s)
+	regex.match(`(?:^|[^A-Za-z0-9_.])(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:[^A-Za-z0-9_.-]|[.-][^A-Za-z0-9]|[.-]?$)`, s)
+}
 
 pii_kind("ip_address", s) if {
+	regex.match(`[0-9A-Fa-f]?:[0-9A-Fa-f]*:`, s)
 	some m in regex.find_all_string_submatch_n(`(?:^|[^A-Za-z0-9_.])([0-9A-Fa-f:]*:[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*[0-9A-Fa-f])(?:[^A-Za-z0-9_]|$)`, s, -1)
 	regex.match(`[0-9]`, m[1])
 	net.cidr_is_valid(concat("", [m[1], "/128"]))
@@ -444,15 +466,20 @@ pii_kind("ip_address", s) if {
 # Phones: "+CC …" with 7-15 digits; NANP [1] NXX NXX XXXX; trunk-prefixed national
 # numbers (0…, 9-11 digits, no dots).
 pii_kind("phone", s) if {
+	contains(s, "+")
 	some m in regex.find_all_string_submatch_n(`(?:^|[^A-Za-z0-9_])\+([0-9]{1,12}(?:[ .-]?\(?[0-9]{1,12}\)?){0,7})(?:[^A-Za-z0-9_]|[.,/:-][^0-9]|[.,/:-]?$)`, s, -1)
 	d := regex.replace(m[1], `[^0-9]`, "")
 	count(d) >= 7
 	count(d) <= 15
 }
 
-pii_kind("phone", s) if regex.match(`(?:^|[^A-Za-z0-9_+.,/:-])(?:1[ -])?(?:\([2-9][0-9]{2}\) ?|[2-9][0-9]{2}[ -])[2-9][0-9]{2}[ -][0-9]{4}(?:[^A-Za-z0-9_]|[.,/:-][^0-9]|[.,/:-]?$)|(?:^|[^A-Za-z0-9_+.,/:-])(?:1\.)?[2-9][0-9]{2}\.[2-9][0-9]{2}\.[0-9]{4}(?:[^A-Za-z0-9_.]|\.[^0-9]|\.?$)`, s)
+pii_kind("phone", s) if {
+	regex.match(`[0-9]{3}[ .)-]+[0-9]{3}[ .-][0-9]{4}`, s)
+	regex.match(`(?:^|[^A-Za-z0-9_+.,/:-])(?:1[ -])?(?:\([2-9][0-9]{2}\) ?|[2-9][0-9]{2}[ -])[2-9][0-9]{2}[ -][0-9]{4}(?:[^A-Za-z0-9_]|[.,/:-][^0-9]|[.,/:-]?$)|(?:^|[^A-Za-z0-9_+.,/:-])(?:1\.)?[2-9][0-9]{2}\.[2-9][0-9]{2}\.[0-9]{4}(?:[^A-Za-z0-9_.]|\.[^0-9]|\.?$)`, s)
+}
 
 pii_kind("phone", s) if {
+	regex.match(`(?:^|[^0-9])0[0-9]{0,7}[ -][0-9]{2}`, s)
 	some m in regex.find_all_string_submatch_n(`(?:^|[^A-Za-z0-9_+.,/:-])(0[0-9]{0,7}(?:[ -][0-9]{2,8}){1,7})(?:[^A-Za-z0-9_]|[.,/:-][^0-9]|[.,/:-]?$)`, s, -1)
 	d := regex.replace(m[1], `[^0-9]`, "")
 	count(d) >= 9
