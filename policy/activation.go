@@ -25,7 +25,20 @@ type Activation struct {
 	vals    [numVars]ref.Val
 	memo    []detectMemo
 	fns     [3]functions.LateBoundOp
+	// recs back the record variables (agent, session, user, tool, message):
+	// built in place, so a pooled Activation allocates none of them.
+	recs [numRecs]recordMap
 }
+
+// The recordMap variables, indexes of Activation.recs.
+const (
+	recAgent = iota
+	recSession
+	recUser
+	recTool
+	recMessage
+	numRecs
+)
 
 type detectMemo struct {
 	s            string
@@ -61,6 +74,7 @@ func NewActivation(ev *warden.Event) *Activation {
 func (a *Activation) Release() {
 	a.ev, a.payload, a.have = nil, nil, 0
 	clear(a.vals[:])
+	clear(a.recs[:])
 	clear(a.memo)
 	a.memo = a.memo[:0]
 	activationPool.Put(a)
@@ -143,24 +157,24 @@ func (a *Activation) build(i int) ref.Val {
 		return types.NewStringInterfaceMap(types.DefaultTypeAdapter, p)
 	case varAgent:
 		g := &ev.Agent
-		return &recordMap{keys: agentKeys, strs: [5]string{g.ID, g.Name, g.Version, g.Provider, g.Model}}
+		return a.rec(recAgent, recordMap{keys: agentKeys, strs: [5]string{g.ID, g.Name, g.Version, g.Provider, g.Model}})
 	case varSession:
-		return &recordMap{keys: sessionKeys, strs: [5]string{ev.SessionID}, labels: ev.SessionLabels}
+		return a.rec(recSession, recordMap{keys: sessionKeys, strs: [5]string{ev.SessionID}, labels: ev.SessionLabels})
 	case varTurn:
 		return types.String(ev.TurnID)
 	case varStep:
 		return types.String(ev.StepID)
 	case varUser:
 		u := &ev.User
-		return &recordMap{keys: userKeys, strs: [5]string{u.ID, u.Email, u.Name, u.Organization}}
+		return a.rec(recUser, recordMap{keys: userKeys, strs: [5]string{u.ID, u.Email, u.Name, u.Organization}})
 	case varTool:
 		args := ev.Tool.Args
 		if args == nil {
 			args = emptyMap
 		}
-		return &recordMap{keys: toolKeys, strs: [5]string{ev.Tool.Name, ev.Tool.ID, ev.Tool.Server}, args: args}
+		return a.rec(recTool, recordMap{keys: toolKeys, strs: [5]string{ev.Tool.Name, ev.Tool.ID, ev.Tool.Server}, args: args})
 	case varMessage:
-		return &recordMap{keys: messageKeys, strs: [5]string{ev.Message.Role, ev.Message.Text}}
+		return a.rec(recMessage, recordMap{keys: messageKeys, strs: [5]string{ev.Message.Role, ev.Message.Text}})
 	case varText:
 		return types.String(ev.Text())
 	case varReasoning:
@@ -171,6 +185,12 @@ func (a *Activation) build(i int) ref.Val {
 		return types.NewStringInterfaceMap(types.DefaultTypeAdapter, mcpVar(ev.ToolChanges))
 	}
 	return types.NewErr("unknown variable")
+}
+
+// rec stores m in the Activation's slot k and returns it as a CEL value.
+func (a *Activation) rec(k int, m recordMap) ref.Val {
+	a.recs[k] = m
+	return &a.recs[k]
 }
 
 // ResolveFunction implements interpreter.FunctionActivation: the detector
@@ -230,9 +250,13 @@ func (a *Activation) detect(k int, args []ref.Val) ref.Val {
 	return m.injection
 }
 
+// noKinds is the detectors' answer when they find nothing: one shared
+// immutable empty list.
+var noKinds = types.NewStringList(types.DefaultTypeAdapter, []string{})
+
 func kindList(kinds []string) ref.Val {
-	if kinds == nil {
-		kinds = []string{}
+	if len(kinds) == 0 {
+		return noKinds
 	}
 	return types.NewStringList(types.DefaultTypeAdapter, kinds)
 }

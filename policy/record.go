@@ -154,9 +154,16 @@ func nonNil(ss []string) []string {
 	return ss
 }
 
+// noLabels is the value of an empty label list, shared: CEL lists are
+// immutable.
+var noLabels = types.NewStringList(types.DefaultTypeAdapter, emptyStrings)
+
 // labelList is ss as a CEL list of strings (never null).
 func labelList(ss []string) ref.Val {
-	return types.NewStringList(types.DefaultTypeAdapter, nonNil(ss))
+	if len(ss) == 0 {
+		return noLabels
+	}
+	return types.NewStringList(types.DefaultTypeAdapter, ss)
 }
 
 // provenanceList is the provenance variable: one map per Provenance, every
