@@ -28,6 +28,13 @@
 #               warden-pg_rps / warden_rps (target >= 0.7). Each run appends to that
 #               database: give a fresh one (createdb) for figures that do not depend on
 #               the table's size.
+#   OPA=1       also run OPA's server (`opa run --server`, v1.22.3) with bench/opa/policy.rego,
+#               the pack in Rego, in each run, loaded with the same request wrapped as
+#               {"input": ...} (bench/requests/tool_call_opa.json) at
+#               /v1/data/warden/bench/decision, and print the ratio warden_rps / opa_rps
+#               (target >= 2.5). OPA is built once from the Go module proxy into
+#               ${XDG_CACHE_HOME:-$HOME/.cache}/warden-bench/opa-v1.22.3/opa;
+#               OPA_BIN=<path> uses that binary instead. AOS only (not with ACS).
 #   STRICT=1    exit 1 when a target is missed
 set -euo pipefail
 
@@ -39,6 +46,19 @@ PROFILE=${PROFILE:-0}
 STRICT=${STRICT:-0}
 PG=${PG:-}
 ACS=${ACS:-0}
+OPA=${OPA:-0}
+OPA_VERSION=v1.22.3
+case $OPA in
+0 | 1) ;;
+*)
+	echo "OPA=$OPA: want 0 or 1" >&2
+	exit 2
+	;;
+esac
+if [[ $OPA == 1 && $ACS != 0 ]]; then
+	echo "OPA=1 compares the AOS request only; it does not go with ACS=$ACS" >&2
+	exit 2
+fi
 case $ACS in
 0 | 1 | unsigned) ;;
 *)
@@ -84,6 +104,23 @@ else
 fi
 go build -o "$tmp/bin/floor" ./bench/floor
 go build -o "$tmp/bin/loadgen" ./bench/loadgen
+opa_build=""
+if [[ $OPA == 1 ]]; then
+	if [[ -n ${OPA_BIN:-} ]]; then
+		opa_bin=$OPA_BIN
+	else
+		opa_dir=${XDG_CACHE_HOME:-$HOME/.cache}/warden-bench/opa-$OPA_VERSION
+		opa_bin=$opa_dir/opa
+		if [[ ! -x $opa_bin ]]; then
+			log "building OPA $OPA_VERSION into $opa_dir (once; later runs reuse it) ..."
+			opa_t0=$(date +%s)
+			mkdir -p "$opa_dir"
+			(cd "$tmp" && GOBIN=$opa_dir GOFLAGS= go install "github.com/open-policy-agent/opa@$OPA_VERSION")
+			opa_build="built in $(($(date +%s) - opa_t0))s"
+		fi
+	fi
+	"$opa_bin" version | head -n 1 | grep -q "${OPA_VERSION#v}" || log "warning: $opa_bin is not OPA $OPA_VERSION: $("$opa_bin" version | head -n 1)"
+fi
 
 # start_server NAME CMD... — starts CMD in the background, waits for its
 # "listening on http://H:P" line and sets server_pid and server_url.
@@ -133,16 +170,19 @@ stop_server() {
 	fi
 }
 
-# load NAME URL — runs loadgen, keeps its JSON result in $OUT/NAME.json.
+# load NAME URL [BODY [LOADGEN FLAGS...]] — runs loadgen, keeps its JSON result in $OUT/NAME.json.
 load() {
-	local extra=()
+	local name=$1 url=$2 body=${3:-$BODY}
+	shift 2
+	if (($# > 0)); then shift; fi
+	local extra=("$@")
 	if [[ ${AUTH:-0} == 1 ]]; then extra+=(-token-file "$tmp/token"); fi
 	case $ACS in
 	1) extra+=(-acs-key-id k1 -acs-key-file "$tmp/acs.key") ;;
 	unsigned) extra+=(-acs) ;;
 	esac
-	"$tmp/bin/loadgen" -url "$2" -body "$BODY" -c "$C" -d "$D" -warmup "$WARMUP" \
-		-label "$1" -json "${extra[@]}" >"$OUT/$1.json"
+	"$tmp/bin/loadgen" -url "$url" -body "$body" -c "$C" -d "$D" -warmup "$WARMUP" \
+		-label "$name" -json "${extra[@]}" >"$OUT/$name.json"
 }
 
 # warden's --config, when AUTH or ACS need one.
@@ -195,6 +235,43 @@ run_warden() {
 	stop_server "$tag"
 }
 
+# start_opa NAME — `opa run --server` with the Rego pack on a free loopback port; waits
+# for /health and sets server_pid and server_url (OPA prints no address of its own).
+start_opa() {
+	local name=$1 logf="$OUT/$1.log" try i port
+	for ((try = 0; try < 5; try++)); do
+		port=$((20000 + RANDOM % 40000))
+		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then continue; fi # taken
+		: >"$logf"
+		"$opa_bin" run --server --addr "127.0.0.1:$port" --log-level error --skip-version-check \
+			bench/opa/policy.rego >"$logf" 2>&1 &
+		server_pid=$!
+		server_url="http://127.0.0.1:$port"
+		for ((i = 0; i < 300; i++)); do
+			if curl -sf -o /dev/null "$server_url/health"; then return 0; fi
+			kill -0 "$server_pid" 2>/dev/null || break
+			sleep 0.05
+		done
+		if kill -0 "$server_pid" 2>/dev/null; then
+			log "$name did not answer /health within 15s:"
+			cat "$logf" >&2
+			return 1
+		fi
+		wait "$server_pid" 2>/dev/null || true
+		server_pid=""
+		log "$name exited before serving (port $port); retrying:"
+		cat "$logf" >&2
+	done
+	return 1
+}
+
+run_opa() {
+	local tag="opa-$1"
+	start_opa "$tag"
+	load "$tag" "$server_url/v1/data/warden/bench/decision" bench/requests/tool_call_opa.json -id-in input
+	stop_server "$tag"
+}
+
 field() { jq -r ".$2" "$OUT/$1.json"; }
 
 # median of the numbers on stdin
@@ -208,8 +285,10 @@ for ((r = 1; r <= RUNS; r++)); do
 		run_floor "$r"
 		run_warden "$r"
 		if [[ -n $PG ]]; then run_warden "$r" pg; fi
+		if [[ $OPA == 1 ]]; then run_opa "$r"; fi
 	else
 		log "run $r/$RUNS: warden, then floor"
+		if [[ $OPA == 1 ]]; then run_opa "$r"; fi
 		if [[ -n $PG ]]; then run_warden "$r" pg; fi
 		run_warden "$r"
 		run_floor "$r"
@@ -217,6 +296,7 @@ for ((r = 1; r <= RUNS; r++)); do
 done
 servers=(floor warden)
 if [[ -n $PG ]]; then servers+=(warden-pg); fi
+if [[ $OPA == 1 ]]; then servers+=(opa); fi
 
 ms() { awk -v v="$1" 'BEGIN {printf "%.2f ms", v/1000}'; }
 
@@ -270,10 +350,23 @@ if [[ -n $PG ]]; then
 	pg_p99=$(awk -v p="${med[warden-pg.p99_us]}" -v w="${med[warden.p99_us]}" 'BEGIN {printf "%.3f", p/w}')
 	echo "warden-pg_p99 / warden_p99 = $pg_p99"
 fi
-errs=$(awk -v a="${med[floor.errors]}" -v b="${med[warden.errors]}" -v c="${med[warden-pg.errors]:-0}" 'BEGIN {print a+b+c}')
+opa_ok=PASS
+if [[ $OPA == 1 ]]; then
+	opa_ratio=$(awk -v w="${med[warden.rps]}" -v o="${med[opa.rps]}" 'BEGIN {printf "%.3f", w/o}')
+	opa_ok=$(awk -v x="$opa_ratio" 'BEGIN {print (x >= 2.5) ? "PASS" : "FAIL"}')
+	echo "per run, warden vs OPA: $(for ((r = 1; r <= RUNS; r++)); do
+		awk -v r="$r" -v w="$(field "warden-$r" rps)" -v o="$(field "opa-$r" rps)" \
+			-v wp="$(field "warden-$r" p99_us)" -v op="$(field "opa-$r" p99_us)" \
+			'BEGIN {printf "[run %d: rps %.3f, p99 %.3f] ", r, w/o, wp/op}'
+	done)"
+	echo "warden_rps / opa_rps = $opa_ratio (OPA $("$opa_bin" version | sed -n 's/^Version: //p'), bench/opa/policy.rego, target >= 2.5)  $opa_ok"
+	echo "warden_p99 / opa_p99 = $(awk -v w="${med[warden.p99_us]}" -v o="${med[opa.p99_us]}" 'BEGIN {printf "%.3f", w/o}')"
+	if [[ -n $opa_build ]]; then echo "OPA $OPA_VERSION $opa_build into $opa_dir"; fi
+fi
+errs=$(awk -v a="${med[floor.errors]}" -v b="${med[warden.errors]}" -v c="${med[warden-pg.errors]:-0}" -v d="${med[opa.errors]:-0}" 'BEGIN {print a+b+c+d}')
 if [[ $errs != 0 ]]; then
 	echo "errors seen; first ones:"
 	for ((r = 1; r <= RUNS; r++)); do jq -r 'select(.first_error) | "\(.label): \(.first_error)"' "$OUT"/*-"$r".json; done
 fi
 if [[ $OUT != "$tmp/out" ]]; then echo "logs and JSON results in $OUT"; fi
-if [[ $STRICT == 1 && ($rps_ok == FAIL || $p99_ok == FAIL || $pg_ok == FAIL) ]]; then exit 1; fi
+if [[ $STRICT == 1 && ($rps_ok == FAIL || $p99_ok == FAIL || $pg_ok == FAIL || $opa_ok == FAIL) ]]; then exit 1; fi
