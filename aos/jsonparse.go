@@ -34,6 +34,9 @@ type parser struct {
 	// per member or element of the body.
 	keys []string
 	vals []any
+	// box holds the strings, numbers and arrays of the values built, a
+	// chunk of each at a time (box.go).
+	box boxes
 }
 
 // ambiguous records the first ambiguity.
@@ -141,7 +144,11 @@ func (p *parser) value() (any, error) {
 	case c == '[':
 		return p.array(nil)
 	case c == '"':
-		return p.str()
+		s, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		return p.box.str(s), nil
 	case c == 't':
 		return true, p.literal("true")
 	case c == 'f':
@@ -317,11 +324,11 @@ func (p *parser) checkKey(keys []string, folded *map[string]string, k string) {
 	(*folded)[fk] = k
 }
 
-// array parses an array at p.i (which holds '['). With spans non-nil, it
-// appends the raw span of every element to *spans. The elements are
-// gathered on the parser's scratch stack and the slice is made once, at
-// its length, when the array ends.
-func (p *parser) array(spans *[]span) ([]any, error) {
+// array parses an array at p.i (which holds '[') into a boxed []any. With
+// spans non-nil, it appends the raw span of every element to *spans. The
+// elements are gathered on the parser's scratch stack and the slice is
+// made once, at its length, when the array ends.
+func (p *parser) array(spans *[]span) (any, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
@@ -330,7 +337,7 @@ func (p *parser) array(spans *[]span) ([]any, error) {
 	if p.i < len(p.s) && p.s[p.i] == ']' {
 		p.i++
 		p.depth--
-		return []any{}, nil
+		return p.box.array(nil), nil
 	}
 	vmark := len(p.vals)
 	for n := 0; ; n++ {
@@ -357,8 +364,7 @@ func (p *parser) array(spans *[]span) ([]any, error) {
 			p.i++
 			p.depth--
 			vals := p.vals[vmark:]
-			a := make([]any, len(vals))
-			copy(a, vals)
+			a := p.box.array(vals)
 			clear(vals)
 			p.vals = p.vals[:vmark]
 			return a, nil
@@ -410,5 +416,5 @@ func (p *parser) number() (any, error) {
 		return nil, p.fail("number %s out of range", s[p.i:i])
 	}
 	p.i = i
-	return f, nil
+	return p.box.num(f), nil
 }
