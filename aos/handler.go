@@ -20,7 +20,9 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/jsonrpc"
@@ -111,13 +113,27 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, appendError(nil, nil, e))
 		return
 	}
-	resp := h.Handle(r.Context(), body)
+	buf := respPool.Get().(*[]byte)
+	resp := h.handle(r.Context(), body, (*buf)[:0])
 	if resp == nil {
+		respPool.Put(buf)
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
+	if cap(resp) <= maxPooledResponse { // Write does not keep resp (io.Writer)
+		*buf = resp[:0]
+	}
+	respPool.Put(buf)
 }
+
+// maxPooledResponse bounds the capacity of a response buffer respPool
+// keeps: one grown past it on a large answer is left to the garbage
+// collector.
+const maxPooledResponse = 64 << 10
+
+// respPool holds the buffers ServeHTTP builds responses in (*[]byte).
+var respPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // mib renders a limit that is a whole number of MiB, e.g. " (4 MiB)".
 func mib(n int64) string {
@@ -127,9 +143,23 @@ func mib(n int64) string {
 	return ""
 }
 
+// jsonHeaders are the values of the two headers of a JSON answer and the
+// digits of its length, in one allocation instead of three (Header.Set
+// allocates a slice for each value, strconv.Itoa the digits).
+type jsonHeaders struct {
+	vals   [2]string
+	digits [20]byte
+}
+
 func writeJSON(w http.ResponseWriter, status int, b []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	hv := &jsonHeaders{}
+	n := strconv.AppendInt(hv.digits[:0], int64(len(b)), 10)
+	hv.vals = [2]string{"application/json", unsafe.String(&hv.digits[0], len(n))}
+	h := w.Header()
+	// The keys are canonical already; each value slice is capped at its
+	// length, so an append to one cannot write over the other.
+	h["Content-Type"] = hv.vals[0:1:1]
+	h["Content-Length"] = hv.vals[1:2:2]
 	w.WriteHeader(status)
 	w.Write(b)
 }
@@ -162,7 +192,13 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 // response body, or nil when nothing is to be answered (notifications). It
 // is ServeHTTP without HTTP, for `warden eval --event aos` and tests. body
 // must not be changed while the call runs.
-func (h *Handler) Handle(ctx context.Context, body []byte) (resp []byte) {
+func (h *Handler) Handle(ctx context.Context, body []byte) []byte {
+	return h.handle(ctx, body, nil)
+}
+
+// handle is Handle building the response in buf (when it fits, else in a
+// new slice; nil buf is fine).
+func (h *Handler) handle(ctx context.Context, body, buf []byte) (resp []byte) {
 	defer func() {
 		if r := recover(); r != nil {
 			h.opts.Logf("aos: panic handling a body: %v\n%s", r, debug.Stack())
@@ -179,7 +215,10 @@ func (h *Handler) Handle(ctx context.Context, body []byte) (resp []byte) {
 		return appendError(nil, nil, invalidRequest("empty batch"))
 	}
 	if !batch {
-		b, ok := h.serve(ctx, calls[0], make([]byte, 0, 512))
+		if buf == nil {
+			buf = make([]byte, 0, 512)
+		}
+		b, ok := h.serve(ctx, calls[0], buf)
 		if !ok {
 			return nil
 		}
@@ -188,7 +227,10 @@ func (h *Handler) Handle(ctx context.Context, body []byte) (resp []byte) {
 		}
 		return b
 	}
-	b := append(make([]byte, 0, 512*len(calls)), '[')
+	if cap(buf) < 512*len(calls) {
+		buf = make([]byte, 0, 512*len(calls))
+	}
+	b := append(buf, '[')
 	n := 0
 	for i, c := range calls {
 		if int64(len(b)) > h.opts.MaxResponse {

@@ -50,7 +50,8 @@ func (h *Handler) answers(ev *warden.Event) {
 		}
 	}
 	if ok {
-		ev.Envelope.Answers = &t
+		answered := t // a copy, so t stays on the stack when nothing is answered
+		ev.Envelope.Answers = &answered
 	}
 }
 
