@@ -433,3 +433,25 @@ func TestAppendAllocs(t *testing.T) {
 		l.Close()
 	}
 }
+
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	l := mustOpen(t, dir, Options{Sync: SyncNone, SegmentSize: MinSegmentSize})
+	appendN(t, l, 3, 3, 3, 3, 3, 3, 3)
+	firsts, _ := l.list()
+	if err := l.Check(); err != nil {
+		t.Fatalf("Check of a good log: %v", err)
+	}
+	p := filepath.Join(dir, segmentName(firsts[0]))
+	b, _ := os.ReadFile(p)
+	b[headerSize+frameHeader+5] ^= 1 // the first record's payload
+	os.WriteFile(p, b, 0o600)
+	want := "seglog: segment " + segmentName(firsts[0]) + " at offset 20: CRC mismatch"
+	if err := l.Check(); !errors.Is(err, ErrCorrupt) || err.Error() != want {
+		t.Fatalf("Check: %v, want %s", err, want)
+	}
+	l.Close()
+	if err := l.Check(); err != ErrClosed {
+		t.Fatalf("Check after Close: %v", err)
+	}
+}
