@@ -184,10 +184,10 @@ func toolName(v any) string {
 func privatePath(v any, b *budget) bool {
 	switch t := v.(type) {
 	case string:
-		return b.take(t) && privatePathRE.MatchString(t)
+		return b.take(t) && matchPrivatePath(t)
 	case []any:
 		for _, x := range t {
-			if s, ok := x.(string); ok && b.take(s) && privatePathRE.MatchString(s) {
+			if s, ok := x.(string); ok && b.take(s) && matchPrivatePath(s) {
 				return true
 			}
 			if b.left == 0 {
