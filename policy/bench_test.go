@@ -146,3 +146,27 @@ func BenchmarkCandidates(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecideBenchPolicies measures bench/policies (what bench/compare.sh
+// loads, --builtin=false) on the tool call of bench/requests/tool_call.json
+// as the AOS parser normalizes it: a search_calendar call with its reasoning.
+func BenchmarkDecideBenchPolicies(b *testing.B) {
+	s, err := LoadSet(Spec{Paths: []string{"../bench/policies"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := NewEngine(s, Options{})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		ev := toolCall("search_calendar", map[string]any{"query": "team sync about the Q3 roadmap",
+			"from": "2025-01-27", "to": "2025-01-31", "max_results": 10.0})
+		ev.Reasoning = "The user asked when the next roadmap sync is; search this week."
+		ev.Agent = warden.Agent{ID: "1c88ab7d-395f-449a-af51-6028f9e842ea", Name: "Personal assistant",
+			Version: "9889", Provider: "OpenAI"}
+		ev.User = warden.User{ID: "u-4821", Name: "Dana", Organization: "org-acme"}
+		if d, err := e.Decide(ctx, ev); err != nil || d.Verdict != warden.Abstain {
+			b.Fatalf("Decide = %v, %v; want abstain (the audit policies only record)", d.Verdict, err)
+		}
+	}
+}
