@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math/bits"
 	"sync"
 
 	"cel.dev/cel-go/common/functions"
@@ -27,7 +28,8 @@ type Activation struct {
 	fns     [3]functions.LateBoundOp
 	// recs back the record variables (agent, session, user, tool, message):
 	// built in place, so a pooled Activation allocates none of them.
-	recs [numRecs]recordMap
+	recs    [numRecs]recordMap
+	recHave uint8 // bit k: recs[k] is in use
 }
 
 // The recordMap variables, indexes of Activation.recs.
@@ -72,9 +74,15 @@ func NewActivation(ev *warden.Event) *Activation {
 
 // Release clears a and returns it to the pool; a must not be used afterwards.
 func (a *Activation) Release() {
-	a.ev, a.payload, a.have = nil, nil, 0
-	clear(a.vals[:])
-	clear(a.recs[:])
+	// Only what was built is cleared (most decisions read a few variables):
+	// clearing pointers costs a write barrier each while the GC runs.
+	for h := a.have; h != 0; h &= h - 1 {
+		a.vals[bits.TrailingZeros32(h)] = nil
+	}
+	for h := a.recHave; h != 0; h &= h - 1 {
+		a.recs[bits.TrailingZeros8(h)] = recordMap{}
+	}
+	a.ev, a.payload, a.have, a.recHave = nil, nil, 0, 0
 	clear(a.memo)
 	a.memo = a.memo[:0]
 	activationPool.Put(a)
@@ -95,6 +103,8 @@ func (a *Activation) Parent() interpreter.Activation { return nil }
 func (a *Activation) ResolveName(name string) (any, bool) {
 	var i int
 	switch name {
+	case activationName:
+		return a, true
 	case "event":
 		i = varEvent
 	case "surface":
@@ -190,6 +200,7 @@ func (a *Activation) build(i int) ref.Val {
 // rec stores m in the Activation's slot k and returns it as a CEL value.
 func (a *Activation) rec(k int, m recordMap) ref.Val {
 	a.recs[k] = m
+	a.recHave |= 1 << k
 	return &a.recs[k]
 }
 
@@ -217,7 +228,12 @@ func (a *Activation) detect(k int, args []ref.Val) ref.Val {
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(args[0])
 	}
-	s := string(sv)
+	return a.detectString(k, string(sv))
+}
+
+// detectString runs detector k over s, once per distinct string per
+// Activation.
+func (a *Activation) detectString(k int, s string) ref.Val {
 	var m *detectMemo
 	for j := range a.memo {
 		if a.memo[j].s == s {

@@ -60,7 +60,8 @@ func compileWith(src string, want *cel.Type, track bool) (*program, []string) {
 	}
 	// OptOptimize only folds constants and prepares regexes at plan time; no
 	// per-evaluation option (state tracking, exhaustive evaluation) is on.
-	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	// The detector calls are planned as detectorCall (detectcall.go).
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize), cel.CustomDecoratorV2(detectorCalls)}
 	track = track || !boundedCost(env, ast)
 	if track {
 		opts = append(opts, cel.CostLimit(DefaultCostLimit))
