@@ -105,6 +105,11 @@ type Log struct {
 	scratch   [12]byte
 	failed    error // sticky: a failed fdatasync
 	recovered Recovery
+
+	// writeAt and datasync are (*os.File).WriteAt and fdatasync, replaced
+	// by tests to inject failures.
+	writeAt  func(f *os.File, b []byte, off int64) (int, error)
+	datasync func(f *os.File) error
 }
 
 // Open opens the log in dir (creating dir, 0700, and a first segment if it
@@ -121,7 +126,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{dir: dir, opts: opts, lock: lock}
+	l := &Log{dir: dir, opts: opts, lock: lock, writeAt: (*os.File).WriteAt, datasync: fdatasync}
 	if err := l.open(); err != nil {
 		if l.f != nil {
 			l.f.Close()
@@ -314,7 +319,7 @@ func (l *Log) syncFile(f *os.File) error {
 	if l.opts.Sync == SyncNone {
 		return nil
 	}
-	return fdatasync(f)
+	return l.datasync(f)
 }
 
 func (l *Log) syncDir() error {
@@ -399,7 +404,7 @@ func (l *Log) Append(payloads [][]byte) (first uint64, err error) {
 // write appends b to the active segment and syncs it. A failed write is
 // undone; a failed sync stops the log.
 func (l *Log) write(b []byte) error {
-	if _, err := l.f.WriteAt(b, l.size); err != nil {
+	if _, err := l.writeAt(l.f, b, l.size); err != nil {
 		if terr := l.f.Truncate(l.size); terr != nil {
 			l.failed = fmt.Errorf("seglog: segment %s stopped: writing at %d: %v; undoing it: %w", filepath.Base(l.f.Name()), l.size, err, terr)
 			return l.failed
