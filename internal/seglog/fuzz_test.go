@@ -194,7 +194,7 @@ func FuzzReader(f *testing.F) {
 		for {
 			s, p, err := r.Next()
 			if err == io.EOF || (err == nil && s >= newest.first) {
-				if rotted { // CRC-32C detects any error burst of up to 32 bits
+				if rotted { // CRC-32C misses a flip within 32 bits never, others with p = 2^-32
 					t.Fatalf("read a rotten sealed segment through without an error")
 				}
 				break
