@@ -109,14 +109,24 @@ func (p *parser) fail(format string, args ...any) error {
 }
 
 func (p *parser) ws() {
-	for p.i < len(p.s) {
-		switch p.s[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
+	s, i := p.s, p.i
+	for i < len(s) {
+		switch s[i] {
+		case ' ':
+			// Indentation comes in runs: skip them eight spaces at a time.
+			if i+8 <= len(s) && load8(s, i) == lsb*' ' {
+				i += 8
+				continue
+			}
+			i++
+		case '\t', '\n', '\r':
+			i++
 		default:
+			p.i = i
 			return
 		}
 	}
+	p.i = i
 }
 
 // end checks that only whitespace follows the value just parsed; the text

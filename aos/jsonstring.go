@@ -9,21 +9,52 @@ import (
 // pairs joined, a lone surrogate or an invalid UTF-8 byte replaced by U+FFFD.
 // A string with none of these is returned as a substring of the input.
 
-// str parses a string at p.i (which holds '"').
+// str parses a string at p.i (which holds '"'). Plain ASCII is skipped
+// eight bytes at a time.
 func (p *parser) str() (string, error) {
+	s := p.s
 	start := p.i + 1
-	for i := start; i < len(p.s); i++ {
-		c := p.s[i]
+	i := start
+	for i+8 <= len(s) && !special8(load8(s, i)) {
+		i += 8
+	}
+	for ; i < len(s); i++ {
+		c := s[i]
 		if c == '"' {
 			p.i = i + 1
-			return p.s[start:i], nil
+			return s[start:i], nil
 		}
 		if c == '\\' || c < 0x20 || c >= 0x80 {
 			return p.strSlow(start, i)
 		}
 	}
-	p.i = len(p.s)
+	p.i = len(s)
 	return "", p.fail("unterminated string")
+}
+
+// Eight bytes at a time: lsb has the low bit of each byte set, msb the high
+// bit.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// load8 returns the eight bytes s[i:i+8] as a little-endian word.
+func load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// special8 reports whether a byte of x ends a plain run of a string: '"',
+// '\\', a control character (< 0x20) or a non-ASCII byte (>= 0x80). The
+// tests for a zero byte ((v-lsb) &^ v & msb) and for a byte below 0x20 may
+// also flag a byte after one that matches, never miss one: a true result
+// only sends the caller to its byte-by-byte loop.
+func special8(x uint64) bool {
+	q := x ^ (lsb * '"')
+	b := x ^ (lsb * '\\')
+	return ((q-lsb)&^q|(b-lsb)&^b|(x-lsb*0x20)&^x|x)&msb != 0
 }
 
 // strSlow finishes a string with escapes, control characters or non-ASCII
