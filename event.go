@@ -227,49 +227,8 @@ func cloneJSON(v any) any {
 	return v
 }
 
-// viewsJSON is the wire shape of an event's views, named as CEL names them.
-type viewsJSON struct {
-	Agent     agentJSON   `json:"agent"`
-	User      userJSON    `json:"user"`
-	Session   sessionJSON `json:"session"`
-	Turn      string      `json:"turn"`
-	Step      string      `json:"step"`
-	Tool      toolJSON    `json:"tool"`
-	Message   messageJSON `json:"message"`
-	Reasoning string      `json:"reasoning"`
-	// Provenance is left out when empty: records of events without
-	// provenance keep the shape they had before it.
-	Provenance []provenanceJSON `json:"provenance,omitempty"`
-	// MCP is left out when no tool changed (records keep their shape).
-	MCP *mcpJSON `json:"mcp,omitempty"`
-}
-
-type mcpJSON struct {
-	ToolChanges []ToolChange `json:"tool_changes"`
-}
-
-type agentJSON struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	Version  string `json:"version"`
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
-}
-
-type userJSON struct {
-	ID           string `json:"id"`
-	Email        string `json:"email"`
-	Name         string `json:"name"`
-	Organization string `json:"organization"`
-}
-
-type sessionJSON struct {
-	ID     string   `json:"id"`
-	Labels []string `json:"labels,omitempty"`
-	// Unread: the labels were not read for this step (Event.LabelsUnread).
-	Unread bool `json:"labels_unread,omitempty"`
-}
-
+// provenanceJSON is the wire shape of a Provenance in the views
+// (AppendViewsJSON writes it; Record.Provenance reads it back).
 type provenanceJSON struct {
 	Field       string   `json:"field"`
 	ID          string   `json:"provenance_id"`
@@ -278,51 +237,103 @@ type provenanceJSON struct {
 	DerivedFrom []string `json:"derived_from,omitempty"`
 }
 
-type toolJSON struct {
-	Name   string         `json:"name"`
-	ID     string         `json:"id"`
-	Server string         `json:"server"`
-	Args   map[string]any `json:"args"`
-}
+// viewsPool holds the buffers ViewsJSON encodes into before copying out
+// the views; maxPooledViews keeps one large event's buffer out of it.
+var viewsPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-type messageJSON struct {
-	Role string `json:"role"`
-	Text string `json:"text"`
-}
+const maxPooledViews = 64 << 10
 
 // ViewsJSON returns the event's views as a JSON object named as policies
 // name them (agent, user, session, turn, step, tool, message, reasoning,
 // and provenance, session.labels and mcp when not empty), for the trace: a
 // replay can see what the policies saw. nil if they do not encode (tool
-// arguments are decoded JSON, so they always do).
+// arguments are decoded JSON, so they always do). See AppendViewsJSON.
 func (e *Event) ViewsJSON() json.RawMessage {
-	args := e.Tool.Args
-	if args == nil {
-		args = map[string]any{}
+	bp := viewsPool.Get().(*[]byte)
+	b, err := e.AppendViewsJSON((*bp)[:0])
+	var out json.RawMessage
+	if err == nil {
+		out = append(make(json.RawMessage, 0, len(b)), b...)
 	}
-	var prov []provenanceJSON
-	if len(e.Provenance) > 0 {
-		prov = make([]provenanceJSON, len(e.Provenance))
-		for i, p := range e.Provenance {
-			prov[i] = provenanceJSON(p)
-		}
+	if cap(b) <= maxPooledViews {
+		*bp = b[:0]
+		viewsPool.Put(bp)
 	}
-	b, err := json.Marshal(viewsJSON{
-		Agent: agentJSON(e.Agent), User: userJSON(e.User), Session: sessionJSON{e.SessionID, e.SessionLabels, e.LabelsUnread},
-		Turn: e.TurnID, Step: e.StepID,
-		Tool:    toolJSON{Name: e.Tool.Name, ID: e.Tool.ID, Server: e.Tool.Server, Args: args},
-		Message: messageJSON(e.Message), Reasoning: e.Reasoning, Provenance: prov, MCP: mcpView(e.ToolChanges),
-	})
-	if err != nil {
-		return nil
-	}
-	return b
+	return out
 }
 
-// mcpView is the mcp member of ViewsJSON: nil when no tool changed.
-func mcpView(ch []ToolChange) *mcpJSON {
-	if len(ch) == 0 {
-		return nil
+// AppendViewsJSON appends the views ViewsJSON returns to dst: byte for byte
+// what encoding/json writes for them (recordjson.go), members in this
+// order: agent {id, name, version, provider, model}, user {id, email, name,
+// organization}, session {id, labels (when any), labels_unread (when
+// true)}, turn, step, tool {name, id, server, args (an object, {} when
+// nil)}, message {role, text}, reasoning, provenance (when any) and mcp
+// {tool_changes} (when any). An error (a NaN or a value encoding/json
+// refuses in the tool arguments) leaves a partial object in dst.
+func (e *Event) AppendViewsJSON(dst []byte) ([]byte, error) {
+	dst = AppendJSONString(append(dst, `{"agent":{"id":`...), e.Agent.ID)
+	dst = AppendJSONString(append(dst, `,"name":`...), e.Agent.Name)
+	dst = AppendJSONString(append(dst, `,"version":`...), e.Agent.Version)
+	dst = AppendJSONString(append(dst, `,"provider":`...), e.Agent.Provider)
+	dst = AppendJSONString(append(dst, `,"model":`...), e.Agent.Model)
+	dst = AppendJSONString(append(dst, `},"user":{"id":`...), e.User.ID)
+	dst = AppendJSONString(append(dst, `,"email":`...), e.User.Email)
+	dst = AppendJSONString(append(dst, `,"name":`...), e.User.Name)
+	dst = AppendJSONString(append(dst, `,"organization":`...), e.User.Organization)
+	dst = AppendJSONString(append(dst, `},"session":{"id":`...), e.SessionID)
+	if len(e.SessionLabels) > 0 {
+		dst = AppendJSONStrings(append(dst, `,"labels":`...), e.SessionLabels)
 	}
-	return &mcpJSON{ToolChanges: ch}
+	if e.LabelsUnread {
+		dst = append(dst, `,"labels_unread":true`...)
+	}
+	dst = AppendJSONString(append(dst, `},"turn":`...), e.TurnID)
+	dst = AppendJSONString(append(dst, `,"step":`...), e.StepID)
+	dst = AppendJSONString(append(dst, `,"tool":{"name":`...), e.Tool.Name)
+	dst = AppendJSONString(append(dst, `,"id":`...), e.Tool.ID)
+	dst = AppendJSONString(append(dst, `,"server":`...), e.Tool.Server)
+	dst = append(dst, `,"args":`...)
+	if e.Tool.Args == nil {
+		dst = append(dst, '{', '}')
+	} else {
+		var err error
+		if dst, err = appendJSONObject(dst, e.Tool.Args, 0); err != nil {
+			return dst, err
+		}
+	}
+	dst = AppendJSONString(append(dst, `},"message":{"role":`...), e.Message.Role)
+	dst = AppendJSONString(append(dst, `,"text":`...), e.Message.Text)
+	dst = AppendJSONString(append(dst, `},"reasoning":`...), e.Reasoning)
+	// Provenance and mcp are left out when empty: records of events
+	// without them keep the shape they had before.
+	for i, p := range e.Provenance {
+		if i == 0 {
+			dst = append(dst, `,"provenance":[`...)
+		} else {
+			dst = append(dst, ',')
+		}
+		dst = AppendJSONString(append(dst, `{"field":`...), p.Field)
+		dst = AppendJSONString(append(dst, `,"provenance_id":`...), p.ID)
+		dst = AppendJSONString(append(dst, `,"origin":`...), p.Origin)
+		if p.SourceID != "" {
+			dst = AppendJSONString(append(dst, `,"source_id":`...), p.SourceID)
+		}
+		if len(p.DerivedFrom) > 0 {
+			dst = AppendJSONStrings(append(dst, `,"derived_from":`...), p.DerivedFrom)
+		}
+		dst = append(dst, '}')
+	}
+	if len(e.Provenance) > 0 {
+		dst = append(dst, ']')
+	}
+	if len(e.ToolChanges) > 0 {
+		// Rare (an MCP tools/list answer that changed a pin): encoding/json
+		// writes the changes.
+		var err error
+		if dst, err = appendMarshaled(append(dst, `,"mcp":{"tool_changes":`...), e.ToolChanges); err != nil {
+			return dst, err
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}'), nil
 }

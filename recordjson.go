@@ -1,0 +1,296 @@
+package warden
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// This file encodes a record's JSON fields (the views, the results, the
+// reason codes) by hand, appending to a caller's buffer. Every function
+// produces byte for byte what encoding/json's Marshal produces for the same
+// value, HTML escaping included: the trace's hash chain covers these bytes
+// (internal/tracehash), so records written before and after must hash
+// alike. recordjson_test.go proves it against encoding/json on random
+// values. A value of a type not listed in AppendJSONValue is handed to
+// encoding/json, so the output never depends on a type being known here.
+
+// jsonHex is the lower-case hex encoding/json writes in \u00XX escapes.
+const jsonHex = "0123456789abcdef"
+
+// jsonSafe[b] says ASCII byte b is written as it is inside a JSON string:
+// printable ASCII except the quote, the backslash and the HTML characters
+// <, > and & (encoding/json escapes those by default).
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = true
+	}
+	for _, b := range `"\<>&` {
+		t[b] = false
+	}
+	return t
+}()
+
+// AppendJSONString appends s to dst as a JSON string, escaped as
+// encoding/json escapes it: \" \\ \b \f \n \r \t, other control
+// characters and < > & as \u00XX (lower-case hex), each byte of invalid
+// UTF-8 as \ufffd, and U+2028 and U+2029 as \u2028 and \u2029.
+func AppendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0 // s[start:i] is still to copy
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if jsonSafe[c] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', jsonHex[c>>4], jsonHex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', jsonHex[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// AppendJSONStrings appends ss as a JSON array of strings; nil is null,
+// as encoding/json writes a nil slice.
+func AppendJSONStrings(dst []byte, ss []string) []byte {
+	if ss == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendJSONString(dst, s)
+	}
+	return append(dst, ']')
+}
+
+// appendJSONFloat appends f as encoding/json writes a float64: the
+// shortest decimal that reads back as f, in exponent form below 1e-6 and
+// from 1e21 on (magnitudes), with the exponent's leading zero dropped
+// (1e-07 is written 1e-7). NaN and infinities are an error, as in
+// encoding/json.
+func appendJSONFloat(dst []byte, f float64) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return dst, &json.UnsupportedValueError{Str: strconv.FormatFloat(f, 'g', -1, 64)}
+	}
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		n := len(dst)
+		dst = strconv.AppendFloat(dst, f, 'e', -1, 64)
+		// strconv writes at least two exponent digits: e-07 becomes e-7.
+		if e := dst[n:]; len(e) >= 4 && e[len(e)-4] == 'e' && e[len(e)-3] == '-' && e[len(e)-2] == '0' {
+			e[len(e)-2] = e[len(e)-1]
+			dst = dst[:len(dst)-1]
+		}
+		return dst, nil
+	}
+	return strconv.AppendFloat(dst, f, 'f', -1, 64), nil
+}
+
+// maxAppendDepth bounds how deep AppendJSONValue recurses into maps and
+// slices; a deeper value (or a cyclic one) is handed to encoding/json, which
+// writes the same bytes or reports the cycle.
+const maxAppendDepth = 256
+
+// AppendJSONValue appends v as encoding/json's Marshal writes it. The values
+// a JSON decoder produces (nil, bool, float64, string, []any and
+// map[string]any, members in key order) and []string are encoded here; any
+// other type is marshaled by encoding/json and its bytes appended. On error
+// (a NaN, an unsupported type) dst holds a partial value.
+func AppendJSONValue(dst []byte, v any) ([]byte, error) {
+	return appendJSONValue(dst, v, 0)
+}
+
+func appendJSONValue(dst []byte, v any, depth int) ([]byte, error) {
+	if depth > maxAppendDepth {
+		return appendMarshaled(dst, v)
+	}
+	switch t := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case string:
+		return AppendJSONString(dst, t), nil
+	case float64:
+		return appendJSONFloat(dst, t)
+	case bool:
+		return strconv.AppendBool(dst, t), nil
+	case map[string]any:
+		return appendJSONObject(dst, t, depth)
+	case []any:
+		if t == nil {
+			return append(dst, "null"...), nil
+		}
+		dst = append(dst, '[')
+		for i, x := range t {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendJSONValue(dst, x, depth+1); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	case []string:
+		return AppendJSONStrings(dst, t), nil
+	}
+	return appendMarshaled(dst, v)
+}
+
+// keysPool holds the key slices appendJSONObject sorts members by.
+var keysPool = sync.Pool{New: func() any { s := make([]string, 0, 16); return &s }}
+
+// maxPooledKeys keeps a huge object's key slice out of keysPool.
+const maxPooledKeys = 1024
+
+func appendJSONObject(dst []byte, m map[string]any, depth int) ([]byte, error) {
+	if m == nil {
+		return append(dst, "null"...), nil
+	}
+	switch len(m) {
+	case 0:
+		return append(dst, '{', '}'), nil
+	case 1: // no keys to sort
+		for k, x := range m {
+			var err error
+			dst = AppendJSONString(append(dst, '{'), k)
+			if dst, err = appendJSONValue(append(dst, ':'), x, depth+1); err != nil {
+				return dst, err
+			}
+			return append(dst, '}'), nil
+		}
+	}
+	kp := keysPool.Get().(*[]string)
+	keys := (*kp)[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // encoding/json sorts members by key, in byte order
+	dst = append(dst, '{')
+	var err error
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendJSONString(dst, k)
+		if dst, err = appendJSONValue(append(dst, ':'), m[k], depth+1); err != nil {
+			break
+		}
+	}
+	if cap(keys) <= maxPooledKeys {
+		clear(keys)
+		*kp = keys[:0]
+		keysPool.Put(kp)
+	}
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
+// appendMarshaled appends encoding/json's encoding of v.
+func appendMarshaled(dst []byte, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// AppendResults appends rs as encoding/json's Marshal writes it (a nil rs is
+// null): the results of a trace record as the stores keep them. A Patch is
+// compacted and escaped by encoding/json, which also rejects one that is not
+// valid JSON.
+func AppendResults(dst []byte, rs []Result) ([]byte, error) {
+	if rs == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, '[')
+	for i := range rs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = appendResult(dst, &rs[i]); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, ']'), nil
+}
+
+// appendResult writes r's members in Result's field order, leaving out the
+// omitempty ones that are empty.
+func appendResult(dst []byte, r *Result) ([]byte, error) {
+	dst = AppendJSONString(append(dst, `{"guardian":`...), r.Guardian)
+	if r.PolicyID != "" {
+		dst = AppendJSONString(append(dst, `,"policy_id":`...), r.PolicyID)
+	}
+	if r.PolicyVersion != "" {
+		dst = AppendJSONString(append(dst, `,"policy_version":`...), r.PolicyVersion)
+	}
+	dst = AppendJSONString(append(dst, `,"decision":`...), r.Decision)
+	dst = AppendJSONString(append(dst, `,"mode":`...), r.Mode)
+	if r.Reason != "" {
+		dst = AppendJSONString(append(dst, `,"reason":`...), r.Reason)
+	}
+	dst = strconv.AppendInt(append(dst, `,"latency_us":`...), r.LatencyUS, 10)
+	dst = AppendJSONString(append(dst, `,"error":`...), r.Error)
+	if r.Kind != "" {
+		dst = AppendJSONString(append(dst, `,"kind":`...), r.Kind)
+	}
+	if len(r.Patch) > 0 {
+		var err error
+		if dst, err = appendMarshaled(append(dst, `,"patch":`...), r.Patch); err != nil {
+			return dst, err
+		}
+	}
+	if r.Refused != "" {
+		dst = AppendJSONString(append(dst, `,"refused":`...), r.Refused)
+	}
+	if r.PolicyRevision != "" {
+		dst = AppendJSONString(append(dst, `,"policy_revision":`...), r.PolicyRevision)
+	}
+	if len(r.Labels) > 0 {
+		dst = AppendJSONStrings(append(dst, `,"labels":`...), r.Labels)
+	}
+	return append(dst, '}'), nil
+}
