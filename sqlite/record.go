@@ -1,10 +1,8 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql/driver"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -35,6 +33,9 @@ const (
 type request struct {
 	args [nCols]driver.NamedValue
 	blob []byte // results, input, output, views back to back (blobs.go)
+	// codes backs the reason codes' JSON while fill hashes it (the
+	// argument is a string of its own).
+	codes []byte
 	// content is SHA-256 of the record's canonical encoding (hash.go),
 	// computed by fill so that the writer only chains it.
 	content [32]byte
@@ -63,6 +64,9 @@ func putRequest(r *request) {
 		r.blob = nil
 	}
 	r.blob = r.blob[:0]
+	if cap(r.codes) > maxPooledBlob {
+		r.codes = nil
+	}
 	r.err = nil
 	requestPool.Put(r)
 }
@@ -79,25 +83,21 @@ func (r *request) fill(rec *warden.Record) error {
 	if results == nil {
 		results = []warden.Result{}
 	}
-	r.blob = r.blob[:0]
-	b := bytes.NewBuffer(r.blob)
-	if err := json.NewEncoder(b).Encode(results); err != nil {
+	// The results and reason codes are encoded by warden's appenders, byte
+	// for byte as encoding/json writes them (the hash chain covers them).
+	var err error
+	if r.blob, err = warden.AppendResults(r.blob[:0], results); err != nil {
 		return fmt.Errorf("sqlite: encode results: %w", err)
 	}
-	resLen := b.Len() - 1 // Encode's newline is dropped by the next write
-	b.Truncate(resLen)
-	b.Write(rec.Input)
-	b.Write(rec.Output)
-	b.Write(rec.Views)
-	r.blob = b.Bytes()
+	resLen := len(r.blob)
+	r.blob = append(r.blob, rec.Input...)
+	r.blob = append(r.blob, rec.Output...)
+	r.blob = append(r.blob, rec.Views...)
 	var codes driver.Value
 	var codeBytes []byte
 	if len(rec.ReasonCodes) > 0 {
-		b, err := json.Marshal(rec.ReasonCodes)
-		if err != nil {
-			return fmt.Errorf("sqlite: encode reason codes: %w", err)
-		}
-		codes, codeBytes = string(b), b
+		r.codes = warden.AppendJSONStrings(r.codes[:0], rec.ReasonCodes)
+		codes, codeBytes = string(r.codes), r.codes
 	}
 	us := rec.Time.UnixMicro()
 	in := resLen + len(rec.Input) // the input's end
