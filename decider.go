@@ -408,11 +408,12 @@ func NewRecord(ev *Event, out *Outcome, now time.Time) *Record {
 	if r.Results == nil {
 		r.Results = []Result{}
 	}
+	// marshalJSON writes json.Marshal's bytes (recordjson.go).
 	if r.Input == nil {
-		r.Input, _ = json.Marshal(ev.Payload)
+		r.Input = marshalJSON(ev.Payload)
 	}
 	if out.Verdict == Modify && out.Payload != nil {
-		r.Output, _ = json.Marshal(out.Payload)
+		r.Output = marshalJSON(out.Payload)
 	}
 	return r
 }

@@ -237,29 +237,13 @@ type provenanceJSON struct {
 	DerivedFrom []string `json:"derived_from,omitempty"`
 }
 
-// viewsPool holds the buffers ViewsJSON encodes into before copying out
-// the views; maxPooledViews keeps one large event's buffer out of it.
-var viewsPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-const maxPooledViews = 64 << 10
-
 // ViewsJSON returns the event's views as a JSON object named as policies
 // name them (agent, user, session, turn, step, tool, message, reasoning,
 // and provenance, session.labels and mcp when not empty), for the trace: a
 // replay can see what the policies saw. nil if they do not encode (tool
 // arguments are decoded JSON, so they always do). See AppendViewsJSON.
 func (e *Event) ViewsJSON() json.RawMessage {
-	bp := viewsPool.Get().(*[]byte)
-	b, err := e.AppendViewsJSON((*bp)[:0])
-	var out json.RawMessage
-	if err == nil {
-		out = append(make(json.RawMessage, 0, len(b)), b...)
-	}
-	if cap(b) <= maxPooledViews {
-		*bp = b[:0]
-		viewsPool.Put(bp)
-	}
-	return out
+	return pooledJSON(e.AppendViewsJSON)
 }
 
 // AppendViewsJSON appends the views ViewsJSON returns to dst: byte for byte

@@ -126,6 +126,36 @@ func appendJSONFloat(dst []byte, f float64) ([]byte, error) {
 	return strconv.AppendFloat(dst, f, 'f', -1, 64), nil
 }
 
+// jsonPool holds the buffers marshalJSON and ViewsJSON encode into before
+// copying the bytes out; maxPooledJSON keeps one large value's buffer out
+// of it.
+var jsonPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxPooledJSON = 64 << 10
+
+// marshalJSON returns AppendJSONValue's encoding of v in a slice of its own
+// (one allocation, of the encoding's size), or nil if v does not encode:
+// json.Marshal's bytes, with its error dropped.
+func marshalJSON(v any) []byte {
+	return pooledJSON(func(dst []byte) ([]byte, error) { return AppendJSONValue(dst, v) })
+}
+
+// pooledJSON runs enc on a pooled buffer and returns a copy of what it
+// appended, nil on error.
+func pooledJSON(enc func([]byte) ([]byte, error)) []byte {
+	bp := jsonPool.Get().(*[]byte)
+	b, err := enc((*bp)[:0])
+	var out []byte
+	if err == nil {
+		out = append(make([]byte, 0, len(b)), b...)
+	}
+	if cap(b) <= maxPooledJSON {
+		*bp = b[:0]
+		jsonPool.Put(bp)
+	}
+	return out
+}
+
 // maxAppendDepth bounds how deep AppendJSONValue recurses into maps and
 // slices; a deeper value (or a cyclic one) is handed to encoding/json, which
 // writes the same bytes or reports the cycle.

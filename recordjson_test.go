@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -384,4 +385,65 @@ func BenchmarkViewsJSON(b *testing.B) {
 			b.Fatal("no views")
 		}
 	}
+}
+
+// TestNewRecordJSONFields checks the JSON fields NewRecord builds (the
+// input when the event has no Raw, the modified output, the views) against
+// encoding/json on random payloads, and that a payload encoding/json
+// refuses (a NaN) leaves the field nil as json.Marshal's error did.
+func TestNewRecordJSONFields(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(7, 8))}
+	for i := range 5000 {
+		e := g.event()
+		e.Payload = g.obj(0)
+		if g.r.IntN(8) == 0 {
+			e.Payload = nil
+		}
+		out := &Outcome{Verdict: Modify, Payload: g.obj(0)}
+		if g.r.IntN(4) == 0 {
+			out.Verdict = Allow
+		}
+		r := NewRecord(e, out, time.Unix(0, 0))
+		wantIn, err := json.Marshal(e.Payload)
+		if err != nil {
+			wantIn = nil
+		}
+		var wantOut []byte
+		if out.Verdict == Modify {
+			if wantOut, err = json.Marshal(out.Payload); err != nil {
+				wantOut = nil
+			}
+		}
+		if !bytes.Equal(r.Input, wantIn) || !bytes.Equal(r.Output, wantOut) || !bytes.Equal(r.Views, refViewsJSON(e)) {
+			t.Fatalf("record %d:\ninput  %s\nwant   %s\noutput %s\nwant   %s\nviews  %s\nwant   %s", i, r.Input, wantIn, r.Output, wantOut, r.Views, refViewsJSON(e))
+		}
+	}
+	nan := map[string]any{"x": math.NaN()}
+	if r := NewRecord(&Event{Payload: nan}, &Outcome{Verdict: Modify, Payload: nan}, time.Unix(0, 0)); r.Input != nil || r.Output != nil {
+		t.Fatalf("a NaN payload encoded: input %q, output %q", r.Input, r.Output)
+	}
+}
+
+// BenchmarkMarshalPayload is NewRecord's encoding of a payload without Raw
+// (the SDK and hooks surfaces): the tool call of benchEvent as a payload.
+func BenchmarkMarshalPayload(b *testing.B) {
+	p := map[string]any{"toolCallRequest": map[string]any{"executionId": "69dbf4c3-be33-4694-a9f0-8d3a824c5d5b", "toolId": "search_calendar",
+		"inputs": []any{map[string]any{"name": "query", "value": "team sync about the Q3 roadmap"}, map[string]any{"name": "max_results", "value": 10.0}}},
+		"reasoning": "The user asked when the next roadmap sync is; search this week.", "context": map[string]any{"session": map[string]any{"id": "s-1"}}}
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("marshalJSON", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if marshalJSON(p) == nil {
+				b.Fatal("no bytes")
+			}
+		}
+	})
 }
