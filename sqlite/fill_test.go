@@ -3,6 +3,7 @@ package sqlite
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/wardenhq/warden"
@@ -82,6 +83,33 @@ func BenchmarkFill(b *testing.B) {
 	for b.Loop() {
 		if err := r.fill(rec); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestFillArgsAcrossRecords fills one request with records whose columns
+// change, repeat and grow past maxBoxedString, and checks every string
+// argument against its record: a box kept from an earlier record must
+// never stand for a different value.
+func TestFillArgsAcrossRecords(t *testing.T) {
+	long := strings.Repeat("r", maxBoxedString+1)
+	a, b := benchRecord("a"), benchRecord("b")
+	b.Event, b.Decision, b.Reason, b.Tool, b.Tenant, b.Caller = "steps/message", "allow", long, "", "t1", "c1"
+	c := benchRecord("c")
+	c.Reason = long + "x"
+	r := requestPool.Get().(*request)
+	defer putRequest(r)
+	for i, rec := range []*warden.Record{a, a, b, b, c, a, b} {
+		if err := r.fill(rec); err != nil {
+			t.Fatal(err)
+		}
+		want := map[int]string{0: rec.ID, 2: rec.Event, 3: rec.Surface, 4: rec.Direction, 5: rec.RequestID, 6: rec.AgentID,
+			7: rec.SessionID, 8: rec.TurnID, 9: rec.StepID, 10: rec.Decision, 11: rec.Reason, 13: rec.PolicyID, 14: rec.PolicyVersion,
+			20: rec.PolicyRevision, 22: rec.Caller, 23: rec.Tenant, 24: rec.ApprovalID, 25: rec.Tool}
+		for j, w := range want {
+			if got := r.args[j].Value; got != w {
+				t.Fatalf("record %d (%s): argument %d is %#v, want %q", i, rec.ID, j, got, w)
+			}
 		}
 	}
 }
