@@ -189,7 +189,7 @@ func BenchmarkWriterBatch(b *testing.B) {
 			}
 		}
 		start, c0 := time.Now(), threadCPU()
-		if err := s.write(batch); err != nil {
+		if err := s.write(batch, 0); err != nil {
 			b.Fatal(err)
 		}
 		cpu += threadCPU() - c0

@@ -30,6 +30,12 @@
 // one commit (group commit) and Record returns nil only for a record whose
 // transaction has committed.
 //
+// # The trace log
+//
+// With [Options.Log] (`warden serve --trace-log`, experimental) a record's
+// durable point is its append to a segment log, DIR/trace.log, and its row
+// is inserted behind the answer, in larger transactions; see logged.go.
+//
 // # Durability
 //
 // The database is in WAL journal mode. With the default

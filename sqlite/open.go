@@ -38,6 +38,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = DefaultQueueSize
 	}
+	if opts.MaxUnindexed <= 0 {
+		opts.MaxUnindexed = DefaultMaxUnindexed
+	}
 	var syncMode string
 	switch strings.ToLower(opts.Synchronous) {
 	case "", "normal":
@@ -172,6 +175,18 @@ func Open(dir string, opts Options) (*Store, error) {
 	adb.SetConnMaxIdleTime(time.Minute)
 	s.adb = adb
 	s.ckpt = startCheckpointer(cdb)
+	if opts.Log {
+		if err := s.openLog(); err != nil {
+			s.ckpt.close()
+			adb.Close()
+			s.disconnect(false)
+			blobs.close()
+			rblobs.close()
+			rdb.Close()
+			wdb.Close()
+			return nil, err
+		}
+	}
 	go s.run()
 	return s, nil
 }

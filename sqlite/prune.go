@@ -157,6 +157,9 @@ func (s *Store) Prune(ctx context.Context, r Retention) (PruneStats, error) {
 	if s.queue == nil {
 		return PruneStats{}, ErrReadOnly
 	}
+	if err := s.caughtUp(ctx); err != nil {
+		return PruneStats{}, err
+	}
 	p, err := s.prunerOf()
 	if err != nil {
 		return PruneStats{}, err

@@ -56,6 +56,9 @@ func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := s.caughtUp(ctx); err != nil { // a trace log's newest records
+		return err
+	}
 	sc := scan{s: s, q: q, start: start}
 	if q.After != "" {
 		// With a duplicate id (possible only in a trace from before schema

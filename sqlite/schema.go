@@ -234,6 +234,16 @@ var migrations = []migration{
 		started         INTEGER NOT NULL, -- unix microseconds, UTC
 		last_seen       INTEGER NOT NULL  -- unix microseconds, UTC
 	) WITHOUT ROWID;`),
+	// 13 → 14: the trace log (logged.go, Options.Log): the sequence number
+	// of the last log record whose row is in runs, moved in the
+	// transaction that inserts the rows, so that a restart indexes the
+	// log's records after it and no other. One row; 0 while no log was
+	// used.
+	sqlStep(`CREATE TABLE trace_log (
+		one     INTEGER NOT NULL PRIMARY KEY CHECK (one = 1),
+		indexed INTEGER NOT NULL
+	);
+	INSERT INTO trace_log (one, indexed) VALUES (1, 0);`),
 }
 
 // migrateCursor adds the policy revision and the views (stored after the

@@ -573,14 +573,28 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 // it mid-stream and look for every printed id.
 func TestKill9(t *testing.T) {
 	if dir := os.Getenv("WARDEN_SQLITE_KILL_CHILD"); dir != "" {
-		killChild(dir)
+		killChild(dir, Options{})
 		return
 	}
 	if testing.Short() {
 		t.Skip("spawns a process")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKill9$")
+	acked := kill9(t, "TestKill9", dir)
+	r, err := OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	checkAcked(t, r, acked)
+}
+
+// kill9 runs test in a child process recording into dir from 16
+// goroutines, kills it with SIGKILL once it acknowledged 2,000 records,
+// and returns the ids it acknowledged.
+func kill9(t *testing.T, test, dir string) map[string]bool {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
 	cmd.Env = append(os.Environ(), "WARDEN_SQLITE_KILL_CHILD="+dir)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -609,11 +623,12 @@ func TestKill9(t *testing.T) {
 	if len(acked) < 2000 {
 		t.Fatalf("child acknowledged only %d records", len(acked))
 	}
-	r, err := OpenReadOnly(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	return acked
+}
+
+// checkAcked fails unless every acknowledged record is in r.
+func checkAcked(t *testing.T, r warden.Store, acked map[string]bool) {
+	t.Helper()
 	got, err := warden.Collect(context.Background(), r, warden.Query{}, everything)
 	if err != nil {
 		t.Fatal(err)
@@ -636,8 +651,8 @@ func TestKill9(t *testing.T) {
 
 // killChild records forever from 16 goroutines, printing "ok ID" after each
 // Record returns nil.
-func killChild(dir string) {
-	s, err := Open(dir, Options{})
+func killChild(dir string, opts Options) {
+	s, err := Open(dir, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

@@ -57,6 +57,13 @@ type Options struct {
 	// the writer goroutine: it must be quick and must not call into the
 	// Store.
 	OnBatch func(size int, dur time.Duration, err error)
+	// Log makes a segment log in DIR/trace.log the durable point of each
+	// record, its rows indexed behind the answers (logged.go). With
+	// Synchronous "full" each batch is fdatasync'ed before it is answered.
+	Log bool
+	// MaxUnindexed bounds the records answered and not yet indexed with
+	// Log (default DefaultMaxUnindexed); past it Record fails.
+	MaxUnindexed int
 }
 
 // Stats are the writer's counters since Open.
@@ -67,6 +74,11 @@ type Stats struct {
 	Errors    uint64 // batches whose insert or commit failed
 	Failed    uint64 // records answered with an error by the writer
 	Queued    int    // records waiting for the writer now
+	// With a trace log (Options.Log): the records answered and not yet
+	// indexed now, and those Open indexed from the log (answered before
+	// the process ended, not indexed then).
+	Unindexed int
+	Replayed  uint64
 }
 
 // Store is the SQLite trace store. It is safe for concurrent use.
@@ -91,7 +103,10 @@ type Store struct {
 	dbFile  os.FileInfo
 	walFile os.FileInfo // the WAL as first seen by the current writer connection
 
-	// Owned by the writer goroutine.
+	// The trace log (Options.Log), nil without one.
+	lg *logState
+
+	// Owned by the writer goroutine (with a trace log, by the indexer).
 	conn     *sql.Conn
 	stmt     driver.Stmt
 	batch    []*request
@@ -132,7 +147,7 @@ func (s *Store) Dir() string { return s.dir }
 
 // Stats returns the writer's counters.
 func (s *Store) Stats() Stats {
-	return Stats{
+	st := Stats{
 		Batches:   s.nBatches.Load(),
 		Records:   s.nRecords.Load(),
 		LastBatch: int(s.lastBatch.Load()),
@@ -140,6 +155,12 @@ func (s *Store) Stats() Stats {
 		Failed:    s.nFailed.Load(),
 		Queued:    len(s.queue),
 	}
+	if lg := s.lg; lg != nil {
+		lg.mu.Lock()
+		st.Unindexed, st.Replayed = lg.qRecords, lg.replayed
+		lg.mu.Unlock()
+	}
+	return st
 }
 
 // Close stops accepting records, commits those already queued, stops the
@@ -154,9 +175,14 @@ func (s *Store) Close() error {
 			s.mu.Unlock()
 			<-s.done
 		}
+		// The indexer catches up with the log before the connection goes.
+		var logErr error
+		if s.lg != nil {
+			logErr = s.closeLog()
+		}
 		// The writer's connection closes last: as the last connection, it
 		// checkpoints the WAL and removes it.
-		var errs []error
+		errs := []error{logErr}
 		errs = append(errs, s.closePruner())
 		if s.ckpt != nil {
 			errs = append(errs, s.ckpt.close())

@@ -108,6 +108,9 @@ func (s *Store) VerifyWithKey(ctx context.Context, pub ed25519.PublicKey) (*Veri
 // acs.signing_key as `warden keys new` wrote its .pub): when want is not
 // nil, the newest checkpoint must be signed by it.
 func (s *Store) VerifyWithPublicKey(ctx context.Context, want *sigkey.PublicKey) (*VerifyReport, error) {
+	if err := s.caughtUp(ctx); err != nil {
+		return nil, fmt.Errorf("sqlite: verify: %w", err)
+	}
 	conn, err := s.rdb.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: verify: %w", err)

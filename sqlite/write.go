@@ -62,8 +62,12 @@ func (s *Store) run() {
 	defer close(s.done)
 	for first := range s.queue {
 		b := s.gather(append(s.batch[:0], first))
-		s.commit(b)
-		s.afterCommit()
+		if s.lg != nil {
+			s.commitLogged(b)
+		} else {
+			s.commit(b)
+			s.afterCommit()
+		}
 		clear(b)
 		s.batch = b[:0]
 	}
@@ -126,7 +130,7 @@ func (s *Store) commit(b []*request) {
 	}
 	s.nTaken.Add(uint64(len(live)))
 	start := time.Now()
-	err := s.write(live)
+	err := s.write(live, 0)
 	dur := time.Since(start)
 
 	// Counters and OnBatch first, so that they account for a batch by the
@@ -163,8 +167,10 @@ func (s *Store) commit(b []*request) {
 }
 
 // write inserts and commits b. A record rejected by a constraint fails
-// alone (r.err); any other error aborts the whole transaction.
-func (s *Store) write(b []*request) (err error) {
+// alone (r.err); any other error aborts the whole transaction. With logTo
+// > 0 (the indexer of a trace log) the same transaction records that the
+// log is indexed up to logTo.
+func (s *Store) write(b []*request, logTo uint64) (err error) {
 	if s.conn == nil {
 		if err := s.connect(); err != nil {
 			return err
@@ -210,6 +216,12 @@ func (s *Store) write(b []*request) (err error) {
 				return fmt.Errorf("sqlite: insert: %w", err)
 			}
 			head = r.hash[:]
+		}
+		if logTo > 0 {
+			if _, err := c.ExecContext(ctx, "UPDATE trace_log SET indexed = ?", []driver.NamedValue{{Ordinal: 1, Value: int64(logTo)}}); err != nil {
+				bad = rollback(ctx, c)
+				return fmt.Errorf("sqlite: move the trace log's position: %w", err)
+			}
 		}
 		if _, err := c.ExecContext(ctx, "COMMIT", nil); err != nil {
 			bad = rollback(ctx, c)

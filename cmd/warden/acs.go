@@ -60,7 +60,7 @@ func cmdACS(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
-	store, _, err := openServeStore(cfg.Store, *data, nil) // store: postgres://… when configured
+	store, _, err := openServeStore(cfg.Store, *data, nil, false) // store: postgres://… when configured
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

@@ -129,7 +129,7 @@ func hookDecider(gf *guardianFlags, data, server, token, tokenFile, agentID stri
 	if data == "" {
 		return nil, nil, errors.New("--data: required in-process (the trace and the ACS sessions live there)")
 	}
-	store, _, err := openServeStore(cfg.Store, data, nil) // store: postgres://… when configured
+	store, _, err := openServeStore(cfg.Store, data, nil, false) // store: postgres://… when configured
 	if err != nil {
 		return nil, nil, err
 	}

@@ -55,7 +55,7 @@ func cmdHooksDispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 	var store warden.Store // nil: no trace
 	if cfg.Store != "" || *data != "" {
 		// store: postgres://… when configured, else the SQLite trace.
-		st, _, err := openServeStore(cfg.Store, *data, nil)
+		st, _, err := openServeStore(cfg.Store, *data, nil, false)
 		if err != nil {
 			return fail(stderr, "%v", err)
 		}

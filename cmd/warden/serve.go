@@ -58,6 +58,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace; with --store, the console's session key)")
 	storeURL := addStoreFlag(fs)
 	pprof := fs.Bool("pprof", false, "expose /debug/pprof/ (profiling; keep off in production)")
+	traceLog := fs.Bool("trace-log", false, "answer once a decision is in the SQLite trace's segment log (DATA/trace.log), its rows indexed behind the answers (experimental; see the sqlite package documentation)")
 	insecure := fs.Bool("insecure", false, "serve a non-loopback address without auth.tokens (anyone who reaches it can decide, dispatch and read the trace)")
 	var shadow multiFlag
 	fs.Var(&shadow, "shadow-policy", "policy file or directory of a shadow set: with the built-in pack, a candidate set decided beside the live one, recorded with mode shadow, never applied (repeatable; added to the config's shadow:)")
@@ -96,7 +97,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	logf := func(format string, a ...any) { log.Info(fmt.Sprintf(format, a...)) }
 
 	metrics := server.NewMetrics()
-	store, _, err := openServeStore(*storeURL, *data, metrics.ObserveBatch)
+	store, _, err := openServeStore(*storeURL, *data, metrics.ObserveBatch, *traceLog)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}

@@ -143,8 +143,10 @@ type serveStore interface {
 // openServeStore opens the store serve, acs stdio and the in-process hook
 // write: PostgreSQL when url is set (--store or the config's store:;
 // migrating it under the advisory lock), else the SQLite trace in data.
-// onBatch (nil: none) observes the writer's batches.
-func openServeStore(url, data string, onBatch func(n int, d time.Duration, err error)) (serveStore, string, error) {
+// onBatch (nil: none) observes the writer's batches. logged makes the
+// SQLite trace's segment log each record's durable point (sqlite.Options.Log:
+// serve --trace-log; a short-lived process never takes the log).
+func openServeStore(url, data string, onBatch func(n int, d time.Duration, err error), logged bool) (serveStore, string, error) {
 	if url != "" {
 		if err := checkStoreFlag(url); err != nil {
 			return nil, "", err
@@ -157,7 +159,7 @@ func openServeStore(url, data string, onBatch func(n int, d time.Duration, err e
 		}
 		return s, "PostgreSQL", nil
 	}
-	s, err := sqlite.Open(data, sqlite.Options{OnBatch: onBatch})
+	s, err := sqlite.Open(data, sqlite.Options{OnBatch: onBatch, Log: logged})
 	if err != nil {
 		return nil, data, fmt.Errorf("opening the trace in %s: %v", data, err)
 	}
