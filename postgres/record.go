@@ -2,10 +2,10 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,26 +66,31 @@ func nonNil(b []byte) []byte {
 	return b
 }
 
+// canons are the record digests' encoders, reused.
+var canons = sync.Pool{New: func() any { return tracehash.NewCanon() }}
+
 func newRequest(rec *warden.Record, timeout time.Duration) (*request, error) {
 	results := rec.Results
 	if results == nil {
 		results = []warden.Result{}
 	}
-	res, err := json.Marshal(results)
+	// The bytes encoding/json writes (the hash covers them), without its
+	// reflection: the appenders the SQLite store uses.
+	res, err := warden.AppendResults(nil, results)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: encode results: %w", err)
 	}
 	var codes []byte // NULL when empty, as SQLite
 	if len(rec.ReasonCodes) > 0 {
-		if codes, err = json.Marshal(rec.ReasonCodes); err != nil {
-			return nil, fmt.Errorf("postgres: encode reason codes: %w", err)
-		}
+		codes = warden.AppendJSONStrings(nil, rec.ReasonCodes)
 	}
 	in, out, views := nonNil(rec.Input), nonNil(rec.Output), nonNil(rec.Views)
 	us := rec.Time.UnixMicro()
 	r := &request{id: rec.ID, done: make(chan error, 1), deadline: time.Now().Add(timeout),
 		size: len(res) + len(in) + len(out) + len(views)}
-	tracehash.NewCanon().Digest(&tracehash.Row{
+	c := canons.Get().(*tracehash.Canon)
+	defer canons.Put(c)
+	c.Digest(&tracehash.Row{
 		ID: rec.ID, TimeUS: us, Event: rec.Event, Surface: rec.Surface, Direction: rec.Direction,
 		RequestID: rec.RequestID, AgentID: rec.AgentID, SessionID: rec.SessionID,
 		TurnID: rec.TurnID, StepID: rec.StepID, Decision: rec.Decision, Reason: rec.Reason,
