@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/internal/tracehash"
@@ -393,26 +394,27 @@ func (s *Store) writeLocked(ctx context.Context, b []*request) error {
 	return nil
 }
 
-// typedColumns turns each column's values into a typed slice, the arrays
-// insertSQL unnests: []int64, []string, or [][]byte (nil elements are NULL).
+// typedColumns turns each column's values into a typed array, the arrays
+// insertSQL unnests: int8[], text[] or bytea[] (nil elements are NULL), as
+// pgtype.FlatArray so that pgx encodes them without reflection.
 func typedColumns(cols [][]any) []any {
 	out := make([]any, len(cols))
 	for i, c := range cols {
 		switch c[0].(type) {
 		case int64:
-			a := make([]int64, len(c))
+			a := make(pgtype.FlatArray[int64], len(c))
 			for j, v := range c {
 				a[j] = v.(int64)
 			}
 			out[i] = a
 		case string:
-			a := make([]string, len(c))
+			a := make(pgtype.FlatArray[string], len(c))
 			for j, v := range c {
 				a[j] = v.(string)
 			}
 			out[i] = a
 		default: // []byte or nil: bytea
-			a := make([][]byte, len(c))
+			a := make(pgtype.FlatArray[[]byte], len(c))
 			for j, v := range c {
 				if v != nil {
 					a[j] = v.([]byte)
