@@ -321,6 +321,11 @@ func TestServerCost(t *testing.T) {
 			t.Errorf("runs.%s compression %q, want %q (server has lz4: %v)", name, c, want, lz4)
 		}
 	}
+	var opts []string
+	if err := s.pool.QueryRow(ctx, `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = 'runs'::regclass`).Scan(&opts); err != nil ||
+		len(opts) != 1 || opts[0] != "toast_tuple_target=8160" {
+		t.Fatalf("runs' options %q, %v", opts, err)
+	}
 	var mode string
 	if err := s.pool.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode); err != nil || mode != "force_generic_plan" {
 		t.Fatalf("plan_cache_mode %q, %v", mode, err)
