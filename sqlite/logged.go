@@ -199,62 +199,25 @@ func (s *Store) replayLog(from, to uint64) error {
 	return flush(to)
 }
 
-// commitLogged appends the batch b to the log, answers its waiters and
-// queues it for the indexer (the writer goroutine's commit with a log).
-func (s *Store) commitLogged(b []*request) {
+// cutLog removes, now and then, the log's segments all of whose records
+// are indexed (the writer goroutine's, after each batch).
+func (s *Store) cutLog() {
 	lg := s.lg
-	live := b[:0]
-	for _, r := range b {
-		if r.state.CompareAndSwap(pending, taken) {
-			live = append(live, r)
-		}
-	}
-	if len(live) == 0 {
+	if lg.sinceCut++; lg.sinceCut < 256 {
 		return
 	}
-	s.nTaken.Add(uint64(len(live)))
-	start := time.Now()
-	n, err := s.appendLogged(live)
-	dur := time.Since(start)
-	failed := len(live)
-	if err == nil {
-		failed = len(live) - n
-	}
-	if failed > 0 {
-		s.nFailed.Add(uint64(failed))
-	}
-	if err != nil {
-		s.nErrors.Add(1)
-	} else {
-		s.nBatches.Add(1)
-		s.nRecords.Add(uint64(n))
-		s.lastBatch.Store(int64(len(live)))
-	}
-	if s.opts.OnBatch != nil {
-		s.opts.OnBatch(len(live), dur, err)
-	}
-	for _, r := range live {
-		e := err
-		if e == nil {
-			e = r.err
-		}
-		r.done <- e
-	}
-	// Segments all of whose records are indexed go, now and then.
-	if lg.sinceCut++; lg.sinceCut >= 256 {
-		lg.sinceCut = 0
-		lg.mu.Lock()
-		upto := lg.indexed
-		lg.mu.Unlock()
-		_, _ = lg.log.Truncate(upto + 1)
-	}
+	lg.sinceCut = 0
+	lg.mu.Lock()
+	upto := lg.indexed
+	lg.mu.Unlock()
+	_, _ = lg.log.Truncate(upto + 1)
 }
 
 // appendLogged refuses the records of b whose ids are taken (r.err),
 // appends the others to the log in one batch and queues them for the
-// indexer. It returns how many it appended; an error fails the whole
-// batch (nothing appended).
-func (s *Store) appendLogged(b []*request) (int, error) {
+// indexer (the writer's store with a trace log, see commit). An error
+// fails the whole batch (nothing appended).
+func (s *Store) appendLogged(b []*request) error {
 	lg := s.lg
 	clear(lg.seen)
 	ids := make([]string, 0, len(b))
@@ -263,7 +226,7 @@ func (s *Store) appendLogged(b []*request) (int, error) {
 	}
 	taken, err := s.idsTaken(ids)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	lg.mu.Lock()
 	for i, r := range b {
@@ -279,9 +242,9 @@ func (s *Store) appendLogged(b []*request) (int, error) {
 	lg.mu.Unlock()
 	if behind >= lg.max || qBytes >= maxUnindexedBytes {
 		if ierr != nil {
-			return 0, fmt.Errorf("sqlite: record not stored: %d records wait to be indexed and the indexer fails: %w", behind, ierr)
+			return fmt.Errorf("sqlite: record not stored: %d records wait to be indexed and the indexer fails: %w", behind, ierr)
 		}
-		return 0, fmt.Errorf("sqlite: record not stored: %d records (%d bytes) wait to be indexed", behind, qBytes)
+		return fmt.Errorf("sqlite: record not stored: %d records (%d bytes) wait to be indexed", behind, qBytes)
 	}
 	lg.enc, lg.offs, lg.payloads = lg.enc[:0], lg.offs[:0], lg.payloads[:0]
 	var keep []string
@@ -294,7 +257,7 @@ func (s *Store) appendLogged(b []*request) (int, error) {
 		keep = append(keep, ids[i])
 	}
 	if len(keep) == 0 {
-		return 0, nil
+		return nil
 	}
 	lg.offs = append(lg.offs, len(lg.enc))
 	for i := range keep {
@@ -302,7 +265,7 @@ func (s *Store) appendLogged(b []*request) (int, error) {
 	}
 	first, err := lg.log.Append(lg.payloads)
 	if err != nil {
-		return 0, fmt.Errorf("sqlite: record not stored: trace log: %w", err)
+		return fmt.Errorf("sqlite: record not stored: trace log: %w", err)
 	}
 	// The indexer's copy: one allocation for the batch.
 	own := append([]byte(nil), lg.enc...)
@@ -326,7 +289,7 @@ func (s *Store) appendLogged(b []*request) (int, error) {
 	if len(lg.enc) > maxBatchBytes {
 		lg.enc = nil
 	}
-	return len(keep), nil
+	return nil
 }
 
 // idsTaken returns which of ids are in runs already.

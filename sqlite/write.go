@@ -63,9 +63,10 @@ func (s *Store) run() {
 	for first := range s.queue {
 		b := s.gather(append(s.batch[:0], first))
 		if s.lg != nil {
-			s.commitLogged(b)
+			s.commit(b, s.appendLogged)
+			s.cutLog()
 		} else {
-			s.commit(b)
+			s.commit(b, s.writeRows)
 			s.afterCommit()
 		}
 		clear(b)
@@ -117,8 +118,12 @@ func (s *Store) gather(b []*request) []*request {
 	return b
 }
 
-// commit writes the batch b in one transaction and answers its waiters.
-func (s *Store) commit(b []*request) {
+// writeRows is write without a trace log.
+func (s *Store) writeRows(b []*request) error { return s.write(b, 0) }
+
+// commit stores the live records of batch b with store (one transaction,
+// or one append to the trace log) and answers their waiters.
+func (s *Store) commit(b []*request, store func([]*request) error) {
 	live := b[:0]
 	for _, r := range b {
 		if r.state.CompareAndSwap(pending, taken) {
@@ -130,7 +135,7 @@ func (s *Store) commit(b []*request) {
 	}
 	s.nTaken.Add(uint64(len(live)))
 	start := time.Now()
-	err := s.write(live, 0)
+	err := store(live)
 	dur := time.Since(start)
 
 	// Counters and OnBatch first, so that they account for a batch by the
