@@ -93,7 +93,9 @@ func TestVerifyCheckpointPQ(t *testing.T) {
 				want    string
 			}{
 				{"edited field", `UPDATE trace_checkpoints SET last_hash = ?`, []any{cp.LastHash}, "does not verify"},
-				{"edited signature", `UPDATE trace_checkpoints SET signature = ?`, []any{"00" + good.sig[2:]}, "does not verify"},
+				// The first byte changed (a fixed "00" left a signature that
+				// began with 00, one in 256, as it was: the test failed).
+				{"edited signature", `UPDATE trace_checkpoints SET signature = ?`, []any{map[bool]string{true: "01", false: "00"}[good.sig[:2] == "00"] + good.sig[2:]}, "does not verify"},
 				{"re-signed by another key", `UPDATE trace_checkpoints SET last_hash = ?, public_key = ?, signature = ?`,
 					[]any{cp.LastHash, hex.EncodeToString(other.Public().Bytes()), hex.EncodeToString(sig)}, "not by the key given"},
 				{"algorithm changed", `UPDATE trace_checkpoints SET algorithm = 'ed25519'`, nil, ""}, // malformed, or (SLH-DSA: 32 bytes) not verifying
