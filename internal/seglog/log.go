@@ -1,6 +1,7 @@
 package seglog
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -497,6 +498,12 @@ func (l *Log) Close() error {
 	return err
 }
 
+// segAt returns the index of the segment whose first record is seq, or
+// where it would be (found false). The caller holds l.mu.
+func (l *Log) segAt(seq uint64) (int, bool) {
+	return slices.BinarySearchFunc(l.segs, seq, func(s segment, f uint64) int { return cmp.Compare(s.first, f) })
+}
+
 // limit returns the durable size of segment first and whether it is sealed;
 // ok is false if the log no longer holds it.
 func (l *Log) limit(first uint64) (size int64, sealed, ok bool, err error) {
@@ -505,15 +512,7 @@ func (l *Log) limit(first uint64) (size int64, sealed, ok bool, err error) {
 	if l.closed {
 		return 0, false, false, ErrClosed
 	}
-	i, found := slices.BinarySearchFunc(l.segs, first, func(s segment, f uint64) int {
-		switch {
-		case s.first < f:
-			return -1
-		case s.first > f:
-			return 1
-		}
-		return 0
-	})
+	i, found := l.segAt(first)
 	if !found {
 		return 0, false, false, nil
 	}

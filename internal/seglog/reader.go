@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 )
 
 // Reader reads records in order from a sequence number, across segments,
@@ -32,15 +31,7 @@ func (l *Log) Reader(from uint64) (*Reader, error) {
 		return nil, ErrClosed
 	}
 	oldest, next := l.segs[0].first, l.next
-	i, found := slices.BinarySearchFunc(l.segs, from, func(s segment, f uint64) int {
-		switch {
-		case s.first < f:
-			return -1
-		case s.first > f:
-			return 1
-		}
-		return 0
-	})
+	i, found := l.segAt(from)
 	if !found {
 		i--
 	}
