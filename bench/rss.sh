@@ -20,7 +20,8 @@
 # File descriptors: the server and loadgen each hold C sockets. When the soft open-file
 # limit is under C + 256 (serve's reserve), the script raises it to that, up to the hard
 # limit, and fails if the hard limit is lower. serve's own GC target (GOGC=400 unless
-# GOGC is set) applies, as in production; a GOGC in the environment is printed.
+# GOGC is set) and soft memory limit (192 MiB unless GOMEMLIMIT is set) apply, as in
+# production; a GOGC in the environment is printed.
 set -euo pipefail
 
 C=${C:-1024}
@@ -157,7 +158,7 @@ field() { jq -r ".$1" "$OUT/loadgen.json"; }
 errors=$(field errors)
 
 echo
-echo "C=$C connections, D=$D measured after WARMUP=$WARMUP, $(nproc) CPUs, $(go env GOVERSION), GOGC=${GOGC:-unset, serve sets 400}, body $BODY, policies $POLICY"
+echo "C=$C connections, D=$D measured after WARMUP=$WARMUP, $(nproc) CPUs, $(go env GOVERSION), GOGC=${GOGC:-unset, serve sets 400}, GOMEMLIMIT=${GOMEMLIMIT:-unset, serve sets 192MiB}, body $BODY, policies $POLICY"
 echo "load average before: $load_start, after: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews the figures)"
 echo "RSS idle (listening, before load): $(mb "$idle_rss") MB"
 echo "RSS peak sampled ($nsamples samples every ${INTERVAL}s): $(mb "$peak_rss") MB; at the end of the load: $(mb "$end_rss") MB"

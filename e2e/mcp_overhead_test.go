@@ -181,6 +181,14 @@ func usList(ds []time.Duration) string {
 // decisionsTotal sums warden_decisions_total over its labels from /metrics.
 func decisionsTotal(t *testing.T, base string) float64 {
 	t.Helper()
+	return metricSum(t, base, "warden_decisions_total{")
+}
+
+// metricSum is the sum of the samples in base's /metrics whose line starts
+// with prefix (a metric's name and "{" for all its series, or its name and
+// " " for one without labels).
+func metricSum(t *testing.T, base, prefix string) float64 {
+	t.Helper()
 	resp, err := http.Get(base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +201,7 @@ func decisionsTotal(t *testing.T, base string) float64 {
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "warden_decisions_total{") {
+		if !strings.HasPrefix(line, prefix) {
 			continue
 		}
 		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
