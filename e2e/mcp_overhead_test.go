@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,10 +22,12 @@ import (
 
 // The knobs of TestMCPOverhead, all from the environment.
 const (
-	overheadEnv       = "WARDEN_MCP_OVERHEAD"        // "1" runs the measurement
-	overheadCallsEnv  = "WARDEN_MCP_OVERHEAD_N"      // calls per path per round (default 2000)
-	overheadRoundsEnv = "WARDEN_MCP_OVERHEAD_ROUNDS" // rounds (default 5)
-	overheadMaxEnv    = "WARDEN_MCP_OVERHEAD_MAX_US" // fail when the added p50 is over this many µs
+	overheadEnv        = "WARDEN_MCP_OVERHEAD"         // "1" runs the measurement
+	overheadCallsEnv   = "WARDEN_MCP_OVERHEAD_N"       // calls per path per round (default 2000)
+	overheadRoundsEnv  = "WARDEN_MCP_OVERHEAD_ROUNDS"  // rounds (default 5)
+	overheadMaxEnv     = "WARDEN_MCP_OVERHEAD_MAX_US"  // fail when the added p50 is over this many µs
+	overheadArgsEnv    = "WARDEN_MCP_OVERHEAD_ARGS"    // extra flags for warden serve (space-separated)
+	overheadProfileEnv = "WARDEN_MCP_OVERHEAD_PROFILE" // write a 5 s CPU profile of warden here (with --pprof)
 )
 
 // TestMCPOverhead measures what `warden serve`'s /mcp/{server} adds to an
@@ -43,7 +46,8 @@ const (
 //	WARDEN_MCP_OVERHEAD=1 go test -run TestMCPOverhead -v ./e2e
 //
 // WARDEN_MCP_OVERHEAD_N and _ROUNDS size it; WARDEN_MCP_OVERHEAD_MAX_US
-// makes the added p50 a failing bound.
+// makes the added p50 a failing bound; WARDEN_MCP_OVERHEAD_ARGS adds flags
+// to warden serve (--trace-log, say).
 func TestMCPOverhead(t *testing.T) {
 	if os.Getenv(overheadEnv) != "1" {
 		t.Skipf("a latency measurement; set %s=1 to run it", overheadEnv)
@@ -60,7 +64,8 @@ func TestMCPOverhead(t *testing.T) {
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, "mcp:\n  servers:\n    up: {url: %q}\n", up.URL), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w := startServer(t, wardenBinary(t), "--config", cfg, "--data", filepath.Join(dir, "data"))
+	args := append([]string{"--config", cfg, "--data", filepath.Join(dir, "data")}, strings.Fields(os.Getenv(overheadArgsEnv))...)
+	w := startServer(t, wardenBinary(t), args...)
 
 	paths := []struct{ name, url string }{{"direct", up.URL}, {"warden", w.url + "/mcp/up"}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "overhead", Version: "1"}, nil)
@@ -94,6 +99,29 @@ func TestMCPOverhead(t *testing.T) {
 		}
 	}
 
+	if out := os.Getenv(overheadProfileEnv); out != "" {
+		// A CPU profile of warden over the first seconds of the rounds
+		// (needs --pprof in WARDEN_MCP_OVERHEAD_ARGS).
+		profiled := make(chan struct{})
+		t.Cleanup(func() { <-profiled })
+		go func() {
+			defer close(profiled)
+			resp, err := http.Get(w.url + "/debug/pprof/profile?seconds=5")
+			if err != nil {
+				t.Errorf("profile: %v", err)
+				return
+			}
+			defer resp.Body.Close()
+			f, err := os.Create(out)
+			if err == nil {
+				_, err = io.Copy(f, resp.Body)
+				f.Close()
+			}
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Errorf("profile: %s, %v", resp.Status, err)
+			}
+		}()
+	}
 	decided0 := decisionsTotal(t, w.url)
 	lat := make([][]time.Duration, len(paths))
 	roundP50 := make([][]time.Duration, len(paths))

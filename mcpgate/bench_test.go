@@ -23,15 +23,16 @@ import (
 	"github.com/wardenhq/warden/storetest"
 )
 
-// benchDecider decides with the built-in pack and records to trace.
+// benchDecider decides with the built-in pack and records to trace: "mem",
+// "sqlite", or "sqlite+log" (SQLite behind the trace log, Options.Log).
 func benchDecider(b *testing.B, trace string) *warden.Decider {
 	set, err := policy.Builtin()
 	if err != nil {
 		b.Fatal(err)
 	}
 	var st warden.Store = storetest.NewMem()
-	if trace == "sqlite" {
-		s, err := sqlite.Open(b.TempDir(), sqlite.Options{})
+	if trace == "sqlite" || trace == "sqlite+log" {
+		s, err := sqlite.Open(b.TempDir(), sqlite.Options{Log: trace == "sqlite+log"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -118,6 +119,7 @@ func BenchmarkGateway(b *testing.B) {
 		{"http/direct", func(b *testing.B) *mcp.ClientSession { return httpSession(b, nil) }},
 		{"http/gateway+memtrace", func(b *testing.B) *mcp.ClientSession { return httpSession(b, benchDecider(b, "mem")) }},
 		{"http/gateway+sqlite", func(b *testing.B) *mcp.ClientSession { return httpSession(b, benchDecider(b, "sqlite")) }},
+		{"http/gateway+sqlite+log", func(b *testing.B) *mcp.ClientSession { return httpSession(b, benchDecider(b, "sqlite+log")) }},
 	}
 	var rows []benchRow
 	for _, s := range setups {

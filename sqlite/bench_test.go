@@ -96,19 +96,24 @@ func BenchmarkRecordParallel(b *testing.B) {
 }
 
 // BenchmarkRecordSerial measures the latency of one Record with no
-// concurrency (a batch of one per commit).
+// concurrency (a batch of one per commit), committed to SQLite or appended
+// to the trace log (Options.Log).
 func BenchmarkRecordSerial(b *testing.B) {
-	s, err := Open(b.TempDir(), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		if err := s.Record(ctx, benchRecord(fmt.Sprintf("serial-%d", i))); err != nil {
-			b.Fatal(err)
-		}
+	for _, logged := range []bool{false, true} {
+		b.Run(map[bool]string{false: "sqlite", true: "log"}[logged], func(b *testing.B) {
+			s, err := Open(b.TempDir(), Options{Log: logged})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if err := s.Record(ctx, benchRecord(fmt.Sprintf("serial-%d", i))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

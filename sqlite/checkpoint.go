@@ -40,6 +40,10 @@ type checkpointer struct {
 	// From the last checkpoint, by whoever ran it: frames in the WAL and
 	// frames already copied into the database.
 	logFrames, doneFrames atomic.Int64
+	// commits counts the writer's commits (afterCommit): a tick with no
+	// new commit and nothing left to copy skips its checkpoint, so an idle
+	// store does not run one a hundred times a second.
+	commits atomic.Uint64
 }
 
 func startCheckpointer(db *sql.DB) *checkpointer {
@@ -52,13 +56,32 @@ func (c *checkpointer) run() {
 	defer close(c.done)
 	t := time.NewTicker(checkpointEvery)
 	defer t.Stop()
+	ctx := context.Background()
+	var st *sql.Stmt // prepared on the first tick that needs it
+	defer func() {
+		if st != nil {
+			st.Close()
+		}
+	}()
+	seen := ^uint64(0)
 	for {
 		select {
 		case <-c.stop:
 			return
 		case <-t.C:
+			n := c.commits.Load()
+			if n == seen && c.logFrames.Load() == c.doneFrames.Load() {
+				continue // nothing new since a checkpoint that finished
+			}
+			if st == nil {
+				var err error
+				if st, err = c.db.PrepareContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
+					continue // tried again next tick
+				}
+			}
+			seen = n
 			var busy, log, done int64
-			err := c.db.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done)
+			err := st.QueryRowContext(ctx).Scan(&busy, &log, &done)
 			if err == nil && log >= 0 {
 				c.logFrames.Store(log)
 				c.doneFrames.Store(done)
@@ -81,6 +104,7 @@ func (s *Store) afterCommit() {
 	if c == nil || s.conn == nil {
 		return
 	}
+	c.commits.Add(1)
 	log, done := c.logFrames.Load(), c.doneFrames.Load()
 	if log < topUpMinFrames || (log-done > topUpFrames && log < hardCapFrames) {
 		return

@@ -108,7 +108,8 @@ type Store struct {
 
 	// Owned by the writer goroutine (with a trace log, by the indexer).
 	conn     *sql.Conn
-	stmt     driver.Stmt
+	stmt     driver.Stmt // the insert
+	wst      writerStmts // the rest of a batch's statements
 	batch    []*request
 	ckpt     *checkpointer
 	blobs    *blobFile // appended to by the writer
