@@ -40,10 +40,6 @@ type checkpointer struct {
 	// From the last checkpoint, by whoever ran it: frames in the WAL and
 	// frames already copied into the database.
 	logFrames, doneFrames atomic.Int64
-	// commits counts the writer's commits (afterCommit): a tick with no
-	// new commit and nothing left to copy skips its checkpoint, so an idle
-	// store does not run one a hundred times a second.
-	commits atomic.Uint64
 }
 
 func startCheckpointer(db *sql.DB) *checkpointer {
@@ -56,33 +52,49 @@ func (c *checkpointer) run() {
 	defer close(c.done)
 	t := time.NewTicker(checkpointEvery)
 	defer t.Stop()
+	// A tick with nothing committed since a checkpoint that finished
+	// skips it, so an idle store does not run one a hundred times a
+	// second. PRAGMA data_version tells: on one connection it changes
+	// whenever any other connection, of this process or another, commits
+	// (the writer, the approvals and ACS connection, a hook). Both
+	// statements are prepared once, on a connection held for the
+	// goroutine's life; without it (an error) every tick checkpoints.
 	ctx := context.Background()
-	var st *sql.Stmt // prepared on the first tick that needs it
-	defer func() {
-		if st != nil {
-			st.Close()
+	var version, ckpt *sql.Stmt
+	query := c.db.QueryRowContext // the pool's one connection (not held)
+	if conn, err := c.db.Conn(ctx); err == nil {
+		defer conn.Close()
+		query = conn.QueryRowContext
+		if version, err = conn.PrepareContext(ctx, "PRAGMA data_version"); err == nil {
+			defer version.Close()
 		}
-	}()
-	seen := ^uint64(0)
+		if ckpt, err = conn.PrepareContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err == nil {
+			defer ckpt.Close()
+		}
+	}
+	var seen int64 = -1
 	for {
 		select {
 		case <-c.stop:
 			return
 		case <-t.C:
-			n := c.commits.Load()
-			if n == seen && c.logFrames.Load() == c.doneFrames.Load() {
-				continue // nothing new since a checkpoint that finished
-			}
-			if st == nil {
-				var err error
-				if st, err = c.db.PrepareContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
-					continue // tried again next tick
+			if version != nil {
+				var v int64
+				if err := version.QueryRowContext(ctx).Scan(&v); err == nil {
+					if v == seen && c.logFrames.Load() == c.doneFrames.Load() {
+						continue // nothing new since a checkpoint that finished
+					}
+					seen = v
 				}
 			}
-			seen = n
 			var busy, log, done int64
-			err := st.QueryRowContext(ctx).Scan(&busy, &log, &done)
-			if err == nil && log >= 0 {
+			var row *sql.Row
+			if ckpt != nil {
+				row = ckpt.QueryRowContext(ctx)
+			} else {
+				row = query(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+			}
+			if err := row.Scan(&busy, &log, &done); err == nil && log >= 0 {
 				c.logFrames.Store(log)
 				c.doneFrames.Store(done)
 			}
@@ -104,7 +116,6 @@ func (s *Store) afterCommit() {
 	if c == nil || s.conn == nil {
 		return
 	}
-	c.commits.Add(1)
 	log, done := c.logFrames.Load(), c.doneFrames.Load()
 	if log < topUpMinFrames || (log-done > topUpFrames && log < hardCapFrames) {
 		return
