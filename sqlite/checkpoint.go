@@ -40,6 +40,7 @@ type checkpointer struct {
 	// From the last checkpoint, by whoever ran it: frames in the WAL and
 	// frames already copied into the database.
 	logFrames, doneFrames atomic.Int64
+	runs                  atomic.Uint64 // checkpoints this goroutine ran
 }
 
 func startCheckpointer(db *sql.DB) *checkpointer {
@@ -98,6 +99,7 @@ func (c *checkpointer) run() {
 				c.logFrames.Store(log)
 				c.doneFrames.Store(done)
 			}
+			c.runs.Add(1)
 		}
 	}
 }
