@@ -11,6 +11,7 @@
 #   POLICY=bench/policies  OUT=<dir to keep logs, JSON results and profiles>
 #   WARDEN=<path>  use this warden binary instead of building ./cmd/warden
 #   PROFILE=1   run warden's first run with --pprof and fetch a CPU profile of it
+#               ($OUT/warden.cpu.pprof; with PG also $OUT/warden-pg.cpu.pprof)
 #   WARDEN_ARGS="..."  extra flags for `warden serve`
 #   AUTH=1      serve with auth.tokens configured and send the bearer token with every
 #               request (to the floor too, so the client does the same work)
@@ -214,17 +215,20 @@ run_warden() {
 	local tag="warden-$1" prof_pid=""
 	local extra=()
 	if [[ -n ${WARDEN_ARGS:-} ]]; then read -r -a extra <<<"$WARDEN_ARGS"; fi
+	local prof="$OUT/warden.cpu.pprof"
 	if [[ ${2:-} == pg ]]; then
 		tag="warden-pg-$1"
+		prof="$OUT/warden-pg.cpu.pprof"
 		extra+=(--store "$PG")
-	elif [[ $PROFILE == 1 && $1 == 1 ]]; then extra+=(--pprof); fi
+	fi
+	if [[ $PROFILE == 1 && $1 == 1 ]]; then extra+=(--pprof); fi
 	if [[ -n $config ]]; then extra+=(--config "$config"); fi
 	start_server "$tag" "$tmp/bin/warden" serve --addr 127.0.0.1:0 --data "$tmp/data-$1" --builtin=false --policy "$POLICY" "${extra[@]}"
-	if [[ $PROFILE == 1 && $1 == 1 && ${2:-} != pg ]]; then
+	if [[ $PROFILE == 1 && $1 == 1 ]]; then
 		local secs=${D%s}
 		[[ $secs =~ ^[0-9]+$ ]] || secs=10
 		(sleep "${WARMUP%s}" 2>/dev/null || true
-			curl -sf -o "$OUT/warden.cpu.pprof" "$server_url/debug/pprof/profile?seconds=$secs" ||
+			curl -sf -o "$prof" "$server_url/debug/pprof/profile?seconds=$secs" ||
 				log "no CPU profile: $server_url/debug/pprof/profile not available") &
 		prof_pid=$!
 	fi
