@@ -3,6 +3,10 @@ package canon
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gowebpki/jcs"
@@ -38,6 +42,80 @@ func TestMarshalNumbers(t *testing.T) {
 	}
 }
 
+// marshalRef is Marshal as it was: encoding/json's bytes, canonicalized.
+func marshalRef(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return Transform(b)
+}
+
+// TestMarshalAgrees: Marshal writes what encoding/json followed by
+// Transform writes, for decoded JSON values (as an ACS message is) and for
+// values of other types (structs, json.Number, []string), and fails where
+// encoding/json fails.
+func TestMarshalAgrees(t *testing.T) {
+	values := []any{
+		nil, true, "x", 1.5, -0.0, 1e21, 1e-7, 123456789012345678.0, json.Number("1.50"),
+		map[string]any{}, []any{}, []string{"b", "a"}, []any(nil), map[string]any(nil),
+		map[string]any{"é": 1.0, "e": 2.0, "E": []any{"<tag> & \"q\" \\ \u0001 \n \u2028", nil}},
+		map[string]any{"\u20ac": "€", "\U0001f600": "😀", "\ufb33": map[string]any{"z": 1.0, "a": 2.0}},
+		struct {
+			B int    `json:"b"`
+			A string `json:"a"`
+		}{1, "x"},
+	}
+	// Random decoded values, as json.Unmarshal makes them.
+	rnd := rand.New(rand.NewPCG(1, 2))
+	str := func() string {
+		runes := []rune{'a', 'Z', 'é', '€', '😀', '<', '"', '\\', '\n', 0x01, 0x2028, 0xfb33}
+		var b strings.Builder
+		for range rnd.IntN(6) {
+			b.WriteRune(runes[rnd.IntN(len(runes))])
+		}
+		return b.String()
+	}
+	var gen func(depth int) any
+	gen = func(depth int) any {
+		switch n := rnd.IntN(8); {
+		case n == 0:
+			return nil
+		case n == 1:
+			return rnd.IntN(2) == 0
+		case n == 2:
+			return rnd.NormFloat64() * math.Pow(10, float64(rnd.IntN(40)-20))
+		case n == 3 || depth > 3:
+			return str()
+		case n < 6:
+			m := map[string]any{}
+			for range rnd.IntN(5) {
+				m[str()+fmt.Sprint(rnd.IntN(3))] = gen(depth + 1)
+			}
+			return m
+		default:
+			a := make([]any, rnd.IntN(4))
+			for i := range a {
+				a[i] = gen(depth + 1)
+			}
+			return a
+		}
+	}
+	for range 2000 {
+		values = append(values, gen(0))
+	}
+	for _, v := range values {
+		got, err := Marshal(v)
+		want, wantErr := marshalRef(v)
+		if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
+			t.Fatalf("%#v:\n got %s %v\nwant %s %v", v, got, err, want, wantErr)
+		}
+	}
+	if _, err := Marshal(map[string]any{"n": math.NaN()}); err == nil {
+		t.Error("Marshal of a NaN: no error")
+	}
+}
+
 func FuzzAgree(f *testing.F) {
 	f.Add([]byte(`{"a":[1,2.5,"x"],"b":{"c":null}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -61,4 +139,26 @@ func BenchmarkCanonical(b *testing.B) {
 			jcs.Transform(msg)
 		}
 	})
+}
+
+// BenchmarkMarshal: Marshal of a decoded ACS request, against the
+// encoding/json path it replaced (marshalRef).
+func BenchmarkMarshal(b *testing.B) {
+	var v any
+	if err := json.Unmarshal([]byte(`{"jsonrpc":"2.0","id":"5f2f0b68","method":"steps/toolCallRequest","params":{"acs_version":"0.1.0","request_id":"4c97c374-6928-45a4-8aaf-2be34931c997","timestamp":"2026-11-25T19:07:20.123Z","metadata":{"agent_id":"agent-1","session_id":"9a7a6a69"},"payload":{"tool":{"name":"search"},"arguments":{"q":{"value":"weather <today> é"},"limit":{"value":10}}}}}`), &v); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		fn   func(any) ([]byte, error)
+	}{{"appender", Marshal}, {"encoding-json", marshalRef}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.fn(v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
