@@ -43,16 +43,11 @@ type checkpointer struct {
 	runs                  atomic.Uint64 // checkpoints this goroutine ran
 }
 
+// startCheckpointer connects to the database before it returns (a
+// connection opened later, after the file was deleted, would create a new
+// empty one in its place) and starts the goroutine.
 func startCheckpointer(db *sql.DB) *checkpointer {
 	c := &checkpointer{db: db, stop: make(chan struct{}), done: make(chan struct{})}
-	go c.run()
-	return c
-}
-
-func (c *checkpointer) run() {
-	defer close(c.done)
-	t := time.NewTicker(checkpointEvery)
-	defer t.Stop()
 	// A tick with nothing committed since a checkpoint that finished
 	// skips it, so an idle store does not run one a hundred times a
 	// second. PRAGMA data_version tells: on one connection it changes
@@ -61,18 +56,43 @@ func (c *checkpointer) run() {
 	// statements are prepared once, on a connection held for the
 	// goroutine's life; without it (an error) every tick checkpoints.
 	ctx := context.Background()
-	var version, ckpt *sql.Stmt
-	query := c.db.QueryRowContext // the pool's one connection (not held)
-	if conn, err := c.db.Conn(ctx); err == nil {
-		defer conn.Close()
-		query = conn.QueryRowContext
-		if version, err = conn.PrepareContext(ctx, "PRAGMA data_version"); err == nil {
-			defer version.Close()
-		}
-		if ckpt, err = conn.PrepareContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err == nil {
-			defer ckpt.Close()
+	var st ckptStmts
+	st.query = db.QueryRowContext // the pool's one connection (not held)
+	if conn, err := db.Conn(ctx); err == nil {
+		st.conn, st.query = conn, conn.QueryRowContext
+		st.version, _ = conn.PrepareContext(ctx, "PRAGMA data_version")
+		st.ckpt, _ = conn.PrepareContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	}
+	go c.run(st)
+	return c
+}
+
+// ckptStmts are the checkpointer's connection and statements (nil when
+// they could not be had).
+type ckptStmts struct {
+	conn          *sql.Conn
+	query         func(ctx context.Context, query string, args ...any) *sql.Row
+	version, ckpt *sql.Stmt
+}
+
+func (st *ckptStmts) close() {
+	for _, s := range []*sql.Stmt{st.version, st.ckpt} {
+		if s != nil {
+			s.Close()
 		}
 	}
+	if st.conn != nil {
+		st.conn.Close()
+	}
+}
+
+func (c *checkpointer) run(st ckptStmts) {
+	defer close(c.done)
+	defer st.close()
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	ctx := context.Background()
+	version, ckpt, query := st.version, st.ckpt, st.query
 	var seen int64 = -1
 	for {
 		select {
