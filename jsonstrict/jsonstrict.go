@@ -101,18 +101,9 @@ func (sc *scanner) value() error {
 			return nil
 		}
 		for n := 0; ; n++ {
-			sc.path = append(sc.path, pathElem{index: n})
-			if err := sc.value(); err != nil {
+			if end, err := sc.member(pathElem{index: n}, ']'); end || err != nil {
 				return err
 			}
-			sc.path = sc.path[:len(sc.path)-1]
-			sc.skipSpace()
-			c := sc.data[sc.i]
-			sc.i++
-			if c == ']' {
-				return nil
-			}
-			sc.skipSpace() // after ','
 		}
 	case '"':
 		sc.i = stringEnd(sc.data, sc.i)
@@ -173,19 +164,28 @@ func (sc *scanner) object() error {
 		sc.skipSpace()
 		sc.i++ // ':'
 		sc.skipSpace()
-		sc.path = append(sc.path, pathElem{key: k, index: -1})
-		if err := sc.value(); err != nil {
+		if end, err := sc.member(pathElem{key: k, index: -1}, '}'); end || err != nil {
 			return err
 		}
-		sc.path = sc.path[:len(sc.path)-1]
-		sc.skipSpace()
-		c := sc.data[sc.i]
-		sc.i++
-		if c == '}' {
-			return nil
-		}
-		sc.skipSpace() // after ','
 	}
+}
+
+// member checks the value at sc.i as the member e of its object or array
+// and moves past the ',' after it (end false) or the closer (end true).
+func (sc *scanner) member(e pathElem, closer byte) (end bool, err error) {
+	sc.path = append(sc.path, e)
+	if err := sc.value(); err != nil {
+		return false, err
+	}
+	sc.path = sc.path[:len(sc.path)-1]
+	sc.skipSpace()
+	c := sc.data[sc.i]
+	sc.i++
+	if c == closer {
+		return true, nil
+	}
+	sc.skipSpace() // after ','
+	return false, nil
 }
 
 // stringEnd returns the index just past the string that starts at
