@@ -103,12 +103,15 @@ func BenchmarkDecide(b *testing.B) {
 // for the collector (the slowest is far below the 30s export timeout a
 // blocked queue would wait for), decisions take about as long as without
 // otel: (the exporter's goroutines share the CPUs), and what could not be
-// exported is counted as dropped.
+// exported is counted as dropped. The means compared are the best of
+// three rounds each, the rounds alternating between the two guardians, so
+// a burst of other work on the machine (CI runs packages in parallel) is
+// not read as a slowdown: one round alone once measured 74 µs against 26.
 func TestBlockedCollectorNeverSlowsDecisions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures")
 	}
-	const n = 20000
+	const n, rounds = 8000, 3
 	measure := func(g *guardian.Guardian) (mean, worst time.Duration) {
 		ctx := context.Background()
 		for range 200 { // warm up
@@ -124,11 +127,22 @@ func TestBlockedCollectorNeverSlowsDecisions(t *testing.T) {
 		}
 		return time.Since(start) / n, worst
 	}
-	base, baseWorst := measure(openGuardian(t, ""))
+	baseG := openGuardian(t, "")
 	for name, endpoint := range map[string]string{"stuck": stuck(t), "unreachable": unreachable(t)} {
 		t.Run(name, func(t *testing.T) {
 			g := openGuardian(t, fmt.Sprintf("otel: {endpoint: %q, queue: 16, batch: 8, interval: 1ms, timeout: 30s}\n", endpoint))
-			per, worst := measure(g)
+			var base, baseWorst, per, worst time.Duration
+			for r := range rounds {
+				b, bw := measure(baseG)
+				p, w := measure(g)
+				if r == 0 || b < base {
+					base = b
+				}
+				if r == 0 || p < per {
+					per = p
+				}
+				baseWorst, worst = max(baseWorst, bw), max(worst, w)
+			}
 			dd, ds := g.OTel().Dropped()
 			t.Logf("per decision: %v (slowest %v) without otel:, %v (slowest %v) with a %s collector; dropped %d decisions, %d spans",
 				base, baseWorst, per, worst, name, dd, ds)
