@@ -15,10 +15,11 @@ import (
 // trace.db (schema 8, schema.go): acs_sessions, one row per session;
 // acs_entries, each session's audit chain, numbered from 1; acs_requests, the
 // keys of each session's replay window. Every change is an IMMEDIATE
-// transaction of prepared statements (acsstmt.go) on the approvals'
-// connection, with the trace's synchronous setting, so it is durable when
-// the call returns; RememberRequest and AppendACSEntry calls made at once
-// share one (acsbatch.go).
+// transaction of prepared statements (acsstmt.go), with the trace's
+// synchronous setting, so it is durable when the call returns: a session's
+// creation and end on the approvals' connection; RememberRequest and
+// AppendACSEntry, the two writes of every step, in the trace writer's
+// batches, beside the records (acsbatch.go).
 // SQLite's write lock serializes each against every other writer, also one
 // in another process sharing the directory: two replicas never both record
 // one request key, and AppendACSEntry is a compare-and-set of the head
@@ -103,8 +104,8 @@ func (s *Store) RememberRequest(ctx context.Context, session, key string, at tim
 // prev: one UPDATE ... WHERE head = prev moves the head and counts the entry,
 // and the entry is inserted with that count as its seq, in one transaction.
 // Otherwise it is warden.ErrChainMoved, or warden.ErrNoSession, and nothing
-// is written. e must have an EntryHash (the next head). Concurrent calls
-// (and RememberRequest calls) are group-committed (acsbatch.go).
+// is written. e must have an EntryHash (the next head). It is committed
+// in the trace writer's batch, with records and other calls (acsbatch.go).
 func (s *Store) AppendACSEntry(ctx context.Context, session, prev string, e *warden.ACSEntry) error {
 	if e == nil || e.EntryHash == "" {
 		return fmt.Errorf("sqlite: ACS entry for session %q has no entry hash", session)

@@ -282,3 +282,95 @@ func BenchmarkACSStep(b *testing.B) {
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "steps/s")
 	})
 }
+
+// TestACSCallsJoinRecordBatches: RememberRequest and AppendACSEntry calls
+// made while records are written share the writer's batches (acsbatch.go),
+// with and without a trace log: every record is stored, every fresh key is
+// remembered once, and a refused call (a replayed key, a moved head) is
+// that call's answer alone, failing no record and no other call.
+func TestACSCallsJoinRecordBatches(t *testing.T) {
+	for _, opts := range []Options{{}, {Log: true}, {MaxBatch: 1, QueueSize: 1}} {
+		t.Run(fmt.Sprintf("log=%v,batch=%d", opts.Log, opts.MaxBatch), func(t *testing.T) {
+			dir := t.TempDir()
+			s := open(t, dir, opts)
+			ctx := context.Background()
+			if err := s.PutACSSession(ctx, testACSSession("s1")); err != nil {
+				t.Fatal(err)
+			}
+			const n = 200
+			var replays, moved, appended, failed int
+			var mu sync.Mutex
+			count := func(err error, want error, hits *int) {
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+				case want != nil && errors.Is(err, want):
+					*hits++
+				default:
+					failed++
+					t.Error(err)
+				}
+			}
+			goAll(n, func(i int) {
+				var wg sync.WaitGroup
+				wg.Add(4)
+				go func() {
+					defer wg.Done()
+					count(s.Record(ctx, testRecord(fmt.Sprint("r", i), base.Add(time.Duration(i)*time.Millisecond))), nil, nil)
+				}()
+				key := fmt.Sprint("k", i/2) // two calls for each key
+				go func() {
+					defer wg.Done()
+					count(s.RememberRequest(ctx, "s1", key, base, time.Hour), warden.ErrReplay, &replays)
+				}()
+				go func() {
+					defer wg.Done()
+					// A stale head: refused unless the chain is empty.
+					err := s.AppendACSEntry(ctx, "s1", "", testACSEntry(i, ""))
+					if err == nil {
+						mu.Lock()
+						appended++
+						mu.Unlock()
+					}
+					count(err, warden.ErrChainMoved, &moved)
+				}()
+				go func() {
+					defer wg.Done()
+					count(s.RememberRequest(ctx, "nosuch", fmt.Sprint("u", i), base, time.Hour), nil, nil) // a key needs no session
+				}()
+				wg.Wait()
+			})
+			if failed > 0 {
+				t.Fatalf("%d calls failed", failed)
+			}
+			if replays != n/2 {
+				t.Errorf("%d replays of %d keys sent twice, want %d", replays, n/2, n/2)
+			}
+			if appended != 1 || moved != n-1 {
+				t.Errorf("%d appends on the empty head succeeded and %d found it moved, want 1 and %d", appended, moved, n-1)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r := open(t, dir, opts)
+			st := r.Stats()
+			recs := 0
+			err := r.Scan(ctx, warden.Query{}, func(*warden.Record) bool { recs++; return true })
+			if err != nil || recs != n {
+				t.Errorf("%d records after reopening, %v; want %d", recs, err, n)
+			}
+			if st.Failed != 0 {
+				t.Errorf("Stats %+v, want no failed records", st)
+			}
+			var keys int
+			if err := r.rdb.QueryRow(`SELECT count(*) FROM acs_requests`).Scan(&keys); err != nil || keys != n/2+n {
+				t.Errorf("%d request keys stored, %v; want %d", keys, err, n/2+n)
+			}
+			sess, err := r.ACSSession(ctx, "s1")
+			if err != nil || sess.Entries != 1 {
+				t.Errorf("session %+v, %v; want 1 entry", sess, err)
+			}
+		})
+	}
+}

@@ -13,9 +13,10 @@ import (
 // The ACS methods (acs.go) run prepared statements: database/sql and the
 // driver cache none, and parsing each statement anew cost ~110 µs of the
 // ~500 µs one ACS step took (BenchmarkACSStep, RememberRequest and
-// AppendACSEntry), as much as the commits' writes. Each is prepared once per
-// store, on first use: the writes on the approvals' connection (adb), the
-// reads on the read-only connections (rdb). database/sql re-prepares a
+// AppendACSEntry), as much as the commits' writes. Each is prepared once:
+// those of RememberRequest and AppendACSEntry on the trace writer's
+// connection (writerSQL), the other writes on first use on the approvals'
+// connection (adb), the reads on the read-only connections (rdb). database/sql re-prepares a
 // statement on a connection that replaced a closed one by itself.
 
 // The ACS statements, indexes into acsSQL. The writes come first.

@@ -135,11 +135,17 @@ func (c *checkpointer) close() error {
 // finished background checkpoint (so the WAL restarts) or enforces the cap.
 func (s *Store) afterCommit() {
 	c := s.ckpt
-	if c == nil || s.conn == nil {
+	if c == nil {
 		return
 	}
 	log, done := c.logFrames.Load(), c.doneFrames.Load()
 	if log < topUpMinFrames || (log-done > topUpFrames && log < hardCapFrames) {
+		return
+	}
+	// With a trace log the writer (its ACS calls) shares the connection.
+	s.txMu.Lock()
+	defer s.txMu.Unlock()
+	if s.conn == nil {
 		return
 	}
 	var busy, l, d int64

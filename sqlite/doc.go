@@ -92,9 +92,13 @@
 //
 // # ACS sessions
 //
-// [Store] is also a [warden.ACSSessionStore] (acs.go), written the same way
-// as the approvals: one short IMMEDIATE transaction per change, of prepared
-// statements. [Store.AppendACSEntry] is a compare-and-set of the session's
+// [Store] is also a [warden.ACSSessionStore] (acs.go). A session's creation
+// and end are written like the approvals, one short IMMEDIATE transaction
+// each; the two writes of every step, [Store.RememberRequest] and
+// [Store.AppendACSEntry], join the trace writer's queue and commit in its
+// transactions beside the records (one commit a batch instead of three a
+// step), each refused call writing nothing and failing nothing else
+// (acsbatch.go). [Store.AppendACSEntry] is a compare-and-set of the session's
 // head and [Store.RememberRequest] an insert that fails on a key still in the
 // window, so replicas sharing the directory agree on every chain and every
 // replay. Each RememberRequest deletes its session's expired keys. Retention

@@ -48,9 +48,12 @@ type request struct {
 	// prev and hash back the prev_hash and hash arguments (set by the
 	// writer).
 	prev, hash [32]byte
-	state      atomic.Int32
-	err        error      // set by the writer when this record alone failed
-	done       chan error // buffered 1; the writer sends exactly once
+	// op, when set, makes this an ACS write to run in the writer's
+	// transaction instead of a record (acsbatch.go).
+	op    *acsOp
+	state atomic.Int32
+	err   error      // set by the writer when this record alone failed
+	done  chan error // buffered 1; the writer sends exactly once
 }
 
 var requestPool = sync.Pool{New: func() any {
@@ -72,7 +75,7 @@ func putRequest(r *request) {
 	if cap(r.codes) > maxPooledBlob {
 		r.codes = nil
 	}
-	r.err = nil
+	r.err, r.op = nil, nil
 	requestPool.Put(r)
 }
 
@@ -195,8 +198,13 @@ func (s *Store) Record(ctx context.Context, rec *warden.Record) error {
 		putRequest(req)
 		return err
 	}
-	req.state.Store(pending)
+	return s.submit(ctx, req, "record not stored")
+}
 
+// submit queues req for the writer and waits for its answer; what says
+// what was not done when it gives up (the store closed, ctx done).
+func (s *Store) submit(ctx context.Context, req *request, what string) error {
+	req.state.Store(pending)
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
@@ -209,7 +217,7 @@ func (s *Store) Record(ctx context.Context, rec *warden.Record) error {
 	case <-ctx.Done():
 		s.mu.RUnlock()
 		putRequest(req)
-		return fmt.Errorf("sqlite: record not stored (queue full): %w", ctx.Err())
+		return fmt.Errorf("sqlite: %s (queue full): %w", what, ctx.Err())
 	}
 
 	var err error
@@ -219,7 +227,7 @@ func (s *Store) Record(ctx context.Context, rec *warden.Record) error {
 		if req.state.CompareAndSwap(pending, abandoned) {
 			// The writer will skip it and never touch req.done; req is
 			// still referenced by the queue, so it is not reused.
-			return fmt.Errorf("sqlite: record not stored: %w", ctx.Err())
+			return fmt.Errorf("sqlite: %s: %w", what, ctx.Err())
 		}
 		// The writer is committing it: its result is the truth.
 		err = <-req.done

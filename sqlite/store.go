@@ -124,9 +124,8 @@ type Store struct {
 	// (approvals.go, acs.go); nil for a store from OpenReadOnly. Its
 	// operations hold mu's R lock, so Close waits for them before it
 	// closes adb.
-	adb      *sql.DB
-	acs      acsStmts   // the ACS methods' prepared statements (acsstmt.go)
-	acsBatch acsBatcher // the ACS writes waiting for their group commit (acsbatch.go)
+	adb *sql.DB
+	acs acsStmts // the ACS methods' prepared statements (acsstmt.go)
 	// txMu is held around every write transaction of this process (the
 	// record writer's batches, the pruner's deletes, approvals, ACS
 	// batches), so they take turns in Go instead of colliding on SQLite's

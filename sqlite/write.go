@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/wardenhq/warden"
 )
 
 // connect acquires the writer's connection and prepares the insert.
@@ -48,6 +50,9 @@ type writerStmts struct {
 	begin, commit  driver.Stmt
 	head, ckptHead driver.Stmt // readHead's two queries
 	logPos         driver.Stmt // UPDATE trace_log (the trace log's position)
+	// The ACS writes that join the writer's batches (acsbatch.go).
+	acsForget, acsRemember, acsRenew driver.Stmt
+	acsAdvance, acsExists, acsInsert driver.Stmt
 }
 
 // writerSQL are writerStmts' statements, in the order of its fields.
@@ -57,10 +62,13 @@ var writerSQL = [...]string{
 	`SELECT hash FROM runs ORDER BY rowid DESC LIMIT 1`,
 	`SELECT last_hash FROM trace_checkpoints ORDER BY rowid DESC LIMIT 1`,
 	"UPDATE trace_log SET indexed = ?",
+	acsSQL[acsForget], acsSQL[acsRemember], acsSQL[acsRenew],
+	acsSQL[acsAdvance], acsSQL[acsExists], acsSQL[acsInsert],
 }
 
 func (w *writerStmts) all() [len(writerSQL)]*driver.Stmt {
-	return [...]*driver.Stmt{&w.begin, &w.commit, &w.head, &w.ckptHead, &w.logPos}
+	return [...]*driver.Stmt{&w.begin, &w.commit, &w.head, &w.ckptHead, &w.logPos,
+		&w.acsForget, &w.acsRemember, &w.acsRenew, &w.acsAdvance, &w.acsExists, &w.acsInsert}
 }
 
 // prepare prepares every statement on pc; on an error the ones prepared
@@ -121,11 +129,10 @@ func (s *Store) run() {
 	defer close(s.done)
 	for first := range s.queue {
 		b := s.gather(append(s.batch[:0], first))
+		s.commit(b)
 		if s.lg != nil {
-			s.commit(b, s.appendLogged)
 			s.cutLog()
 		} else {
-			s.commit(b, s.writeRows)
 			s.afterCommit()
 		}
 		clear(b)
@@ -177,12 +184,10 @@ func (s *Store) gather(b []*request) []*request {
 	return b
 }
 
-// writeRows is write without a trace log.
-func (s *Store) writeRows(b []*request) error { return s.write(b, 0) }
-
-// commit stores the live records of batch b with store (one transaction,
-// or one append to the trace log) and answers their waiters.
-func (s *Store) commit(b []*request, store func([]*request) error) {
+// commit stores the live requests of batch b and answers their waiters:
+// records and ACS calls in one transaction, or, with a trace log, the
+// records appended to the log and the calls in a transaction of their own.
+func (s *Store) commit(b []*request) {
 	live := b[:0]
 	for _, r := range b {
 		if r.state.CompareAndSwap(pending, taken) {
@@ -192,36 +197,77 @@ func (s *Store) commit(b []*request, store func([]*request) error) {
 	if len(live) == 0 {
 		return
 	}
-	s.nTaken.Add(uint64(len(live)))
-	start := time.Now()
-	err := store(live)
-	dur := time.Since(start)
-
-	// Counters and OnBatch first, so that they account for a batch by the
-	// time any of its Records returns.
-	failed := len(live)
-	if err == nil {
-		failed = 0
+	s.nTaken.Add(uint64(len(live) - countOps(live)))
+	if s.lg == nil {
+		start := time.Now()
+		err := s.write(live, 0)
+		s.answer(live, err, time.Since(start))
+		return
+	}
+	recs, ops := live, []*request(nil)
+	if n := countOps(live); n > 0 {
+		recs, ops = make([]*request, 0, len(live)-n), make([]*request, 0, n)
 		for _, r := range live {
-			if r.err != nil {
-				failed++
+			if r.op != nil {
+				ops = append(ops, r)
+			} else {
+				recs = append(recs, r)
 			}
 		}
 	}
-	if failed > 0 {
-		s.nFailed.Add(uint64(failed))
+	if len(ops) > 0 {
+		s.answer(ops, s.write(ops, 0), 0)
 	}
-	if err != nil {
-		s.nErrors.Add(1)
-	} else {
-		s.nBatches.Add(1)
-		s.nRecords.Add(uint64(len(live) - failed))
-		s.lastBatch.Store(int64(len(live)))
+	if len(recs) > 0 {
+		start := time.Now()
+		err := s.appendLogged(recs)
+		s.answer(recs, err, time.Since(start))
 	}
-	if s.opts.OnBatch != nil {
-		s.opts.OnBatch(len(live), dur, err)
+}
+
+// countOps returns how many of b are ACS calls.
+func countOps(b []*request) int {
+	n := 0
+	for _, r := range b {
+		if r.op != nil {
+			n++
+		}
 	}
-	for _, r := range live {
+	return n
+}
+
+// answer accounts for the stored batch b (its records; ACS calls are not
+// trace records) and answers each waiter: err if the batch failed, else
+// its own r.err.
+func (s *Store) answer(b []*request, err error, dur time.Duration) {
+	recs := len(b) - countOps(b)
+	// Counters and OnBatch first, so that they account for a batch by the
+	// time any of its Records returns.
+	if recs > 0 {
+		failed := recs
+		if err == nil {
+			failed = 0
+			for _, r := range b {
+				if r.op == nil && r.err != nil {
+					failed++
+				}
+			}
+		}
+		if failed > 0 {
+			s.nFailed.Add(uint64(failed))
+		}
+		if err != nil {
+			s.nErrors.Add(1)
+		} else {
+			s.nBatches.Add(1)
+			s.nRecords.Add(uint64(recs - failed))
+			s.lastBatch.Store(int64(recs))
+		}
+		if s.opts.OnBatch != nil {
+			s.opts.OnBatch(recs, dur, err)
+		}
+	}
+	for _, r := range b {
 		e := err
 		if e == nil {
 			e = r.err
@@ -235,15 +281,18 @@ func (s *Store) commit(b []*request, store func([]*request) error) {
 // > 0 (the indexer of a trace log) the same transaction records that the
 // log is indexed up to logTo.
 func (s *Store) write(b []*request, logTo uint64) (err error) {
+	ctx := context.Background() // a commit is never interrupted by one waiter
+	bad := false
+	// The lock comes first: with a trace log, the indexer and the writer
+	// (its ACS calls) both write on the one connection.
+	s.txMu.Lock()
+	defer s.txMu.Unlock()
 	if s.conn == nil {
 		if err := s.connect(); err != nil {
 			return err
 		}
 	}
-	ctx := context.Background() // a commit is never interrupted by one waiter
-	bad := false
-	s.txMu.Lock()
-	defer s.txMu.Unlock()
+	records := len(b) > countOps(b)
 	err = s.conn.Raw(func(dc any) error {
 		c := dc.(driver.ExecerContext)
 		if err := execStmt(ctx, s.wst.begin); err != nil {
@@ -254,19 +303,34 @@ func (s *Store) write(b []*request, logTo uint64) (err error) {
 		// file's current end: a row never exists without its bytes, and two
 		// processes sharing the directory never write over each other
 		// (blobs.go).
-		if err := s.writeBlobs(b); err != nil {
-			_ = rollback(ctx, c)
-			return err
-		}
-		// The chain's head is read under the same lock: another process
-		// may have appended since this one's last batch.
-		head, err := readHead(ctx, s.wst.head, s.wst.ckptHead)
-		if err != nil {
-			bad = rollback(ctx, c)
-			return err
+		var head []byte
+		if records {
+			if err := s.writeBlobs(b); err != nil {
+				_ = rollback(ctx, c)
+				return err
+			}
+			// The chain's head is read under the same lock: another
+			// process may have appended since this one's last batch.
+			var err error
+			if head, err = readHead(ctx, s.wst.head, s.wst.ckptHead); err != nil {
+				bad = rollback(ctx, c)
+				return err
+			}
 		}
 		st := s.stmt.(driver.StmtExecContext)
 		for _, r := range b {
+			if r.op != nil {
+				err := s.runOp(ctx, r.op)
+				if errors.Is(err, warden.ErrReplay) || errors.Is(err, warden.ErrChainMoved) || errors.Is(err, warden.ErrNoSession) {
+					r.err = err // the call's own answer: it wrote nothing
+					continue
+				}
+				if err != nil {
+					bad = rollback(ctx, c)
+					return err
+				}
+				continue
+			}
 			r.hash = chainHash(&r.content, head)
 			n := copy(r.prev[:], head)
 			r.args[prevHashArg].Value = r.prev[:n]
@@ -355,6 +419,9 @@ func (s *Store) writeBlobs(b []*request) error {
 	}
 	buf := s.blobBuf[:0]
 	for _, r := range b {
+		if r.op != nil {
+			continue
+		}
 		r.args[blobOffArg].Value = end + int64(len(buf))
 		buf = append(buf, r.blob...)
 	}
