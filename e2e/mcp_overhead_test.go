@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,13 +37,14 @@ const (
 // gateway tests' mcpserver) serves Streamable HTTP on loopback in this
 // process; warden serve (built-in pack, a fresh SQLite trace, as a user
 // runs it) has it as mcp.servers.up. The same go-sdk client calls tool
-// echo sequentially in two sessions — one to the upstream directly, one
-// through /mcp/up — after a warm-up, in rounds that alternate which path
-// goes first, and the test logs each path's p50 and p99 and the
-// difference. It checks every answer, that the upstream got every call
+// echo sequentially in three sessions — one to the upstream directly, one
+// through /mcp/up, one through a plain reverse proxy (the cost of the hop
+// alone) — after a warm-up, in rounds that rotate which path goes first,
+// and the test logs each path's p50 and p99 and what warden and the proxy
+// add. It checks every answer, that the upstream got every call
 // and that warden decided each gated call (warden_decisions_total).
 //
-// It runs only with WARDEN_MCP_OVERHEAD=1 (a measurement, ~20 s):
+// It runs only with WARDEN_MCP_OVERHEAD=1 (a measurement, ~30 s):
 //
 //	WARDEN_MCP_OVERHEAD=1 go test -run TestMCPOverhead -v ./e2e
 //
@@ -67,7 +70,19 @@ func TestMCPOverhead(t *testing.T) {
 	args := append([]string{"--config", cfg, "--data", filepath.Join(dir, "data")}, strings.Fields(os.Getenv(overheadArgsEnv))...)
 	w := startServer(t, wardenBinary(t), args...)
 
-	paths := []struct{ name, url string }{{"direct", up.URL}, {"warden", w.url + "/mcp/up"}}
+	// A plain reverse proxy (net/http/httputil, streaming as it reads, no
+	// decisions, no trace) in this process: what one more HTTP hop on
+	// loopback costs by itself, the floor of what any gateway adds.
+	target, err := url.Parse(up.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.FlushInterval = -1
+	proxy := httptest.NewServer(rp)
+	t.Cleanup(proxy.Close)
+
+	paths := []struct{ name, url string }{{"direct", up.URL}, {"warden", w.url + "/mcp/up"}, {"proxy", proxy.URL}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "overhead", Version: "1"}, nil)
 	sessions := make([]*mcp.ClientSession, len(paths))
 	ctx := context.Background()
@@ -138,7 +153,7 @@ func TestMCPOverhead(t *testing.T) {
 	}
 	decided := decisionsTotal(t, w.url) - decided0
 
-	if want := 2 * (warmup + rounds*calls); seen.Count("echo") != want {
+	if want := len(paths) * (warmup + rounds*calls); seen.Count("echo") != want {
 		t.Errorf("the upstream saw %d echo calls, want %d", seen.Count("echo"), want)
 	}
 	if gated := rounds * calls; decided < float64(gated) {
@@ -150,13 +165,18 @@ func TestMCPOverhead(t *testing.T) {
 	for i, p := range paths {
 		fmt.Fprintf(&b, "%-6s p50 %7.1f µs  p99 %7.1f µs  round p50s %s\n", p.name, us(quantile(lat[i], 0.5)), us(quantile(lat[i], 0.99)), usList(roundP50[i]))
 	}
-	added := quantile(lat[1], 0.5) - quantile(lat[0], 0.5)
-	diffs := make([]time.Duration, rounds)
-	for r := range rounds {
-		diffs[r] = roundP50[1][r] - roundP50[0][r]
+	addedBy := func(i int) time.Duration {
+		added := quantile(lat[i], 0.5) - quantile(lat[0], 0.5)
+		diffs := make([]time.Duration, rounds)
+		for r := range rounds {
+			diffs[r] = roundP50[i][r] - roundP50[0][r]
+		}
+		fmt.Fprintf(&b, "%s: added p50 %.1f µs (per round %s), added p99 %.1f µs\n", paths[i].name,
+			us(added), usList(diffs), us(quantile(lat[i], 0.99)-quantile(lat[0], 0.99)))
+		return added
 	}
-	fmt.Fprintf(&b, "added p50 %.1f µs (per round %s), added p99 %.1f µs",
-		us(added), usList(diffs), us(quantile(lat[1], 0.99)-quantile(lat[0], 0.99)))
+	added := addedBy(1)
+	addedBy(2)
 	t.Log("\n" + b.String())
 	if maxUS > 0 && added > time.Duration(maxUS)*time.Microsecond {
 		t.Errorf("added p50 %.1f µs, over %s=%d", us(added), overheadMaxEnv, maxUS)
