@@ -237,7 +237,7 @@ func changeACS(s *Store) map[string]error {
 }
 
 // BenchmarkACSStep measures what one ACS step costs the store: its
-// RememberRequest and its AppendACSEntry, two IMMEDIATE transactions, on one
+// RememberRequest and its AppendACSEntry, each a pass of the trace writer, on one
 // session with a 10-minute replay window and a step a second, so that after
 // the first 600 steps the window holds 600 keys and each call prunes one.
 // serial/* is one caller (latency); parallel is 64 callers on sessions of

@@ -37,10 +37,11 @@ var (
 
 // Options configure Open. The zero value is sensible.
 type Options struct {
-	// MaxBatch is the most records committed in one transaction
-	// (default DefaultMaxBatch).
+	// MaxBatch is the most records (and ACS RememberRequest and
+	// AppendACSEntry calls, which share the writer's transactions) committed
+	// in one transaction (default DefaultMaxBatch).
 	MaxBatch int
-	// QueueSize bounds the records waiting for the writer
+	// QueueSize bounds the records and ACS calls waiting for the writer
 	// (default DefaultQueueSize). Record waits while the queue is full.
 	QueueSize int
 	// Synchronous is "normal" (the default, also for "") or "full". With
