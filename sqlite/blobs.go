@@ -13,7 +13,7 @@ import (
 //
 // Why a second file: a record is ~2 KB of JSON of which ~150 bytes are the
 // columns Scan filters and sorts on. Kept in SQLite, those kilobytes are
-// written twice (WAL, then checkpoint) in 16 KiB pages, and the commit also
+// written twice (WAL, then checkpoint) in whole pages, and the commit also
 // rewrites the partly filled last pages — measured, the trace then costs more
 // CPU than everything else a decision does. Appended here with one write per
 // batch, they are written once; the SQLite row stays small.

@@ -29,7 +29,7 @@ const (
 	checkpointEvery = 10 * time.Millisecond
 	topUpMinFrames  = 256   // below this the WAL is left to grow
 	topUpFrames     = 128   // the writer tops up when at most this many are left
-	hardCapFrames   = 16384 // 256 MiB at 16 KiB pages
+	hardCapFrames   = 16384 // 64 MiB at 4 KiB pages
 )
 
 // checkpointer runs background checkpoints on its own connection.

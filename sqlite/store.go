@@ -16,11 +16,17 @@ import (
 // FileName is the database file inside the store directory.
 const FileName = "trace.db"
 
-// pageSize is the page size of a new database. Every commit rewrites the
-// partly filled last pages of the table and its indexes, and checkpoints copy
-// pages with one write each: measured under the bench/ load, 16 KiB beat
-// 4 KiB by ~20% and 64 KiB by ~15% in decisions per second.
-var pageSize = 8192
+// pageSize is the page size of a new database. Every commit rewrites, whole,
+// each page it touched (in the WAL, and again at checkpoint). When rows held
+// their inputs, 16 KiB pages beat 4 KiB by ~20% in decisions per second
+// under the bench/ load, and 8 KiB was chosen once the inputs moved to the
+// blob file. Rows are now small, and an ACS step touches a page of each of
+// several per-session B-trees (its request key, its chain entry, its
+// session's head, the record's session index): at 8 KiB, bench/compare.sh
+// ACS=1 wrote ~89 KB to disk a step. 4 KiB won every one of seven
+// alternating pairs on 2026-11-27: AOS 0.497–0.528 → 0.509–0.551 the
+// floor (+3.7 % on the means), ACS 4,312–4,697 → 4,612–4,892 steps/s.
+var pageSize = 4096
 
 // Defaults for the zero Options.
 const (
