@@ -3,6 +3,7 @@ package acs
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/wardenhq/warden/jsonstrict"
 	"regexp"
 	"strings"
 	"time"
@@ -69,30 +70,49 @@ type request struct {
 // params. The id is returned even when a later member is wrong, so the
 // error answers it.
 func decodeMessage(raw []byte) (*request, *Error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &top); err != nil {
+	// The members the JSON-RPC layer needs, found in one pass over the
+	// bytes (jsonstrict.Members) rather than by decoding the message into
+	// raw members first (a copy of the whole body), as JSON null is.
+	var idRaw, jsonrpcRaw, methodRaw, paramsRaw []byte
+	switch firstByte(raw) {
+	case '{':
+		jsonstrict.Members(raw, func(k string, v []byte) bool {
+			switch k {
+			case "id":
+				idRaw = v
+			case "jsonrpc":
+				jsonrpcRaw = v
+			case "method":
+				methodRaw = v
+			case "params":
+				paramsRaw = v
+			}
+			return true
+		})
+	case 'n': // null: an object without members, as encoding/json reads it
+	default:
 		return nil, errf(CodeInvalidRequest, "", "a request must be a JSON object")
 	}
 	r := &request{}
-	if id, ok := top["id"]; ok {
-		switch firstByte(id) {
+	if idRaw != nil {
+		switch firstByte(idRaw) {
 		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			r.idRaw = id
+			r.idRaw = bytes.Clone(idRaw)
 		default:
 			return nil, errf(CodeInvalidRequest, "id", "must be a string or a number")
 		}
 	}
 	var v string
-	if err := json.Unmarshal(top["jsonrpc"], &v); err != nil || v != "2.0" {
+	if err := json.Unmarshal(jsonrpcRaw, &v); err != nil || v != "2.0" {
 		return r, errf(CodeInvalidRequest, "jsonrpc", `must be "2.0"`)
 	}
 	if r.idRaw == nil {
 		return r, errf(CodeInvalidRequest, "id", "required: ACS v0.1.0 has no notifications")
 	}
-	if m, ok := top["method"]; !ok || json.Unmarshal(m, &r.method) != nil || r.method == "" {
+	if methodRaw == nil || json.Unmarshal(methodRaw, &r.method) != nil || r.method == "" {
 		return r, errf(CodeInvalidRequest, "method", "required, a non-empty string")
 	}
-	if firstByte(top["params"]) != '{' {
+	if firstByte(paramsRaw) != '{' {
 		return r, errf(CodeInvalidParams, "params", "required, an object (the ACS envelope)")
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
@@ -101,11 +121,13 @@ func decodeMessage(raw []byte) (*request, *Error) {
 		return r, errf(CodeInvalidRequest, "", "%v", err)
 	}
 	r.params, _ = r.msg["params"].(map[string]any)
-	var p struct {
-		Payload json.RawMessage `json:"payload"`
-	}
-	_ = json.Unmarshal(top["params"], &p)
-	r.payloadRaw = p.Payload
+	jsonstrict.Members(paramsRaw, func(k string, v []byte) bool {
+		if k == "payload" {
+			r.payloadRaw = bytes.Clone(v) // the trace and async hooks keep it
+			return false
+		}
+		return true
+	})
 	return r, nil
 }
 

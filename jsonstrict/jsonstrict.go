@@ -296,3 +296,86 @@ func checkSurrogates(data []byte) error {
 	}
 	return nil
 }
+
+// Members calls fn with each member of the object that data holds (JSON
+// text Check accepted), in order: the key as encoding/json decodes it and
+// the value's raw bytes, until fn returns false. It does not decode
+// values, so finding a few members of a large object costs one pass over
+// the bytes. Text that is not an object gives no calls; text Check did not
+// accept gives some calls or none, never a panic. The key may share
+// data's memory: copy it to keep it after fn returns.
+func Members(data []byte, fn func(key string, value []byte) bool) {
+	sc := scanner{data: data}
+	sc.skipSpace()
+	if !sc.at('{') {
+		return
+	}
+	sc.i++
+	sc.skipSpace()
+	for sc.at('"') {
+		end := stringEnd(data, sc.i)
+		if end >= len(data) {
+			return
+		}
+		k := decodeKey(data[sc.i:end])
+		sc.i = end
+		sc.skipSpace()
+		if !sc.at(':') {
+			return
+		}
+		sc.i++
+		sc.skipSpace()
+		start := sc.i
+		if !sc.skipValue() || !fn(k, data[start:sc.i]) {
+			return
+		}
+		sc.skipSpace()
+		if !sc.at(',') {
+			return
+		}
+		sc.i++
+		sc.skipSpace()
+	}
+}
+
+// at reports whether the byte at sc.i is c.
+func (sc *scanner) at(c byte) bool { return sc.i < len(sc.data) && sc.data[sc.i] == c }
+
+// skipValue moves past the value at sc.i without checking it; false when
+// the text ends first.
+func (sc *scanner) skipValue() bool {
+	if sc.i >= len(sc.data) {
+		return false
+	}
+	switch sc.data[sc.i] {
+	case '{', '[':
+		depth := 0
+		for ; sc.i < len(sc.data); sc.i++ {
+			switch sc.data[sc.i] {
+			case '"':
+				sc.i = stringEnd(sc.data, sc.i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					sc.i++
+					return true
+				}
+			}
+		}
+		return false
+	case '"':
+		sc.i = stringEnd(sc.data, sc.i)
+		return sc.i <= len(sc.data)
+	default: // a number, true, false or null
+		start := sc.i
+		for sc.i < len(sc.data) {
+			switch sc.data[sc.i] {
+			case ',', ']', '}', ' ', '\t', '\n', '\r':
+				return sc.i > start
+			}
+			sc.i++
+		}
+		return sc.i > start
+	}
+}
