@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/wardenhq/warden"
 )
 
 // TestAgreesWithGowebpki: the same bytes as an independent RFC 8785
@@ -151,7 +153,7 @@ func BenchmarkMarshal(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		fn   func(any) ([]byte, error)
-	}{{"appender", Marshal}, {"encoding-json", marshalRef}} {
+	}{{"direct", Marshal}, {"appender", marshalVia}, {"encoding-json", marshalRef}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -161,4 +163,41 @@ func BenchmarkMarshal(b *testing.B) {
 			}
 		})
 	}
+}
+
+// marshalVia is Marshal's longer way alone: encoding/json's bytes
+// canonicalized by jsontext.
+func marshalVia(v any) ([]byte, error) {
+	b, err := warden.AppendJSONValue(nil, v)
+	if err != nil {
+		return nil, err
+	}
+	return Transform(b)
+}
+
+// FuzzMarshalDirect: for any JSON text decoded as ACS messages are (numbers
+// as json.Number, and as float64), Marshal's direct path writes what the
+// longer way writes, and fails where it fails.
+func FuzzMarshalDirect(f *testing.F) {
+	for _, s := range []string{`{"b":1,"a":[1.50,-0,1e21,1e-7,"x"]}`, `{"\ud83d\ude00":1,"\ufb33":2,"\u20ac":3,"é":4,"E":5}`,
+		`["<&>\u2028\u0001\"\\",1e400,-0.0,123456789012345678]`, `{"":null,"t":true,"f":false}`, "[\"\xff\"]"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, useNumber := range []bool{true, false} {
+			d := json.NewDecoder(bytes.NewReader(b))
+			if useNumber {
+				d.UseNumber()
+			}
+			var v any
+			if d.Decode(&v) != nil {
+				return
+			}
+			got, err := Marshal(v)
+			want, wantErr := marshalVia(v)
+			if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
+				t.Fatalf("%q (UseNumber %v):\n got %s %v\nwant %s %v", b, useNumber, got, err, want, wantErr)
+			}
+		}
+	})
 }
