@@ -3,12 +3,12 @@ package acs
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/wardenhq/warden/jsonstrict"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/jsonstrict"
 )
 
 // Version is the ACS wire version warden speaks (acs_version).
