@@ -16,8 +16,9 @@ import (
 // AppendACSEntry), as much as the commits' writes. Each is prepared once:
 // those of RememberRequest and AppendACSEntry on the trace writer's
 // connection (writerSQL), the other writes on first use on the approvals'
-// connection (adb), the reads on the read-only connections (rdb). database/sql re-prepares a
-// statement on a connection that replaced a closed one by itself.
+// connection (adb), the reads on the read-only connections (rdb).
+// database/sql re-prepares a statement on a connection that replaced a
+// closed one by itself.
 
 // The ACS statements, indexes into acsSQL. The writes come first.
 const (

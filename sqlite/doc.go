@@ -96,9 +96,8 @@
 // and end are written like the approvals, one short IMMEDIATE transaction
 // each; the two writes of every step, [Store.RememberRequest] and
 // [Store.AppendACSEntry], join the trace writer's queue and commit in its
-// transactions beside the records (one commit a batch instead of three a
-// step), each refused call writing nothing and failing nothing else
-// (acsbatch.go). [Store.AppendACSEntry] is a compare-and-set of the session's
+// transactions beside the records (no transactions of their own), each
+// refused call writing nothing and failing nothing else (acsbatch.go). [Store.AppendACSEntry] is a compare-and-set of the session's
 // head and [Store.RememberRequest] an insert that fails on a key still in the
 // window, so replicas sharing the directory agree on every chain and every
 // replay. Each RememberRequest deletes its session's expired keys. Retention

@@ -134,8 +134,8 @@ type Store struct {
 	adb *sql.DB
 	acs acsStmts // the ACS methods' prepared statements (acsstmt.go)
 	// txMu is held around every write transaction of this process (the
-	// record writer's batches, the pruner's deletes, approvals, ACS
-	// batches), so they take turns in Go instead of colliding on SQLite's
+	// record writer's batches, with their ACS calls, the pruner's deletes,
+	// approvals, ACS sessions), so they take turns in Go instead of colliding on SQLite's
 	// write lock, where the loser sleeps in SQLite's busy handler (1, 2, 5,
 	// 10… ms): the collisions made an ACS step's p99 tens of milliseconds.
 	// Another process sharing the directory still meets them on the lock
