@@ -37,6 +37,8 @@
 #               ${XDG_CACHE_HOME:-$HOME/.cache}/warden-bench/opa-v1.22.3/opa;
 #               OPA_BIN=<path> uses that binary instead. AOS only (not with ACS).
 #   STRICT=1    exit 1 when a target is missed
+#   Each server's CPU per decision (loadgen -server-pid), its loadgen's and the machine's idle
+#   share are printed too, with the CPU a warden decision may take for 0.8x the floor.
 set -euo pipefail
 
 C=${C:-32}
@@ -183,7 +185,7 @@ load() {
 	unsigned) extra+=(-acs) ;;
 	esac
 	"$tmp/bin/loadgen" -url "$url" -body "$body" -c "$C" -d "$D" -warmup "$WARMUP" \
-		-label "$name" -json "${extra[@]}" >"$OUT/$name.json"
+		-label "$name" -json -server-pid "$server_pid" "${extra[@]}" >"$OUT/$name.json"
 }
 
 # warden's --config, when AUTH or ACS need one.
@@ -326,6 +328,23 @@ for s in "${servers[@]}"; do
 	printf '| median | %s | %.0f | %s | %s | %s | %s |\n' "$s" "${med[$s.rps]}" \
 		"$(ms "${med[$s.p50_us]}")" "$(ms "${med[$s.p99_us]}")" "$(ms "${med[$s.p999_us]}")" "${med[$s.errors]}"
 done
+
+# CPU per decision over the measured window (loadgen -server-pid): what each server
+# spends, what loadgen spends driving it, and how idle the machine was. On a machine
+# the client shares, warden reaches 0.8x the floor only if its CPU and its client's
+# per decision fit in the floor's pair's divided by 0.8 (the same busy CPU, 0.8x the
+# decisions): that bound is printed as warden's budget.
+echo
+echo "| CPU per decision (median) | server | loadgen | machine idle |"
+echo "|---|---:|---:|---:|"
+for s in "${servers[@]}"; do
+	for k in server_cpu_us client_cpu_us idle_pct; do
+		med[$s.$k]=$(for ((r = 1; r <= RUNS; r++)); do jq -r ".$k // 0" "$OUT/$s-$r.json"; done | median)
+	done
+	printf '| %s | %.0f µs | %.0f µs | %.1f %% |\n' "$s" "${med[$s.server_cpu_us]}" "${med[$s.client_cpu_us]}" "${med[$s.idle_pct]}"
+done
+awk -v f="${med[floor.server_cpu_us]}" -v fl="${med[floor.client_cpu_us]}" -v w="${med[warden.server_cpu_us]}" \
+	-v wl="${med[warden.client_cpu_us]}" 'BEGIN {if (f > 0 && w > 0) printf "warden CPU budget for 0.8x the floor at this machine load: <= %.0f µs a decision (it used %.0f)\n", (f + fl) / 0.8 - wl, w}'
 
 if [[ $ACS != 0 ]]; then
 	echo

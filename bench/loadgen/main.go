@@ -54,6 +54,8 @@ type config struct {
 	acs        bool   // -acs: the body is an ACS request (unsigned unless a key is given)
 	acsKeyFile string // -acs-key-file: the key material, hex
 	acsKeyID   string // -acs-key-id: the key_id to sign with (ACS mode, signed)
+
+	serverPID int // -server-pid: the process whose CPU time to account for (0: none)
 }
 
 func main() {
@@ -72,6 +74,7 @@ func main() {
 	flag.BoolVar(&cfg.acs, "acs", false, "the body is an ACS request: one session per connection, a handshake first, a fresh request_id and timestamp per request (unsigned without -acs-key-id)")
 	flag.StringVar(&cfg.acsKeyFile, "acs-key-file", "", "file holding the ACS key material as hex (\"hex:\" prefix allowed), with -acs-key-id")
 	flag.StringVar(&cfg.acsKeyID, "acs-key-id", "", "sign every ACS request with HMAC-SHA256 under this key_id (implies -acs; needs -acs-key-file)")
+	flag.IntVar(&cfg.serverPID, "server-pid", 0, "also report this process's CPU time per decision over the measured window (Linux: /proc/PID/stat), beside loadgen's own and the machine's idle share")
 	flag.Parse()
 
 	if err := run(cfg, os.Stdout); err != nil {
@@ -162,6 +165,20 @@ func run(cfg config, out io.Writer) error {
 	ctx, cancel := context.WithDeadline(context.Background(), measureTo.Add(cfg.timeout))
 	defer cancel()
 
+	// The CPU accounting samples at the window's edges.
+	var cpuA, cpuB cpuSample
+	var cpuErr error
+	cpuDone := make(chan struct{})
+	go func() {
+		defer close(cpuDone)
+		time.Sleep(time.Until(measureFrom))
+		if cpuA, cpuErr = sampleCPU(cfg.serverPID); cpuErr != nil {
+			return
+		}
+		time.Sleep(time.Until(measureTo))
+		cpuB, cpuErr = sampleCPU(cfg.serverPID)
+	}()
+
 	var measured atomic.Int64
 	var wg sync.WaitGroup
 	for _, w := range workers {
@@ -192,8 +209,13 @@ func run(cfg config, out io.Writer) error {
 	}
 	wg.Wait()
 	elapsed := cfg.dur
+	stoppedEarly := false
 	if now := time.Now(); now.Before(measureTo) { // stopped early by -n
 		elapsed = now.Sub(measureFrom)
+		stoppedEarly = true
+	}
+	if !stoppedEarly {
+		<-cpuDone // the window is closed: the second sample is taken
 	}
 
 	var total histogram
@@ -226,6 +248,14 @@ func run(cfg config, out io.Writer) error {
 		P999US:    us(total.quantile(0.999)),
 		MaxUS:     us(total.max),
 		FirstErr:  errs.first,
+	}
+	if !stoppedEarly { // (cpuDone was received: the samples are read)
+		if cpuErr != nil && cfg.serverPID > 0 {
+			return fmt.Errorf("-server-pid %d: %w", cfg.serverPID, cpuErr)
+		}
+		if cpuErr == nil {
+			cpuReport(&rep, cpuA, cpuB, total.n, cfg.serverPID > 0)
+		}
 	}
 	if acs != nil {
 		rep.ACS, rep.Signed = true, acs.key != nil
@@ -573,6 +603,13 @@ type report struct {
 	P999US    float64 `json:"p999_us"`
 	MaxUS     float64 `json:"max_us"`
 	FirstErr  string  `json:"first_error,omitempty"`
+	// CPU time per decision over the measured window: the server's
+	// (-server-pid) and loadgen's own, and the machine's idle share
+	// (idle + I/O wait of all CPUs), in percent. Absent when the run
+	// stopped early (-n).
+	ServerCPUUS float64 `json:"server_cpu_us,omitempty"`
+	ClientCPUUS float64 `json:"client_cpu_us,omitempty"`
+	IdlePct     float64 `json:"idle_pct,omitempty"`
 	// ACS mode: whether requests were signed, and the client's mean time to build
 	// (and sign) one request, measured around that work alone.
 	ACS    bool    `json:"acs,omitempty"`
@@ -593,6 +630,10 @@ func (r *report) print(out io.Writer) {
 	}
 	fmt.Fprintf(out, "latency      mean %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
 		fmtUS(r.MeanUS), fmtUS(r.P50US), fmtUS(r.P90US), fmtUS(r.P99US), fmtUS(r.P999US), fmtUS(r.MaxUS))
+	if r.ClientCPUUS > 0 {
+		fmt.Fprintf(out, "cpu          per decision: server %s, loadgen %s; machine idle %.1f%%\n",
+			fmtUS(r.ServerCPUUS), fmtUS(r.ClientCPUUS), r.IdlePct)
+	}
 	if r.ACS {
 		what := "unsigned"
 		if r.Signed {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -105,5 +106,41 @@ func TestHistogram(t *testing.T) {
 		if b := bucketOf(uint64(i)); bucketMid(b) > uint64(i)+uint64(i)/200+1 || bucketMid(b)+uint64(i)/200+1 < uint64(i) {
 			t.Fatalf("value %d -> bucket %d mid %d", i, b, bucketMid(b))
 		}
+	}
+}
+
+// TestCPUSample: the CPU accounting reads a live process's time, which
+// grows with work, and rejects a process that does not exist.
+func TestCPUSample(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc on this system")
+	}
+	pid := os.Getpid()
+	a, err := sampleCPU(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(150 * time.Millisecond); time.Now().Before(end); {
+	}
+	b, err := sampleCPU(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := b.server - a.server; d < 50*time.Millisecond {
+		t.Errorf("the process's CPU grew by %v over 150 ms of spinning", d)
+	}
+	if d := b.client - a.client; d < 100*time.Millisecond {
+		t.Errorf("getrusage grew by %v over 150 ms of spinning", d)
+	}
+	if b.total <= a.total || b.idle < a.idle {
+		t.Errorf("machine ticks %d→%d, idle %d→%d", a.total, b.total, a.idle, b.idle)
+	}
+	var rep report
+	cpuReport(&rep, a, b, 10, true)
+	if rep.ServerCPUUS < 5000 || rep.ClientCPUUS < 10000 || rep.IdlePct < 0 || rep.IdlePct > 100 {
+		t.Errorf("report %+v", rep)
+	}
+	if _, err := sampleCPU(1 << 30); err == nil {
+		t.Error("sampleCPU of a process that does not exist: no error")
 	}
 }
