@@ -34,7 +34,8 @@ func Transform(b []byte) ([]byte, error) {
 // Marshal returns the JCS form of v as encoding/json encodes it (numbers
 // decoded as json.Number keep their text until canonicalized). The decoded
 // JSON values ACS messages are made of (maps, slices, strings, float64,
-// json.Number, booleans, nil) are written in JCS form directly (appendJCS:
+// json.Number, booleans, nil, and the int, []string and json.RawMessage the
+// handler adds: a count, reason codes, an id as received) are written in JCS form directly (appendJCS:
 // RFC 8785's string escaping and ECMAScript number form, members sorted by
 // UTF-16 code units); any other value, or one appendJCS is unsure of
 // (invalid UTF-8, a number out of float64's range), goes the longer way:
@@ -75,6 +76,22 @@ func appendJCS(dst []byte, v any) ([]byte, bool) {
 		return b, err == nil
 	case float64:
 		return appendNumber(dst, x)
+	case int:
+		return appendNumber(dst, float64(x)) // as encoding/json's digits parsed back
+	case int64:
+		return appendNumber(dst, float64(x))
+	case json.RawMessage:
+		// JSON as it came (an id, a payload): canonicalized where it is
+		// written. JCS is the same within a document as alone.
+		if len(x) == 0 {
+			return dst, false // nil is null, empty is an error: the longer way says
+		}
+		start := len(dst)
+		val := jsontext.Value(append(dst, x...)[start:])
+		if err := val.Canonicalize(); err != nil {
+			return dst, false
+		}
+		return append(dst[:start], val...), true
 	case json.Number:
 		f, err := strconv.ParseFloat(string(x), 64)
 		if err != nil {
@@ -92,6 +109,21 @@ func appendJCS(dst []byte, v any) ([]byte, bool) {
 			}
 			var ok bool
 			if dst, ok = appendJCS(dst, e); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, ']'), true
+	case []string: // reason codes, profiles
+		if x == nil {
+			return append(dst, "null"...), true
+		}
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = jsontext.AppendQuote(dst, e); err != nil {
 				return dst, false
 			}
 		}

@@ -67,6 +67,15 @@ func TestMarshalAgrees(t *testing.T) {
 			B int    `json:"b"`
 			A string `json:"a"`
 		}{1, "x"},
+		// Integers, exact and past 2^53 (encoding/json's digits, parsed
+		// back to the nearest float64 by JCS).
+		0, -1, 42, 1 << 53, 1<<53 + 1, -(1<<53 + 1), math.MaxInt64, math.MinInt64, int64(1e15 + 3), int64(-7),
+		// JSON as received: canonicalized in place, errors the longer way's.
+		json.RawMessage(`"id-1"`), json.RawMessage(` { "b" : 1.50, "a" : [ 1e21 , "<&>" ] } `), json.RawMessage(`7`),
+		json.RawMessage(nil), json.RawMessage{}, json.RawMessage(`{"a":`), json.RawMessage(`"\xff"`),
+		json.RawMessage(`{"a":1,"a":2}`), json.RawMessage(`1e400`), json.RawMessage("\"\xff\""),
+		[]string(nil), []string{}, []string{"<é>", "\xff"}, []string{"b", "a"},
+		map[string]any{"id": json.RawMessage(`"x"`), "n": 3, "codes": []string{"default_decision"}, "list": []any{json.RawMessage(`{"z":0,"y":null}`), int64(5)}},
 	}
 	// Random decoded values, as json.Unmarshal makes them.
 	rnd := rand.New(rand.NewPCG(1, 2))
@@ -176,14 +185,23 @@ func marshalVia(v any) ([]byte, error) {
 }
 
 // FuzzMarshalDirect: for any JSON text decoded as ACS messages are (numbers
-// as json.Number, and as float64), Marshal's direct path writes what the
-// longer way writes, and fails where it fails.
+// as json.Number, and as float64), and for any text kept as a
+// json.RawMessage, Marshal's direct path writes what the longer way
+// writes, and fails where it fails.
 func FuzzMarshalDirect(f *testing.F) {
 	for _, s := range []string{`{"b":1,"a":[1.50,-0,1e21,1e-7,"x"]}`, `{"\ud83d\ude00":1,"\ufb33":2,"\u20ac":3,"é":4,"E":5}`,
 		`["<&>\u2028\u0001\"\\",1e400,-0.0,123456789012345678]`, `{"":null,"t":true,"f":false}`, "[\"\xff\"]"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// The same text as a json.RawMessage inside a message (as the ACS
+		// handler keeps an id or a payload), beside an int.
+		m := map[string]any{"raw": json.RawMessage(b), "n": len(b), "m": int64(-len(b)), "s": []string{string(b), "x"}}
+		got, err := Marshal(m)
+		want, wantErr := marshalVia(m)
+		if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
+			t.Fatalf("%q as json.RawMessage:\n got %s %v\nwant %s %v", b, got, err, want, wantErr)
+		}
 		for _, useNumber := range []bool{true, false} {
 			d := json.NewDecoder(bytes.NewReader(b))
 			if useNumber {
