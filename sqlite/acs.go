@@ -76,7 +76,7 @@ func (s *Store) PutACSSession(ctx context.Context, x *warden.ACSSession) error {
 }
 
 // ACSSession returns the session, or warden.ErrNoSession. It reads through
-// the read-only connections.
+// the read-only connections of point reads (pointReader).
 func (s *Store) ACSSession(ctx context.Context, id string) (*warden.ACSSession, error) {
 	st, err := s.acsStmt(acsGetSession)
 	if err != nil {

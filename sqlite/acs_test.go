@@ -374,3 +374,48 @@ func TestACSCallsJoinRecordBatches(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkACSSessionRead is the read an ACS step makes of its session while
+// other sessions' steps commit (a writer goroutine remembering keys without
+// pause), through the point reads' connections (pdb, unmapped) and, for
+// comparison, through the scans' (rdb, which map the file: each read after
+// a commit unmaps it and faults its pages back in).
+func BenchmarkACSSessionRead(b *testing.B) {
+	for _, via := range []string{"pdb", "rdb"} {
+		b.Run(via, func(b *testing.B) {
+			s := open(b, b.TempDir(), Options{})
+			if via == "rdb" {
+				s.pdb = nil // pointReader falls back to rdb (before the statement is prepared)
+			}
+			ctx := context.Background()
+			if err := s.PutACSSession(ctx, testACSSession("s1")); err != nil {
+				b.Fatal(err)
+			}
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if err := s.RememberRequest(ctx, "writer", fmt.Sprint("k", i), base, time.Minute); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := s.ACSSession(ctx, "s1"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			close(stop)
+			<-done
+		})
+	}
+}

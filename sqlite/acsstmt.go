@@ -16,7 +16,8 @@ import (
 // AppendACSEntry), as much as the commits' writes. Each is prepared once:
 // those of RememberRequest and AppendACSEntry on the trace writer's
 // connection (writerSQL), the other writes on first use on the approvals'
-// connection (adb), the reads on the read-only connections (rdb).
+// connection (adb), the reads on the read-only connections (the session on
+// pdb's, pointReader; the entries on rdb's).
 // database/sql re-prepares a statement on a connection that replaced a
 // closed one by itself.
 
@@ -79,9 +80,12 @@ func (s *Store) acsStmt(i int) (*sql.Stmt, error) {
 	if st := s.acs.st[i]; st != nil {
 		return st, nil
 	}
-	db := s.rdb
-	if i < acsGetSession {
+	db := s.rdb // ACSEntries: a scan
+	switch {
+	case i < acsGetSession:
 		db = s.adb
+	case i == acsGetSession:
+		db = s.pointReader()
 	}
 	st, err := db.PrepareContext(context.Background(), acsSQL[i])
 	if err != nil {

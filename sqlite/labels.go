@@ -28,7 +28,7 @@ func (s *Store) SessionLabels(ctx context.Context, tenant, session string) ([]st
 	if closed {
 		return nil, ErrClosed
 	}
-	rows, err := s.rdb.QueryContext(ctx,
+	rows, err := s.pointReader().QueryContext(ctx,
 		`SELECT label FROM session_labels WHERE tenant = ? AND session = ? ORDER BY label`, tenant, session)
 	if err != nil {
 		return nil, s.readErr(ctx, "read session labels", err)

@@ -174,10 +174,28 @@ func Open(dir string, opts Options) (*Store, error) {
 	adb.SetMaxOpenConns(1)
 	adb.SetConnMaxIdleTime(time.Minute)
 	s.adb = adb
+	// The point reads' connections: like rdb's, but without mmap (see
+	// readerMmap); connected on first use.
+	pdb, err := sql.Open("sqlite", dsn(path, "mode=ro", busyParam(opts.BusyTimeout), "_pragma=query_only(1)"))
+	if err != nil {
+		adb.Close()
+		cdb.Close()
+		s.disconnect(false)
+		blobs.close()
+		rblobs.close()
+		rdb.Close()
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite: open %s read-only: %w", path, err)
+	}
+	pdb.SetMaxOpenConns(4)
+	pdb.SetMaxIdleConns(2)
+	pdb.SetConnMaxIdleTime(time.Minute)
+	s.pdb = pdb
 	s.ckpt = startCheckpointer(cdb)
 	if opts.Log {
 		if err := s.openLog(); err != nil {
 			s.ckpt.close()
+			pdb.Close()
 			adb.Close()
 			s.disconnect(false)
 			blobs.close()
@@ -228,11 +246,15 @@ func OpenReadOnly(dir string) (*Store, error) {
 // under 2 GiB) and reads those pages without a read system call. A scan of
 // every row — a filter no record matches — of 1,000,000 records then takes
 // ~80–170 ms instead of ~180–330 ms (docs/BENCHMARKS.md, issue 9). The
-// writer does not map: only reads use it. The cost, documented by SQLite:
-// an I/O error while reading a mapped page (a failing disk) is a fault that
-// ends the process instead of an error the read returns. The trace file
-// never shrinks (no VACUUM), so a mapped page is never cut off under a
-// reader.
+// writer does not map: only reads use it, and only the scans (rdb): a read
+// transaction that starts after a commit unmaps the whole file and faults
+// its pages back in, which costs a point read (an ACS session each step)
+// more than it saves; those read through pdb, which does not map (ACS
+// steps: ~5 % less of warden's CPU a step, docs/BENCHMARKS.md). The cost,
+// documented by SQLite: an I/O error while reading a mapped page (a failing
+// disk) is a fault that ends the process instead of an error the read
+// returns. The trace file never shrinks (no VACUUM), so a mapped page is
+// never cut off under a reader.
 const readerMmap = 1 << 31
 
 func openReader(path string, busy time.Duration) (*sql.DB, error) {

@@ -816,6 +816,40 @@ func TestReadersMapTheDatabase(t *testing.T) {
 	}
 }
 
+// TestPointReadsDoNotMap: a decision's point reads (an ACS session, a
+// session's labels) go through connections that do not map the database
+// (each read after a commit would unmap and fault it back in), and they
+// still see what was just written.
+func TestPointReadsDoNotMap(t *testing.T) {
+	s := open(t, t.TempDir(), Options{})
+	ctx := context.Background()
+	if s.pointReader() != s.pdb || s.pdb == nil {
+		t.Fatal("the store's point reads do not go through pdb")
+	}
+	if err := s.PutACSSession(ctx, testACSSession("s1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddSessionLabels(ctx, "t", "s1", []string{"pii"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.pdb.Stats().OpenConnections; n != 0 {
+		t.Fatalf("pdb has %d connections before any point read", n)
+	}
+	if got, err := s.ACSSession(ctx, "s1"); err != nil || got.ID != "s1" {
+		t.Fatalf("ACSSession: %+v, %v", got, err)
+	}
+	if got, err := s.SessionLabels(ctx, "t", "s1"); err != nil || len(got) != 1 {
+		t.Fatalf("SessionLabels: %v, %v", got, err)
+	}
+	if n := s.pdb.Stats().OpenConnections; n == 0 {
+		t.Error("ACSSession and SessionLabels did not read through pdb")
+	}
+	var n int64
+	if err := s.pdb.QueryRow("PRAGMA mmap_size").Scan(&n); err != nil || n != 0 {
+		t.Errorf("point reads: mmap_size = %d, %v; want 0", n, err)
+	}
+}
+
 // TestCheckpointerSeesEveryConnection: the background checkpointer skips a
 // tick only when nothing was committed since a checkpoint that finished,
 // and it learns of commits from any connection (PRAGMA data_version), not

@@ -88,11 +88,24 @@ type Stats struct {
 	Replayed  uint64
 }
 
+// pointReader returns the connections for a decision's point reads: pdb,
+// or rdb in a store from OpenReadOnly.
+func (s *Store) pointReader() *sql.DB {
+	if s.pdb != nil {
+		return s.pdb
+	}
+	return s.rdb
+}
+
 // Store is the SQLite trace store. It is safe for concurrent use.
 type Store struct {
 	dir    string
 	rdb    *sql.DB   // read-only connections for Scan
 	rblobs *blobFile // the blob file, for Scan
+	// pdb: read-only connections without mmap for the point reads a
+	// decision makes (an ACS session, a session's labels); nil from
+	// OpenReadOnly, where rdb serves them (pointReader).
+	pdb *sql.DB
 
 	// Writer side; nil for a store from OpenReadOnly.
 	wdb      *sql.DB
@@ -195,6 +208,9 @@ func (s *Store) Close() error {
 			errs = append(errs, s.ckpt.close())
 		}
 		errs = append(errs, s.rdb.Close(), s.rblobs.close())
+		if s.pdb != nil {
+			errs = append(errs, s.pdb.Close())
+		}
 		if s.adb != nil {
 			errs = append(errs, s.adb.Close())
 		}
