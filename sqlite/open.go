@@ -70,6 +70,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	f.Close()
 
+	// undo closes what Open has opened so far, newest first, when a later
+	// step fails.
+	var undo []func()
+	fail := func(err error) (*Store, error) {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+		return nil, err
+	}
 	wdb, err := sql.Open("sqlite", dsn(path,
 		busyParam(opts.BusyTimeout),
 		"_pragma=synchronous("+syncMode+")",
@@ -79,6 +88,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	undo = append(undo, func() { wdb.Close() })
 	wdb.SetMaxOpenConns(1)
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
@@ -88,38 +98,32 @@ func Open(dir string, opts Options) (*Store, error) {
 	// it switches to WAL; both are persistent, and no-ops later.
 	for _, p := range []string{fmt.Sprintf("PRAGMA page_size = %d", pageSize), "PRAGMA journal_mode = WAL"} {
 		if _, err := wdb.ExecContext(ctx, p); err != nil {
-			wdb.Close()
-			return nil, fmt.Errorf("sqlite: %s: %s: %w", path, p, err)
+			return fail(fmt.Errorf("sqlite: %s: %s: %w", path, p, err))
 		}
 	}
 	if err := migrate(ctx, wdb); err != nil {
-		wdb.Close()
-		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
+		return fail(fmt.Errorf("sqlite: %s: %w", path, err))
 	}
 	dbFile, err := os.Stat(path)
 	if err != nil {
-		wdb.Close()
-		return nil, fmt.Errorf("sqlite: %w", err)
+		return fail(fmt.Errorf("sqlite: %w", err))
 	}
 
 	rdb, err := openReader(path, opts.BusyTimeout)
 	if err != nil {
-		wdb.Close()
-		return nil, err
+		return fail(err)
 	}
+	undo = append(undo, func() { rdb.Close() })
 	blobs, err := openBlobs(filepath.Join(abs, BlobFileName), false)
 	if err != nil {
-		rdb.Close()
-		wdb.Close()
-		return nil, err
+		return fail(err)
 	}
+	undo = append(undo, func() { blobs.close() })
 	rblobs, err := openBlobs(filepath.Join(abs, BlobFileName), true)
 	if err != nil {
-		blobs.close()
-		rdb.Close()
-		wdb.Close()
-		return nil, err
+		return fail(err)
 	}
+	undo = append(undo, func() { rblobs.close() })
 	s := &Store{
 		blobs:    blobs,
 		rblobs:   rblobs,
@@ -135,21 +139,14 @@ func Open(dir string, opts Options) (*Store, error) {
 		batch:    make([]*request, 0, opts.MaxBatch),
 	}
 	if err := s.connect(); err != nil {
-		blobs.close()
-		rblobs.close()
-		rdb.Close()
-		wdb.Close()
-		return nil, err
+		return fail(err)
 	}
+	undo = append(undo, func() { s.disconnect(false) })
 	cdb, err := sql.Open("sqlite", dsn(path, busyParam(opts.BusyTimeout), "_pragma=synchronous("+syncMode+")"))
 	if err != nil {
-		s.disconnect(false)
-		blobs.close()
-		rblobs.close()
-		rdb.Close()
-		wdb.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		return fail(fmt.Errorf("sqlite: open %s: %w", path, err))
 	}
+	undo = append(undo, func() { cdb.Close() })
 	cdb.SetMaxOpenConns(1)
 	// Approvals are written on a connection of their own (the writer's is
 	// the writer goroutine's alone), as durably as the records; sql.Open
@@ -163,14 +160,9 @@ func Open(dir string, opts Options) (*Store, error) {
 		"_txlock=immediate",
 	))
 	if err != nil {
-		cdb.Close()
-		s.disconnect(false)
-		blobs.close()
-		rblobs.close()
-		rdb.Close()
-		wdb.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		return fail(fmt.Errorf("sqlite: open %s: %w", path, err))
 	}
+	undo = append(undo, func() { adb.Close() })
 	adb.SetMaxOpenConns(1)
 	adb.SetConnMaxIdleTime(time.Minute)
 	s.adb = adb
@@ -178,31 +170,18 @@ func Open(dir string, opts Options) (*Store, error) {
 	// readerMmap); connected on first use.
 	pdb, err := sql.Open("sqlite", dsn(path, "mode=ro", busyParam(opts.BusyTimeout), "_pragma=query_only(1)"))
 	if err != nil {
-		adb.Close()
-		cdb.Close()
-		s.disconnect(false)
-		blobs.close()
-		rblobs.close()
-		rdb.Close()
-		wdb.Close()
-		return nil, fmt.Errorf("sqlite: open %s read-only: %w", path, err)
+		return fail(fmt.Errorf("sqlite: open %s read-only: %w", path, err))
 	}
+	undo = append(undo, func() { pdb.Close() })
 	pdb.SetMaxOpenConns(4)
 	pdb.SetMaxIdleConns(2)
 	pdb.SetConnMaxIdleTime(time.Minute)
 	s.pdb = pdb
 	s.ckpt = startCheckpointer(cdb)
+	undo = append(undo, func() { s.ckpt.close() }) // closes cdb (its own undo is then a no-op)
 	if opts.Log {
 		if err := s.openLog(); err != nil {
-			s.ckpt.close()
-			pdb.Close()
-			adb.Close()
-			s.disconnect(false)
-			blobs.close()
-			rblobs.close()
-			rdb.Close()
-			wdb.Close()
-			return nil, err
+			return fail(err)
 		}
 	}
 	go s.run()

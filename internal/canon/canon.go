@@ -99,35 +99,9 @@ func appendJCS(dst []byte, v any) ([]byte, bool) {
 		}
 		return appendNumber(dst, f)
 	case []any:
-		if x == nil {
-			return append(dst, "null"...), true
-		}
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var ok bool
-			if dst, ok = appendJCS(dst, e); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, ']'), true
+		return appendArray(dst, x)
 	case []string: // reason codes, profiles
-		if x == nil {
-			return append(dst, "null"...), true
-		}
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var err error
-			if dst, err = jsontext.AppendQuote(dst, e); err != nil {
-				return dst, false
-			}
-		}
-		return append(dst, ']'), true
+		return appendArray(dst, x)
 	case map[string]any:
 		if x == nil {
 			return append(dst, "null"...), true
@@ -156,6 +130,24 @@ func appendJCS(dst []byte, v any) ([]byte, bool) {
 		return append(dst, '}'), true
 	}
 	return dst, false
+}
+
+// appendArray writes x in JCS form (null when nil).
+func appendArray[T any](dst []byte, x []T) ([]byte, bool) {
+	if x == nil {
+		return append(dst, "null"...), true
+	}
+	dst = append(dst, '[')
+	for i, e := range x {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var ok bool
+		if dst, ok = appendJCS(dst, e); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, ']'), true
 }
 
 // appendNumber writes f in ECMAScript's form (RFC 8785 §3.2.2.3), -0 as 0;
