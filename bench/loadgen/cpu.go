@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -25,11 +24,10 @@ const clockTick = 10 * time.Millisecond
 // sampleCPU reads the CPU times; pid 0 leaves the server's at zero.
 func sampleCPU(pid int) (cpuSample, error) {
 	var s cpuSample
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return s, fmt.Errorf("getrusage: %w", err)
+	var err error
+	if s.client, err = selfCPU(); err != nil {
+		return s, err
 	}
-	s.client = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	if pid > 0 {
 		ticks, err := procCPU(pid)
 		if err != nil {
@@ -37,7 +35,6 @@ func sampleCPU(pid int) (cpuSample, error) {
 		}
 		s.server = time.Duration(ticks) * clockTick
 	}
-	var err error
 	s.idle, s.total, err = machineCPU()
 	return s, err
 }
