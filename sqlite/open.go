@@ -168,14 +168,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	s.adb = adb
 	// The point reads' connections: like rdb's, but without mmap (see
 	// readerMmap); connected on first use.
-	pdb, err := sql.Open("sqlite", dsn(path, "mode=ro", busyParam(opts.BusyTimeout), "_pragma=query_only(1)"))
+	pdb, err := readerDB(path, opts.BusyTimeout, 0)
 	if err != nil {
-		return fail(fmt.Errorf("sqlite: open %s read-only: %w", path, err))
+		return fail(err)
 	}
 	undo = append(undo, func() { pdb.Close() })
-	pdb.SetMaxOpenConns(4)
-	pdb.SetMaxIdleConns(2)
-	pdb.SetConnMaxIdleTime(time.Minute)
 	s.pdb = pdb
 	s.ckpt = startCheckpointer(cdb)
 	undo = append(undo, func() { s.ckpt.close() }) // closes cdb (its own undo is then a no-op)
@@ -236,19 +233,31 @@ func OpenReadOnly(dir string) (*Store, error) {
 // never cut off under a reader.
 const readerMmap = 1 << 31
 
-func openReader(path string, busy time.Duration) (*sql.DB, error) {
-	rdb, err := sql.Open("sqlite", dsn(path,
+// readerDB returns a pool of up to four read-only connections to path,
+// mapping up to mmap bytes of it (0: none); it connects on first use.
+func readerDB(path string, busy time.Duration, mmap int64) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn(path,
 		"mode=ro",
 		busyParam(busy),
 		"_pragma=query_only(1)",
-		fmt.Sprintf("_pragma=mmap_size(%d)", readerMmap),
+		fmt.Sprintf("_pragma=mmap_size(%d)", mmap),
 	))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s read-only: %w", path, err)
 	}
-	rdb.SetMaxOpenConns(4)
-	rdb.SetMaxIdleConns(2)
-	rdb.SetConnMaxIdleTime(time.Minute)
+	db.SetMaxOpenConns(4)
+	db.SetMaxIdleConns(2)
+	db.SetConnMaxIdleTime(time.Minute)
+	return db, nil
+}
+
+// openReader opens the scans' read-only connections (mapped: readerMmap)
+// and connects one, so that a missing or unreadable file fails here.
+func openReader(path string, busy time.Duration) (*sql.DB, error) {
+	rdb, err := readerDB(path, busy, readerMmap)
+	if err != nil {
+		return nil, err
+	}
 	if err := rdb.Ping(); err != nil {
 		rdb.Close()
 		return nil, fmt.Errorf("sqlite: open %s read-only: %w", path, err)

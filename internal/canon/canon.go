@@ -35,9 +35,9 @@ func Transform(b []byte) ([]byte, error) {
 // decoded as json.Number keep their text until canonicalized). The decoded
 // JSON values ACS messages are made of (maps, slices, strings, float64,
 // json.Number, booleans, nil, and the int, []string and json.RawMessage the
-// handler adds: a count, reason codes, an id as received) are written in JCS form directly (appendJCS:
-// RFC 8785's string escaping and ECMAScript number form, members sorted by
-// UTF-16 code units); any other value, or one appendJCS is unsure of
+// handler adds: a count, reason codes, an id as received) are written in
+// JCS form directly (appendJCS: RFC 8785's string escaping and ECMAScript
+// number form, members sorted by UTF-16 code units); any other value, or one appendJCS is unsure of
 // (invalid UTF-8, a number out of float64's range), goes the longer way:
 // encoding/json's bytes (warden.AppendJSONValue) canonicalized by
 // jsontext. Marshal runs four times an ACS step (a signature checked and
