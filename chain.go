@@ -126,6 +126,15 @@ func (c *Chain) Decide(ctx context.Context, ev *Event) Outcome {
 		if st.Mode == Audit {
 			continue
 		}
+		if d.Verdict.Holds() && len(d.Results) == 0 && ev.Envelope.Covered(st.Name, d.PolicyID) {
+			// A hook that asked about the request this step answers, and
+			// was approved: it does not ask again (Cover). A policy
+			// engine's results say for themselves which policy asked.
+			d.Verdict, d.ReasonCodes = Allow, append([]string{CodeApprovalCovered}, d.ReasonCodes...)
+			d.Reason = fmt.Sprintf("%s: %s; not asked again: the approval of the request this answers covers it", st.Name, d.Reason)
+			r := &out.Results[len(out.Results)-1]
+			r.Decision, r.Reason = Allow.String(), d.Reason
+		}
 		if len(d.Labels) > 0 {
 			out.Labels = MergeLabels(out.Labels, d.Labels)
 		}

@@ -95,6 +95,11 @@ type Envelope struct {
 	// answer lists and the server's pinned tools (the MCP gateway sets
 	// them; the view ToolChanges, policies' mcp.tool_changes).
 	ToolChanges []ToolChange
+	// Approved are the asks an approver approved for the request a
+	// response answers (the surface keeps them with the request, see
+	// Cover); nil when none. The policies that asked do not ask again for
+	// the answer, unless their condition reads direction.
+	Approved []Cover
 }
 
 // ViewBuilder fills the views of ev from its Name, Surface, Direction,
@@ -252,7 +257,7 @@ func (e *Event) ViewsJSON() json.RawMessage {
 // organization}, session {id, labels (when any), labels_unread (when
 // true)}, turn, step, tool {name, id, server, args (an object, {} when
 // nil)}, message {role, text}, reasoning, provenance (when any) and mcp
-// {tool_changes} (when any). An error (a NaN or a value encoding/json
+// {tool_changes} (when any), approved (when any: see Cover). An error (a NaN or a value encoding/json
 // refuses in the tool arguments) leaves a partial object in dst.
 func (e *Event) AppendViewsJSON(dst []byte) ([]byte, error) {
 	dst = AppendJSONString(append(dst, `{"agent":{"id":`...), e.Agent.ID)
@@ -318,6 +323,21 @@ func (e *Event) AppendViewsJSON(dst []byte) ([]byte, error) {
 			return dst, err
 		}
 		dst = append(dst, '}')
+	}
+	// The asks an approval of the request covered (Cover), when any: a
+	// replay sees what the policies saw.
+	for i, c := range e.Envelope.Approved {
+		if i == 0 {
+			dst = append(dst, `,"approved":[`...)
+		} else {
+			dst = append(dst, ',')
+		}
+		dst = AppendJSONString(append(dst, `{"guardian":`...), c.Guardian)
+		dst = AppendJSONString(append(dst, `,"policy_id":`...), c.PolicyID)
+		dst = append(dst, '}')
+	}
+	if len(e.Envelope.Approved) > 0 {
+		dst = append(dst, ']')
 	}
 	return append(dst, '}'), nil
 }

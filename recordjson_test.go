@@ -25,6 +25,7 @@ type refViews struct {
 	Reasoning  string           `json:"reasoning"`
 	Provenance []provenanceJSON `json:"provenance,omitempty"`
 	MCP        *refMCP          `json:"mcp,omitempty"`
+	Approved   []Cover          `json:"approved,omitempty"`
 }
 
 type refMCP struct {
@@ -83,6 +84,7 @@ func refViewsJSON(e *Event) []byte {
 		Turn: e.TurnID, Step: e.StepID,
 		Tool:    refTool{Name: e.Tool.Name, ID: e.Tool.ID, Server: e.Tool.Server, Args: args},
 		Message: refMessage(e.Message), Reasoning: e.Reasoning, Provenance: prov, MCP: mcp,
+		Approved: e.Envelope.Approved,
 	})
 	if err != nil {
 		return nil
@@ -210,6 +212,9 @@ func (g gen) event() *Event {
 			tc.New = &ToolDef{Name: g.str(), Description: g.str()}
 		}
 		e.ToolChanges = append(e.ToolChanges, tc)
+	}
+	for n := g.r.IntN(3) * g.r.IntN(2); n > 0; n-- {
+		e.Envelope.Approved = append(e.Envelope.Approved, Cover{g.str(), g.str()})
 	}
 	return e
 }

@@ -25,6 +25,9 @@ type program struct {
 	tracked bool
 	// labels: the expression may read session.labels (see readsLabels).
 	labels bool
+	// direction: the expression reads the direction variable (see
+	// readsIdent).
+	direction bool
 }
 
 // compile parses, checks and plans src once. want is the required output type
@@ -70,7 +73,20 @@ func compileWith(src string, want *cel.Type, track bool) (*program, []string) {
 	if err != nil {
 		return nil, []string{err.Error()}
 	}
-	return &program{src: src, prg: prg, tracked: track, labels: readsLabels(ast)}, nil
+	return &program{src: src, prg: prg, tracked: track, labels: readsLabels(ast), direction: readsIdent(ast, "direction")}, nil
+}
+
+// readsIdent reports whether the checked ast reads the variable name (a
+// comprehension's local variable of that name counts too: the safe side).
+func readsIdent(ast *cel.Ast, name string) bool {
+	a := ast.NativeRep()
+	refs := a.ReferenceMap()
+	for _, id := range celast.MatchDescendants(celast.NavigateAST(a), celast.KindMatcher(celast.IdentKind)) {
+		if r, ok := refs[id.ID()]; ok && r.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // readsLabels reports whether the checked ast may read session.labels:

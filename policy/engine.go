@@ -92,6 +92,20 @@ type match struct {
 	res    int    // index in results
 	reason string // evaluated reason
 	failed bool   // run-time error under FailClosed: counts as a deny
+	// covered: the policy asked, but an approver approved its ask for the
+	// request this step answers; it counts as an allow (see covered).
+	covered bool
+}
+
+// covered reports whether p's ask on ev is covered by the approval of the
+// request ev answers (warden.Cover): p asked about that request and was
+// approved, and p's condition does not read direction (a policy that
+// chose the direction it asks about asks again).
+func (e *Engine) covered(ev *warden.Event, p *Policy) bool {
+	if len(ev.Envelope.Approved) == 0 || (p.when != nil && p.when.direction) {
+		return false
+	}
+	return ev.Envelope.Covered(e.opts.Name, p.ID)
 }
 
 // UsesSessionLabels reports whether the set in force may read the session's
@@ -162,6 +176,11 @@ func (e *Engine) decide(ctx context.Context, ev *warden.Event, set *Set) (warden
 		} else {
 			r.Decision, r.Reason = p.Decision.String(), m.reason
 			r.Labels = p.Labels
+			if p.Decision.Holds() && p.Mode == warden.Enforce && e.covered(ev, p) {
+				m.covered = true
+				m.reason = fmt.Sprintf("policy %s: %s; not asked again: the approval of the request this answers covers it", p.ID, p.Decision)
+				r.Decision, r.Reason = warden.Allow.String(), m.reason
+			}
 		}
 		r.LatencyUS = time.Since(t0).Microseconds()
 		results = append(results, r)
@@ -177,6 +196,8 @@ func (e *Engine) decide(ctx context.Context, ev *warden.Event, set *Set) (warden
 		switch {
 		case m.failed || p.Decision == warden.Deny:
 			denies = append(denies, m)
+		case m.covered:
+			allows = append(allows, m)
 		case p.Decision == warden.Ask:
 			asks = append(asks, m)
 		case p.Decision == warden.Defer:
@@ -293,6 +314,9 @@ func outcome(v warden.Verdict, ms []match, results []warden.Result, payload map[
 	d.ReasonCodes = make([]string, len(ms))
 	for i, m := range ms {
 		d.ReasonCodes[i] = m.p.ID
+		if m.covered && !contains(d.ReasonCodes, warden.CodeApprovalCovered) {
+			d.ReasonCodes = append(d.ReasonCodes, warden.CodeApprovalCovered)
+		}
 	}
 	if v == warden.Modify && len(ms) > 1 {
 		rs := make([]string, 0, len(ms))

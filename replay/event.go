@@ -52,6 +52,7 @@ type views struct {
 	MCP struct {
 		ToolChanges []warden.ToolChange `json:"tool_changes"`
 	} `json:"mcp"`
+	Approved []warden.Cover `json:"approved"`
 }
 
 // set puts the recorded views into ev's view fields.
@@ -74,6 +75,8 @@ func (v *views) set(ev *warden.Event) {
 	}
 	// A tools/list answer's changes against the pins of then.
 	ev.ToolChanges = v.MCP.ToolChanges
+	// The asks the approval of the request this answers covered.
+	ev.Envelope.Approved = v.Approved
 }
 
 // fill gives every view catalog.Views left empty on ev the recorded value:
