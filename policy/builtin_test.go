@@ -107,6 +107,18 @@ func TestBuiltinPack(t *testing.T) {
 			want{verdict: warden.Modify, policy: "redact-secrets-in-tool-results", gone: awsKey}},
 		{"secret in mcp result", mcpCall(warden.Inbound, "found "+awsKey),
 			want{verdict: warden.Modify, policy: "redact-secrets-in-tool-results", gone: awsKey}},
+		// ... nor come in from another agent, as they do not from an MCP
+		// server (issue 25), nor reach the model from the user's prompt.
+		{"secret from agent", a2a("message/send", warden.Inbound, "the key is "+awsKey),
+			want{verdict: warden.Modify, policy: "redact-secrets-inbound-a2a", gone: awsKey}},
+		{"secret streamed from agent", a2a("message/stream", warden.Inbound, "found "+awsKey),
+			want{verdict: warden.Modify, policy: "redact-secrets-inbound-a2a", gone: awsKey}},
+		{"secret in a task from agent", a2a("tasks/get", warden.Inbound, "found "+awsKey),
+			want{verdict: warden.Modify, policy: "redact-secrets-inbound-a2a", gone: awsKey}},
+		{"secret in user prompt", message("user", "deploy with "+awsKey),
+			want{verdict: warden.Modify, policy: "redact-secrets-in-prompts", gone: awsKey}},
+		{"acs: secret in user prompt", acs("steps/userMessage", acsContent("deploy with "+awsKey)),
+			want{verdict: warden.Modify, policy: "redact-secrets-in-prompts", gone: awsKey}},
 
 		// Financial PII is redacted on the way out.
 		{"card in tool call", toolCall("create_ticket", map[string]any{"body": "refund card " + card}),
