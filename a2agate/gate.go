@@ -188,6 +188,10 @@ type exchange struct {
 	isExtCrd bool            // the result is an agent card, to be rewritten
 	self     string          // the proxy's own URL for this agent
 	bind     sealid.Binding  // what the task ids of this caller and agent are bound to
+	// covers are the asks an approver approved for the request: its
+	// response and streamed events are not asked about again by the same
+	// policies (warden.Cover).
+	covers []warden.Cover
 }
 
 func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
@@ -281,6 +285,7 @@ func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
 		g.opts.Logf("a2a %s: %s not recorded: %v", ag.name, m.event, derr)
 	}
 	out = warden.Settle(r.Context(), g.dec, out) // an asked request waits for its approval
+	x.covers = out.Covers()
 	switch out.Verdict {
 	case warden.Allow:
 	case warden.Modify:
@@ -308,12 +313,14 @@ func (g *Gate) event(x *exchange, dir string, msg map[string]any, session, reqID
 	client := map[string]any{"role": "client", "address": x.client}
 	server := map[string]any{"role": "server", "agent": map[string]any{"name": x.ag.name, "url": x.ag.public}}
 	c := map[string]any{"from": client, "to": server}
+	var covers []warden.Cover
 	if dir == warden.Inbound {
 		c = map[string]any{"from": server, "to": client}
+		covers = x.covers
 	}
 	return &warden.Event{
 		Name: x.method.event, Surface: warden.SurfaceA2A, Direction: dir, RequestID: reqID,
-		Payload: msg, Envelope: warden.Envelope{Context: c, SessionID: session, Server: x.ag.name},
+		Payload: msg, Envelope: warden.Envelope{Context: c, SessionID: session, Server: x.ag.name, Approved: covers},
 	}
 }
 

@@ -40,13 +40,13 @@ func BenchmarkToolsListAnswer(b *testing.B) {
 			var m map[string]any
 			_ = json.Unmarshal(raw, &m)
 			msg := &message{raw: raw, m: m}
-			if v := g.decideList(ctx, msg, warden.Inbound, "s1", nil, l); v.deny {
+			if v := g.decideList(ctx, msg, warden.Inbound, "s1", answered{}, l); v.deny {
 				b.Fatalf("denied: %s", v.reason)
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				if v := g.decideList(ctx, msg, warden.Inbound, "s1", nil, l); v.deny {
+				if v := g.decideList(ctx, msg, warden.Inbound, "s1", answered{}, l); v.deny {
 					b.Fatal(v.reason)
 				}
 			}

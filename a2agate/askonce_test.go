@@ -1,0 +1,125 @@
+package a2agate
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/storetest"
+)
+
+// askWire asks about anything that mentions a wire, written the natural
+// way: no direction. The agent's answers repeat the request's text, so
+// without the cover every answer and streamed event would ask again.
+const askWire = `
+id: ask-wire
+version: "1"
+events: ["message/*", "tasks/*"]
+when: 'text.contains("wire")'
+decision: ask
+reason: money moves need approval
+`
+
+// One approval covers an A2A request, its answer and every event of its
+// stream: the a2a-go client's send and stream each ask once.
+func TestAskOnce(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ask.yaml"), []byte(askWire), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, err := policy.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := storetest.NewMem()
+	m := approval.New(approval.Options{Store: st, Trace: st, Wait: time.Minute})
+	t.Cleanup(m.Close)
+	dec := warden.NewDecider(warden.NewChain(warden.Allow,
+		warden.Step{Name: "policy", Kind: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, st, nil)
+	dec.SetApprovals(m)
+	up := newUpstream(t, false, nil)
+	mux := http.NewServeMux()
+	mux.Handle("/a2a/", New(heldCore{dec, m}, map[string]config.Upstream{"echo": {Name: "echo", URL: up.URL}}, Options{}))
+	gw := httptest.NewServer(mux)
+	t.Cleanup(gw.Close)
+
+	// The approver approves whatever is pending, and counts.
+	var mu sync.Mutex
+	var approved []string
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		for ctx.Err() == nil {
+			list, _ := m.List(ctx, warden.ApprovalQuery{State: warden.ApprovalPending})
+			for _, a := range list {
+				if _, err := m.Decide(ctx, a.ID, true, warden.Principal{Name: "ops"}, "ok"); err == nil {
+					mu.Lock()
+					approved = append(approved, a.Event)
+					mu.Unlock()
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	count := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(approved)
+	}
+	c := client10(t, gw.URL+"/a2a/echo")
+	cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer ccancel()
+
+	res, err := c.SendMessage(cctx, &a2a.SendMessageRequest{Message: userMsg("wire 100 EUR")})
+	if err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	if m, ok := res.(*a2a.Message); !ok || textOf(m) != "echo: wire 100 EUR" {
+		t.Fatalf("send answered %#v", res)
+	}
+	if got := count(); !slices.Equal(got, []string{MethodSend}) {
+		t.Fatalf("send: approvals of %v, want one", got)
+	}
+
+	var artifact string
+	n := 0
+	for ev, err := range c.SendStreamingMessage(cctx, &a2a.SendMessageRequest{Message: userMsg("task wire")}) {
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		n++
+		if a, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+			for _, p := range a.Artifact.Parts {
+				artifact += p.Text()
+			}
+		}
+	}
+	if artifact != "result: task wire" || n < 3 {
+		t.Fatalf("stream: %d events, artifact %q", n, artifact)
+	}
+	if got := count(); !slices.Equal(got, []string{MethodSend, MethodStream}) {
+		t.Fatalf("stream: approvals of %v, want one more", got)
+	}
+	covered := 0
+	for _, r := range st.Records() {
+		if r.Direction == warden.Inbound && slices.Contains(r.ReasonCodes, warden.CodeApprovalCovered) {
+			covered++
+		}
+	}
+	if covered < 2 { // the send's answer, the stream's artifact
+		t.Fatalf("%d inbound records covered by an approval, want at least 2", covered)
+	}
+}
