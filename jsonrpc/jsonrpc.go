@@ -6,20 +6,111 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 )
 
-// JSON-RPC 2.0 error codes, and the server-error codes warden answers with.
+// JSON-RPC 2.0 error codes, used in their JSON-RPC meaning.
 const (
 	CodeParseError     = -32700 // the text is not JSON
 	CodeInvalidRequest = -32600 // JSON, but not a valid request (or over a limit, or ambiguous)
 	CodeMethodNotFound = -32601 // no such method
 	CodeInvalidParams  = -32602 // the params do not fit the method
 	CodeInternal       = -32603 // the server failed
-	CodeDenied         = -32001 // a policy or hook denied the message (CONTRACT §6)
-	CodeUpstream       = -32002 // the upstream is unreachable, timed out, crashed or answered garbage
 )
+
+// warden's own refusals: the one list of them (docs/gateways.md holds the
+// table, with the codes avoided and why). They sit in JSON-RPC's
+// application range, outside -32768..-32000: the -32000..-32099 band is
+// claimed by every protocol warden wraps (MCP reserves -32020..-32099 and
+// its SDKs use -32000..-32019, -32001 being their request timeout; A2A
+// defines -32001..-32009, -32001 being TaskNotFound; ACS reserves the whole
+// band; AOS puts its own errors there), and SDKs already use -31001 (the MCP
+// Go SDK) and -31401/-31403 (a2a-go). A client that sees one of these codes
+// knows warden answered, not the server or agent behind it.
+const (
+	// CodeDenied: a policy or hook denied the message, or its approval was
+	// denied or not granted in time; error.data carries the reason and the
+	// trace record id (DenyData).
+	CodeDenied = -31900
+	// CodeUpstream: the upstream the request is for is not configured,
+	// unreachable, timed out, crashed, or answered something that is not a
+	// JSON-RPC answer within the limits.
+	CodeUpstream = -31901
+	// CodeUnauthenticated: no valid credential (HTTP 401).
+	CodeUnauthenticated = -31902
+	// CodeForbidden: a credential without the scope, or a browser origin or
+	// host that is not allowed (HTTP 403).
+	CodeForbidden = -31903
+)
+
+// Names of warden's own codes, as error.data.name (and A2A 1.0's
+// ErrorInfo.reason) carries them.
+const (
+	NameDenied          = "DENIED_BY_WARDEN"
+	NameUpstream        = "UPSTREAM_UNAVAILABLE"
+	NameUnauthenticated = "UNAUTHENTICATED"
+	NameForbidden       = "FORBIDDEN"
+)
+
+// DenyData is the error.data of a deny: name, reason (as the error message
+// has it, without the "denied by warden: " prefix), recordId (the trace
+// record of the decision), policyId and reasonCode (the deciding policies'
+// reason codes, comma separated: approval_denied, approval_timeout,
+// approval_required say an approval refused it). Empty members are left
+// out. Every member is a string, so the map is also A2A 1.0's
+// ErrorInfo.metadata.
+func DenyData(reason, recordID, policyID string, reasonCodes []string) map[string]string {
+	d := map[string]string{"name": NameDenied, "reason": reason}
+	if recordID != "" {
+		d["recordId"] = recordID
+	}
+	if policyID != "" {
+		d["policyId"] = policyID
+	}
+	if len(reasonCodes) > 0 {
+		d["reasonCode"] = strings.Join(reasonCodes, ",")
+	}
+	return d
+}
+
+// ErrorResponse encodes a JSON-RPC error response for id (nil or empty:
+// null); data is left out when nil.
+func ErrorResponse(id json.RawMessage, code int, msg string, data any) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	e := map[string]any{"code": code, "message": msg}
+	if data != nil {
+		e["data"] = data
+	}
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
+	if err != nil { // an id that is not JSON, or data that does not encode
+		b, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+	}
+	return b
+}
+
+// RequestID returns the id of the JSON-RPC request in body when it is one
+// object with a valid id (a string, a number or null), else null: the id
+// to answer a refusal with. It reads at most what it is given.
+func RequestID(body []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &m) != nil || len(m.ID) == 0 {
+		return json.RawMessage("null")
+	}
+	d := json.NewDecoder(bytes.NewReader(m.ID))
+	d.UseNumber()
+	var id any
+	if d.Decode(&id) != nil || !ValidID(id) {
+		return json.RawMessage("null")
+	}
+	return m.ID
+}
 
 // Kind is what a decoded JSON object is as a JSON-RPC 2.0 message.
 type Kind uint8

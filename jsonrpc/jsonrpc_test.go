@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sync"
@@ -94,5 +95,70 @@ func TestCache(t *testing.T) {
 	wg.Wait()
 	if c.Len() > 3 {
 		t.Fatalf("len %d over the bound", c.Len())
+	}
+}
+
+// TestOwnCodes holds warden's own refusal codes outside every band a
+// wrapped protocol or its SDKs use, distinct from each other.
+func TestOwnCodes(t *testing.T) {
+	own := []int{CodeDenied, CodeUpstream, CodeUnauthenticated, CodeForbidden}
+	// Codes the wrapped protocols (MCP, A2A 0.3/1.0, ACS, AOS) and their
+	// official SDKs define or use.
+	taken := map[int]string{
+		-31001: "MCP Go SDK unsupported method",
+		-31401: "a2a-go unauthenticated", -31403: "a2a-go unauthorized",
+		-32042: "MCP URL elicitation required",
+	}
+	seen := map[int]bool{}
+	for _, c := range own {
+		if c >= -32768 && c <= -32000 {
+			t.Errorf("%d is in JSON-RPC's reserved range (-32768..-32000)", c)
+		}
+		if why, ok := taken[c]; ok {
+			t.Errorf("%d is %s", c, why)
+		}
+		if seen[c] {
+			t.Errorf("%d twice", c)
+		}
+		seen[c] = true
+	}
+}
+
+func TestDenyDataAndErrorResponse(t *testing.T) {
+	d := DenyData("no wires", "rec-1", "pol", []string{"approval_denied", "wire"})
+	want := map[string]string{"name": NameDenied, "reason": "no wires", "recordId": "rec-1", "policyId": "pol", "reasonCode": "approval_denied,wire"}
+	if len(d) != len(want) {
+		t.Fatalf("DenyData = %v, want %v", d, want)
+	}
+	for k, v := range want {
+		if d[k] != v {
+			t.Fatalf("DenyData[%s] = %q, want %q", k, d[k], v)
+		}
+	}
+	if d := DenyData("r", "", "", nil); len(d) != 2 {
+		t.Fatalf("empty members kept: %v", d)
+	}
+	got := string(ErrorResponse(json.RawMessage(`7`), CodeDenied, "denied by warden: x", map[string]string{"reason": "x"}))
+	if got != `{"error":{"code":-31900,"data":{"reason":"x"},"message":"denied by warden: x"},"id":7,"jsonrpc":"2.0"}` {
+		t.Fatalf("ErrorResponse = %s", got)
+	}
+	if got := string(ErrorResponse(nil, CodeUnauthenticated, "m", nil)); got != `{"error":{"code":-31902,"message":"m"},"id":null,"jsonrpc":"2.0"}` {
+		t.Fatalf("ErrorResponse(nil) = %s", got)
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":12345678901234567890,"method":"x"}`: `12345678901234567890`,
+		`{"jsonrpc":"2.0","id":"a","method":"x"}`:                  `"a"`,
+		`{"jsonrpc":"2.0","id":null,"method":"x"}`:                 `null`,
+		`{"jsonrpc":"2.0","id":{"x":1},"method":"x"}`:              `null`,
+		`[{"jsonrpc":"2.0","id":1,"method":"x"}]`:                  `null`,
+		`{"jsonrpc":"2.0","id":1,"method":`:                        `null`,
+		``:                                                         `null`,
+	} {
+		if got := string(RequestID([]byte(body))); got != want {
+			t.Errorf("RequestID(%s) = %s, want %s", body, got, want)
+		}
 	}
 }

@@ -123,7 +123,7 @@ func TestStdioBinary(t *testing.T) {
 	cs = connect(&stderr2)
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "crash"})
 	if err == nil || !strings.Contains(err.Error(), "MCP server exited before answering") {
-		t.Fatalf("crash: %v, want the -32002 error", err)
+		t.Fatalf("crash: %v, want the CodeUpstream error", err)
 	}
 	closeErr := cs.Close()
 	if closeErr == nil || !strings.Contains(stderr2.String(), "stopped unexpectedly") {

@@ -28,8 +28,8 @@ const (
 	CodeParseError     = jsonrpc.CodeParseError     // a line or body that is not JSON
 	CodeInvalidRequest = jsonrpc.CodeInvalidRequest // JSON but not a JSON-RPC message, ambiguous, or over the size limit
 	CodeInternal       = jsonrpc.CodeInternal
-	CodeDenied         = jsonrpc.CodeDenied   // a policy or hook denied the message
-	CodeUpstream       = jsonrpc.CodeUpstream // the server is unreachable, timed out, crashed or answered garbage
+	CodeDenied         = jsonrpc.CodeDenied   // a policy or hook denied the message (-31900)
+	CodeUpstream       = jsonrpc.CodeUpstream // the server is not configured, unreachable, timed out, crashed or answered garbage (-31901)
 )
 
 // DefaultMaxMessage bounds one message: a stdio line, an HTTP body, an SSE event.
@@ -160,9 +160,10 @@ type verdict struct {
 	deny   bool
 	reason string
 	out    []byte // the message to forward (raw when unchanged)
-	// covers are the asks an approver approved for this message (a
-	// request's approval covers its answer too: see warden.Cover).
-	covers []warden.Cover
+	// Of a deny, for its error.data (refusal.go): the trace record, the
+	// deciding policy and the reason codes.
+	recordID, policyID string
+	codes              []string
 }
 
 // gate holds what both gateways share: the decision core, the tool server
@@ -194,24 +195,16 @@ func (g *gate) decide(ctx context.Context, msg *message, dir, session string, to
 // outcome runs one message through the chain. tool is the tool view of the
 // request a response answers (nil when none or not a tools/call).
 func (g *gate) outcome(ctx context.Context, msg *message, dir, session string, tool *warden.Tool) warden.Outcome {
-	return g.outcomeChanges(ctx, msg, dir, session, answered{tool: tool}, nil)
-}
-
-// answered is what a response answers: the tool view of its request (nil
-// when none or not a tools/call) and the asks an approver approved for the
-// request (nil when none).
-type answered struct {
-	tool   *warden.Tool
-	covers []warden.Cover
+	return g.outcomeChanges(ctx, msg, dir, session, tool, nil)
 }
 
 // decideList is decide for a message that may answer a tools/list request
 // (l non-nil): the answer is compared with the server's pins first, its
 // changes go into the event, and once it is settled the pins and the
 // AgBOM follow (see Pins).
-func (g *gate) decideList(ctx context.Context, msg *message, dir, session string, req answered, l *listing) verdict {
+func (g *gate) decideList(ctx context.Context, msg *message, dir, session string, tool *warden.Tool, l *listing) verdict {
 	lc := g.pins.check(ctx, g.server, msg, l)
-	out := g.outcomeChanges(ctx, msg, dir, session, req, lc.toolChanges())
+	out := g.outcomeChanges(ctx, msg, dir, session, tool, lc.toolChanges())
 	v := g.verdictOf(msg, warden.Settle(ctx, g.dec, out))
 	g.pins.settled(ctx, lc, g.endpoint, !v.deny)
 	return v
@@ -219,12 +212,11 @@ func (g *gate) decideList(ctx context.Context, msg *message, dir, session string
 
 // outcomeChanges is outcome with the tool changes of a tools/list answer
 // in the envelope.
-func (g *gate) outcomeChanges(ctx context.Context, msg *message, dir, session string, req answered, changes []warden.ToolChange) warden.Outcome {
+func (g *gate) outcomeChanges(ctx context.Context, msg *message, dir, session string, tool *warden.Tool, changes []warden.ToolChange) warden.Outcome {
 	ev := &warden.Event{
 		Name: EventName, Surface: warden.SurfaceMCP, Direction: dir,
 		RequestID: idText(msg.m["id"]), Payload: msg.m, Raw: msg.raw,
-		Envelope: warden.Envelope{SessionID: session, Server: g.server, Answers: req.tool, ToolChanges: changes,
-			Approved: req.covers},
+		Envelope: warden.Envelope{SessionID: session, Server: g.server, Answers: tool, ToolChanges: changes},
 	}
 	out, _ := g.dec.Decide(ctx, ev) // a trace failure is already a deny
 	return out
@@ -237,17 +229,17 @@ func held(out warden.Outcome) bool { return out.Verdict.Holds() && out.ApprovalI
 func (g *gate) verdictOf(msg *message, out warden.Outcome) verdict {
 	switch out.Verdict {
 	case warden.Deny:
-		return verdict{deny: true, reason: out.Reason}
+		return verdict{deny: true, reason: out.Reason, recordID: out.RecordID, policyID: out.PolicyID, codes: out.ReasonCodes}
 	case warden.Modify:
 		if out.Payload != nil {
 			b, err := json.Marshal(out.Payload)
 			if err != nil {
-				return verdict{deny: true, reason: fmt.Sprintf("modified message does not encode: %v", err)}
+				return verdict{deny: true, reason: fmt.Sprintf("modified message does not encode: %v", err), recordID: out.RecordID}
 			}
-			return verdict{out: b, covers: out.Covers()}
+			return verdict{out: b}
 		}
 	}
-	return verdict{out: msg.raw, covers: out.Covers()}
+	return verdict{out: msg.raw}
 }
 
 // toolOf returns the tool view of a tools/call request, with the server name.
@@ -268,16 +260,15 @@ type pending struct {
 }
 
 type pendingReq struct {
-	id     any
-	tool   *warden.Tool
-	list   *listing       // a tools/list request (pinning)
-	covers []warden.Cover // the asks an approver approved for the request
+	id   any
+	tool *warden.Tool
+	list *listing // a tools/list request (pinning)
 }
 
 func newPending() *pending { return &pending{c: jsonrpc.NewCache[pendingReq](maxPending)} }
 
-func (p *pending) put(id any, tool *warden.Tool, list *listing, covers []warden.Cover) {
-	p.c.Put(idKey(id), pendingReq{id: id, tool: tool, list: list, covers: covers})
+func (p *pending) put(id any, tool *warden.Tool, list *listing) {
+	p.c.Put(idKey(id), pendingReq{id: id, tool: tool, list: list})
 }
 
 // take removes and returns the request answered by id.

@@ -53,9 +53,8 @@ type HTTPOptions struct {
 type asked map[string]askedReq
 
 type askedReq struct {
-	tool   *warden.Tool
-	list   *listing
-	covers []warden.Cover // the asks an approver approved for the request
+	tool *warden.Tool
+	list *listing
 }
 
 // HTTP is the Streamable-HTTP MCP gateway, served at /mcp/{server}.
@@ -120,7 +119,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name := strings.Trim(strings.TrimPrefix(r.URL.Path, "/mcp/"), "/")
 	up, ok := h.ups[name]
 	if !ok || name == "" {
-		writeRPCError(w, http.StatusNotFound, CodeUpstream, fmt.Sprintf("no MCP server %q is configured (mcp.servers)", name))
+		writeUpstreamError(w, http.StatusNotFound, name, fmt.Sprintf("no MCP server %q is configured (mcp.servers)", name))
 		return
 	}
 	switch r.Method {
@@ -258,17 +257,17 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 		if v.deny {
 			switch {
 			case isReq:
-				local = append(local, errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason)))
+				local = append(local, v.denial(msg.m["id"]))
 			case !msg.isNotification(): // the server gets an error instead of the client's answer
-				fwd = append(fwd, errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason)))
+				fwd = append(fwd, v.denial(msg.m["id"]))
 			}
 			continue
 		}
 		fwd = append(fwd, v.out)
 		if isReq {
 			fwdIDs = append(fwdIDs, msg.m["id"])
-			if t, l := up.toolOf(msg), listingOf(msg); t != nil || l != nil || v.covers != nil {
-				tools[idKey(msg.m["id"])] = askedReq{tool: t, list: l, covers: v.covers}
+			if t, l := up.toolOf(msg), listingOf(msg); t != nil || l != nil {
+				tools[idKey(msg.m["id"])] = askedReq{tool: t, list: l}
 			}
 		}
 	}
@@ -332,14 +331,14 @@ func (h *HTTP) answerLocal(w http.ResponseWriter, local [][]byte, batch bool) {
 	_, _ = w.Write(joinBatch(local, batch))
 }
 
-// failRequests answers every forwarded request with a -32002 error.
+// failRequests answers every forwarded request with a CodeUpstream error.
 func (h *HTTP) failRequests(w http.ResponseWriter, up *upstream, ids []any, local [][]byte, batch bool, msg string) {
 	if len(ids) == 0 && len(local) == 0 {
-		writeRPCError(w, http.StatusBadGateway, CodeUpstream, msg)
+		writeUpstreamError(w, http.StatusBadGateway, up.server, msg)
 		return
 	}
 	for _, id := range ids {
-		local = append(local, errorMessage(id, CodeUpstream, msg))
+		local = append(local, upstreamFailed(id, up.server, msg))
 	}
 	h.answerLocal(w, local, batch)
 }
@@ -355,24 +354,24 @@ func (h *HTTP) passThrough(w http.ResponseWriter, resp *http.Response, s *sessio
 
 // inbound decides one message from the server; it returns what to send to
 // the client (nil: nothing). A denied server request is answered to the
-// server with a -32001 error.
+// server with a CodeDenied error.
 func (h *HTTP) inbound(ctx context.Context, up *upstream, r *http.Request, sid string, msg *message, tools asked) []byte {
 	var a askedReq
 	if !msg.isRequest() && !msg.isNotification() {
 		a = tools[idKey(msg.m["id"])]
 	}
-	v := up.decideList(ctx, msg, warden.Inbound, sid, answered{tool: a.tool, covers: a.covers}, a.list)
+	v := up.decideList(ctx, msg, warden.Inbound, sid, a.tool, a.list)
 	if !v.deny {
 		return v.out
 	}
 	switch {
 	case msg.isRequest():
-		go h.answerServer(up, r, sid, errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason)))
+		go h.answerServer(up, r, sid, v.denial(msg.m["id"]))
 		return nil
 	case msg.isNotification():
 		return nil
 	}
-	return errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason))
+	return v.denial(msg.m["id"])
 }
 
 // answerServer POSTs the gateway's answer to a server request upstream.
@@ -450,14 +449,14 @@ func (h *HTTP) forward(w http.ResponseWriter, r *http.Request, up *upstream) {
 	defer c.done()
 	req, err := h.request(c.ctx, r, up, s, r.Method, nil)
 	if err != nil {
-		writeRPCError(w, http.StatusBadGateway, CodeUpstream, fmt.Sprintf("MCP server %q: bad upstream URL", up.server))
+		writeUpstreamError(w, http.StatusBadGateway, up.server, fmt.Sprintf("MCP server %q: bad upstream URL", up.server))
 		return
 	}
 	resp, err := h.opts.Client.Do(req)
 	if err != nil {
 		msg := h.upstreamError(up, c, err)
 		h.opts.Logf("mcp %s: %s: %s", up.server, r.Method, msg)
-		writeRPCError(w, http.StatusBadGateway, CodeUpstream, msg)
+		writeUpstreamError(w, http.StatusBadGateway, up.server, msg)
 		return
 	}
 	defer resp.Body.Close()

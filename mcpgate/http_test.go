@@ -303,20 +303,21 @@ func TestHTTPUpstreamFailures(t *testing.T) {
 		want               []string
 		maxTime            time.Duration
 	}{
-		{"upstream down", "down", call, 200, []string{`"code":-32002`, `"id":7`, "unreachable"}, 2 * time.Second},
-		{"upstream slow", "slow", call, 200, []string{`"code":-32002`, `"id":7`, "did not answer within 300ms"}, 2 * time.Second},
-		{"upstream garbage", "garbage", call, 200, []string{`"code":-32002`, "not JSON-RPC"}, 2 * time.Second},
-		{"upstream 500", "failing", call, 200, []string{`"code":-32002`, "HTTP 500"}, 2 * time.Second},
+		{"upstream down", "down", call, 200, []string{`"code":-31901`, `"id":7`, "unreachable", `"data":{"name":"UPSTREAM_UNAVAILABLE","upstream":"down"}`}, 2 * time.Second},
+		{"upstream slow", "slow", call, 200, []string{`"code":-31901`, `"id":7`, "did not answer within 300ms"}, 2 * time.Second},
+		{"upstream garbage", "garbage", call, 200, []string{`"code":-31901`, "not JSON-RPC"}, 2 * time.Second},
+		{"upstream 500", "failing", call, 200, []string{`"code":-31901`, "HTTP 500"}, 2 * time.Second},
 		{"denied call never leaves", "down", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"wire_money"}}`, 200,
-			[]string{`"code":-32001`, "denied by warden: wire transfers need approval"}, 2 * time.Second},
+			[]string{`"code":-31900`, "denied by warden: wire transfers need approval", `"name":"DENIED_BY_WARDEN"`,
+				`"reason":"wire transfers need approval"`, `"recordId":"`, `"policyId":"deny-wire-money"`}, 2 * time.Second},
 		{"batch: denied answered, rest forwarded", "down",
 			`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wire_money"}},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, 200,
-			[]string{`"id":1`, `"code":-32001`, `"id":2`, `"code":-32002`}, 2 * time.Second},
+			[]string{`"id":1`, `"code":-31900`, `"id":2`, `"code":-31901`}, 2 * time.Second},
 		{"malformed body", "down", `{"jsonrpc":`, 400, []string{`"code":-32700`, `"id":null`}, time.Second},
 		{"body over the limit", "down", `{"x":"` + strings.Repeat("a", DefaultMaxMessage) + `"}`, 413, []string{`"code":-32600`}, 2 * time.Second},
-		{"unknown server", "nope", call, 404, []string{`"code":-32002`, "nope"}, time.Second},
+		{"unknown server", "nope", call, 404, []string{`"code":-31901`, "nope"}, time.Second},
 		{"SSE events inspected", "sse", call, 200,
-			[]string{"id: e2", `"code":-32001`, "poisoned answer"}, 2 * time.Second},
+			[]string{"id: e2", `"code":-31900`, "poisoned answer", `"recordId":"`}, 2 * time.Second},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

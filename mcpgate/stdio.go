@@ -141,7 +141,7 @@ func (l *lineWriter) write(b []byte) error {
 // Run relays between the client (reading fromClient, writing toClient) and
 // the server (reading fromServer, writing toServer) until one side ends: the
 // client's input ends (nil), the server's output ends (ErrServerExited, after
-// every request in flight was answered with a -32002 error), a write to the
+// every request in flight was answered with a CodeUpstream error), a write to the
 // client fails, or ctx is done. Run does not close anything; the caller closes
 // the streams (and stops the server), which ends the reading goroutines.
 func (s *Stdio) Run(ctx context.Context, fromClient io.Reader, toClient io.Writer, fromServer io.Reader, toServer io.Writer) error {
@@ -156,7 +156,7 @@ func (s *Stdio) Run(ctx context.Context, fromClient io.Reader, toClient io.Write
 		done <- s.loop(ctx, fromServer, s.fromServerLine, func() {
 			srvGone.Store(true)
 			for _, r := range s.fromCli.drain() {
-				_ = s.client.write(errorMessage(r.id, CodeUpstream, "MCP server exited before answering"))
+				_ = s.client.write(upstreamFailed(r.id, s.gate.server, "MCP server exited before answering"))
 			}
 		})
 	}()
@@ -282,7 +282,7 @@ func (s *Stdio) fromServerLine(ctx context.Context, line []byte, tooLong bool) e
 		s.logf("MCP server sent a line over %d bytes; dropped", s.max)
 		if id, ok := headID(line); ok {
 			if r, ok := s.fromCli.take(id); ok { // the request it answered must not hang
-				return s.client.write(errorMessage(r.id, CodeUpstream, fmt.Sprintf("MCP server's answer exceeds %d bytes", s.max)))
+				return s.client.write(upstreamFailed(r.id, s.gate.server, fmt.Sprintf("MCP server's answer exceeds %d bytes", s.max)))
 			}
 		}
 		return nil
@@ -297,7 +297,7 @@ func (s *Stdio) fromServerLine(ctx context.Context, line []byte, tooLong bool) e
 	}
 	for _, b := range bad { // the request an ambiguous answer answered must not hang
 		if r, ok := s.fromCli.take(b.id); ok && b.id != nil {
-			if err := s.client.write(errorMessage(r.id, CodeUpstream, "MCP server's answer refused: "+b.why)); err != nil {
+			if err := s.client.write(upstreamFailed(r.id, s.gate.server, "MCP server's answer refused: "+b.why)); err != nil {
 				return err
 			}
 		}
@@ -313,14 +313,12 @@ func (s *Stdio) fromServerLine(ctx context.Context, line []byte, tooLong bool) e
 // outbound decides a message from the client and forwards it to the server,
 // or answers it.
 func (s *Stdio) outbound(ctx context.Context, msg *message) error {
-	var req answered
+	var tool *warden.Tool
 	isResp := !msg.isRequest() && !msg.isNotification()
 	if isResp {
-		if r, ok := s.fromSrv.take(msg.m["id"]); ok { // the client answers a server request
-			req.covers = r.covers
-		}
+		s.fromSrv.take(msg.m["id"]) // the client answers a server request
 	}
-	out := s.outcomeChanges(ctx, msg, warden.Outbound, s.sid, req, nil)
+	out := s.outcome(ctx, msg, warden.Outbound, s.sid, tool)
 	if held(out) {
 		return s.hold(ctx, msg, out, s.outboundDecided)
 	}
@@ -333,14 +331,14 @@ func (s *Stdio) outboundDecided(msg *message, v verdict) error {
 	if v.deny {
 		switch {
 		case msg.isRequest():
-			return s.client.write(errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason)))
+			return s.client.write(v.denial(msg.m["id"]))
 		case isResp: // the server gets an error instead of the client's answer
-			_ = s.server.write(errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason)))
+			_ = s.server.write(v.denial(msg.m["id"]))
 		}
 		return nil // a denied notification is dropped (it is in the trace)
 	}
 	if msg.isRequest() {
-		s.fromCli.put(msg.m["id"], s.toolOf(msg), listingOf(msg), v.covers)
+		s.fromCli.put(msg.m["id"], s.toolOf(msg), listingOf(msg))
 	} else if msg.method() == "notifications/cancelled" {
 		if p, ok := msg.m["params"].(map[string]any); ok {
 			s.fromCli.take(p["requestId"])
@@ -349,7 +347,7 @@ func (s *Stdio) outboundDecided(msg *message, v verdict) error {
 	}
 	if err := s.server.write(v.out); err != nil && msg.isRequest() {
 		s.fromCli.take(msg.m["id"])
-		return s.client.write(errorMessage(msg.m["id"], CodeUpstream, "MCP server is not reading: "+err.Error()))
+		return s.client.write(upstreamFailed(msg.m["id"], s.gate.server, "MCP server is not reading: "+err.Error()))
 	}
 	return nil
 }
@@ -382,16 +380,16 @@ func (s *Stdio) hold(ctx context.Context, msg *message, out warden.Outcome, then
 // inbound decides a message from the server and forwards it to the client,
 // or answers it.
 func (s *Stdio) inbound(ctx context.Context, msg *message) error {
-	var req answered
+	var tool *warden.Tool
 	var list *listing
 	isResp := !msg.isRequest() && !msg.isNotification()
 	if isResp {
 		if r, ok := s.fromCli.take(msg.m["id"]); ok {
-			req, list = answered{tool: r.tool, covers: r.covers}, r.list
+			tool, list = r.tool, r.list
 		}
 	}
 	lc := s.pins.check(ctx, s.gate.server, msg, list) // nil unless a tools/list answer
-	out := s.outcomeChanges(ctx, msg, warden.Inbound, s.sid, req, lc.toolChanges())
+	out := s.outcomeChanges(ctx, msg, warden.Inbound, s.sid, tool, lc.toolChanges())
 	then := s.inboundDecided
 	if lc != nil {
 		then = func(m *message, v verdict) error {
@@ -411,15 +409,15 @@ func (s *Stdio) inboundDecided(msg *message, v verdict) error {
 	if v.deny {
 		switch {
 		case msg.isRequest(): // a server request (sampling, elicitation, roots) is refused
-			_ = s.server.write(errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason)))
+			_ = s.server.write(v.denial(msg.m["id"]))
 			return nil
 		case isResp:
-			return s.client.write(errorMessage(msg.m["id"], CodeDenied, deniedMessage(v.reason)))
+			return s.client.write(v.denial(msg.m["id"]))
 		}
 		return nil
 	}
 	if msg.isRequest() {
-		s.fromSrv.put(msg.m["id"], nil, nil, v.covers)
+		s.fromSrv.put(msg.m["id"], nil, nil)
 	} else if msg.method() == "notifications/cancelled" {
 		if p, ok := msg.m["params"].(map[string]any); ok {
 			s.fromSrv.take(p["requestId"])

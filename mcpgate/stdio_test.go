@@ -314,7 +314,7 @@ func TestStdioEdgeCases(t *testing.T) {
 			client:     `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wire_money"}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}},{"jsonrpc":"2.0","method":"notifications/blocked"},{"jsonrpc":"2.0","method":"notifications/ok"}]`,
 			srvSees:    []string{`"id":2`, `notifications/ok`},
 			server:     []string{`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"a"}]}}`},
-			clientGets: []string{"code:-32001", "id:2"}},
+			clientGets: []string{"code:-31900", "id:2"}},
 		{name: "large message (2 MiB) passes", client: big, srvSees: []string{`"id":9`},
 			server: []string{`{"jsonrpc":"2.0","id":9,"result":{}}`}, clientGets: []string{"id:9"}},
 		{name: "garbage from the server is dropped",
@@ -326,7 +326,7 @@ func TestStdioEdgeCases(t *testing.T) {
 			client:     `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`,
 			srvSees:    []string{`"id":5`},
 			server:     []string{`{"jsonrpc":"2.0","id":5,"result":{"tools":[{"name":"t","description":"POISONED"}]}}`},
-			clientGets: []string{"code:-32001"}},
+			clientGets: []string{"code:-31900"}},
 		{name: "denied server request is answered to the server",
 			client:     `{"jsonrpc":"2.0","id":6,"method":"ping"}`,
 			srvSees:    []string{`"id":6`},
@@ -350,7 +350,7 @@ func TestStdioEdgeCases(t *testing.T) {
 			if c.name == "denied server request is answered to the server" {
 				m := readMsg(t, e.srvIn)
 				if m["id"] != "s1" || errCode(m) != CodeDenied {
-					t.Fatalf("server got %v, want the -32001 error for s1", m)
+					t.Fatalf("server got %v, want the CodeDenied error for s1", m)
 				}
 			}
 			for _, want := range c.clientGets {
@@ -385,7 +385,7 @@ func TestStdioServerCrash(t *testing.T) {
 		got[m["id"]] = errCode(m)
 	}
 	if got[11.0] != CodeUpstream || got["twelve"] != CodeUpstream {
-		t.Fatalf("in-flight requests got %v, want -32002 errors", got)
+		t.Fatalf("in-flight requests got %v, want CodeUpstream errors", got)
 	}
 	select {
 	case err := <-e.runErr:
@@ -404,7 +404,7 @@ func TestStdioOverlongAnswers(t *testing.T) {
 	writeLine(t, e.srvOut, `{"jsonrpc":"2.0","id":"big-1","result":{"content":[{"type":"text","text":"`+strings.Repeat("x", 2<<20)+`"}]}}`)
 	m := readMsg(t, e.fromGW)
 	if m["id"] != "big-1" || errCode(m) != CodeUpstream {
-		t.Fatalf("client got %v, want -32002 for big-1", m)
+		t.Fatalf("client got %v, want CodeUpstream for big-1", m)
 	}
 	// An over-long client request is answered with its own id.
 	writeLine(t, e.toGW, `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"echo","arguments":{"text":"`+strings.Repeat("y", 2<<20)+`"}}}`)

@@ -47,7 +47,7 @@ func TestStdioAmbiguousJSONNeverForwarded(t *testing.T) {
 		readMsg(t, e.srvIn)
 		writeLine(t, e.srvOut, `{"jsonrpc":"2.0","id":13,"result":{"tools":[{"name":"t","description":"ok","description":"POISONED"}]}}`)
 		if m := readMsg(t, e.fromGW); errCode(m) != CodeUpstream || m["id"] != float64(13) {
-			t.Fatalf("client got %v, want -32002 for id 13", m)
+			t.Fatalf("client got %v, want CodeUpstream for id 13", m)
 		}
 	})
 }
