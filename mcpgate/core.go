@@ -164,6 +164,9 @@ type verdict struct {
 	// deciding policy and the reason codes.
 	recordID, policyID string
 	codes              []string
+	// covers are the asks an approver approved for this message (a
+	// request's approval covers its answer too: see warden.Cover).
+	covers []warden.Cover
 }
 
 // gate holds what both gateways share: the decision core, the tool server
@@ -195,16 +198,24 @@ func (g *gate) decide(ctx context.Context, msg *message, dir, session string, to
 // outcome runs one message through the chain. tool is the tool view of the
 // request a response answers (nil when none or not a tools/call).
 func (g *gate) outcome(ctx context.Context, msg *message, dir, session string, tool *warden.Tool) warden.Outcome {
-	return g.outcomeChanges(ctx, msg, dir, session, tool, nil)
+	return g.outcomeChanges(ctx, msg, dir, session, answered{tool: tool}, nil)
+}
+
+// answered is what a response answers: the tool view of its request (nil
+// when none or not a tools/call) and the asks an approver approved for the
+// request (nil when none).
+type answered struct {
+	tool   *warden.Tool
+	covers []warden.Cover
 }
 
 // decideList is decide for a message that may answer a tools/list request
 // (l non-nil): the answer is compared with the server's pins first, its
 // changes go into the event, and once it is settled the pins and the
 // AgBOM follow (see Pins).
-func (g *gate) decideList(ctx context.Context, msg *message, dir, session string, tool *warden.Tool, l *listing) verdict {
+func (g *gate) decideList(ctx context.Context, msg *message, dir, session string, req answered, l *listing) verdict {
 	lc := g.pins.check(ctx, g.server, msg, l)
-	out := g.outcomeChanges(ctx, msg, dir, session, tool, lc.toolChanges())
+	out := g.outcomeChanges(ctx, msg, dir, session, req, lc.toolChanges())
 	v := g.verdictOf(msg, warden.Settle(ctx, g.dec, out))
 	g.pins.settled(ctx, lc, g.endpoint, !v.deny)
 	return v
@@ -212,11 +223,12 @@ func (g *gate) decideList(ctx context.Context, msg *message, dir, session string
 
 // outcomeChanges is outcome with the tool changes of a tools/list answer
 // in the envelope.
-func (g *gate) outcomeChanges(ctx context.Context, msg *message, dir, session string, tool *warden.Tool, changes []warden.ToolChange) warden.Outcome {
+func (g *gate) outcomeChanges(ctx context.Context, msg *message, dir, session string, req answered, changes []warden.ToolChange) warden.Outcome {
 	ev := &warden.Event{
 		Name: EventName, Surface: warden.SurfaceMCP, Direction: dir,
 		RequestID: idText(msg.m["id"]), Payload: msg.m, Raw: msg.raw,
-		Envelope: warden.Envelope{SessionID: session, Server: g.server, Answers: tool, ToolChanges: changes},
+		Envelope: warden.Envelope{SessionID: session, Server: g.server, Answers: req.tool, ToolChanges: changes,
+			Approved: req.covers},
 	}
 	out, _ := g.dec.Decide(ctx, ev) // a trace failure is already a deny
 	return out
@@ -236,10 +248,10 @@ func (g *gate) verdictOf(msg *message, out warden.Outcome) verdict {
 			if err != nil {
 				return verdict{deny: true, reason: fmt.Sprintf("modified message does not encode: %v", err), recordID: out.RecordID}
 			}
-			return verdict{out: b}
+			return verdict{out: b, covers: out.Covers()}
 		}
 	}
-	return verdict{out: msg.raw}
+	return verdict{out: msg.raw, covers: out.Covers()}
 }
 
 // toolOf returns the tool view of a tools/call request, with the server name.
@@ -260,15 +272,16 @@ type pending struct {
 }
 
 type pendingReq struct {
-	id   any
-	tool *warden.Tool
-	list *listing // a tools/list request (pinning)
+	id     any
+	tool   *warden.Tool
+	list   *listing       // a tools/list request (pinning)
+	covers []warden.Cover // the asks an approver approved for the request
 }
 
 func newPending() *pending { return &pending{c: jsonrpc.NewCache[pendingReq](maxPending)} }
 
-func (p *pending) put(id any, tool *warden.Tool, list *listing) {
-	p.c.Put(idKey(id), pendingReq{id: id, tool: tool, list: list})
+func (p *pending) put(id any, tool *warden.Tool, list *listing, covers []warden.Cover) {
+	p.c.Put(idKey(id), pendingReq{id: id, tool: tool, list: list, covers: covers})
 }
 
 // take removes and returns the request answered by id.

@@ -53,8 +53,9 @@ type HTTPOptions struct {
 type asked map[string]askedReq
 
 type askedReq struct {
-	tool *warden.Tool
-	list *listing
+	tool   *warden.Tool
+	list   *listing
+	covers []warden.Cover // the asks an approver approved for the request
 }
 
 // HTTP is the Streamable-HTTP MCP gateway, served at /mcp/{server}.
@@ -266,8 +267,8 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 		fwd = append(fwd, v.out)
 		if isReq {
 			fwdIDs = append(fwdIDs, msg.m["id"])
-			if t, l := up.toolOf(msg), listingOf(msg); t != nil || l != nil {
-				tools[idKey(msg.m["id"])] = askedReq{tool: t, list: l}
+			if t, l := up.toolOf(msg), listingOf(msg); t != nil || l != nil || v.covers != nil {
+				tools[idKey(msg.m["id"])] = askedReq{tool: t, list: l, covers: v.covers}
 			}
 		}
 	}
@@ -360,7 +361,7 @@ func (h *HTTP) inbound(ctx context.Context, up *upstream, r *http.Request, sid s
 	if !msg.isRequest() && !msg.isNotification() {
 		a = tools[idKey(msg.m["id"])]
 	}
-	v := up.decideList(ctx, msg, warden.Inbound, sid, a.tool, a.list)
+	v := up.decideList(ctx, msg, warden.Inbound, sid, answered{tool: a.tool, covers: a.covers}, a.list)
 	if !v.deny {
 		return v.out
 	}

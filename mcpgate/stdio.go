@@ -313,12 +313,14 @@ func (s *Stdio) fromServerLine(ctx context.Context, line []byte, tooLong bool) e
 // outbound decides a message from the client and forwards it to the server,
 // or answers it.
 func (s *Stdio) outbound(ctx context.Context, msg *message) error {
-	var tool *warden.Tool
+	var req answered
 	isResp := !msg.isRequest() && !msg.isNotification()
 	if isResp {
-		s.fromSrv.take(msg.m["id"]) // the client answers a server request
+		if r, ok := s.fromSrv.take(msg.m["id"]); ok { // the client answers a server request
+			req.covers = r.covers
+		}
 	}
-	out := s.outcome(ctx, msg, warden.Outbound, s.sid, tool)
+	out := s.outcomeChanges(ctx, msg, warden.Outbound, s.sid, req, nil)
 	if held(out) {
 		return s.hold(ctx, msg, out, s.outboundDecided)
 	}
@@ -338,7 +340,7 @@ func (s *Stdio) outboundDecided(msg *message, v verdict) error {
 		return nil // a denied notification is dropped (it is in the trace)
 	}
 	if msg.isRequest() {
-		s.fromCli.put(msg.m["id"], s.toolOf(msg), listingOf(msg))
+		s.fromCli.put(msg.m["id"], s.toolOf(msg), listingOf(msg), v.covers)
 	} else if msg.method() == "notifications/cancelled" {
 		if p, ok := msg.m["params"].(map[string]any); ok {
 			s.fromCli.take(p["requestId"])
@@ -380,16 +382,16 @@ func (s *Stdio) hold(ctx context.Context, msg *message, out warden.Outcome, then
 // inbound decides a message from the server and forwards it to the client,
 // or answers it.
 func (s *Stdio) inbound(ctx context.Context, msg *message) error {
-	var tool *warden.Tool
+	var req answered
 	var list *listing
 	isResp := !msg.isRequest() && !msg.isNotification()
 	if isResp {
 		if r, ok := s.fromCli.take(msg.m["id"]); ok {
-			tool, list = r.tool, r.list
+			req, list = answered{tool: r.tool, covers: r.covers}, r.list
 		}
 	}
 	lc := s.pins.check(ctx, s.gate.server, msg, list) // nil unless a tools/list answer
-	out := s.outcomeChanges(ctx, msg, warden.Inbound, s.sid, tool, lc.toolChanges())
+	out := s.outcomeChanges(ctx, msg, warden.Inbound, s.sid, req, lc.toolChanges())
 	then := s.inboundDecided
 	if lc != nil {
 		then = func(m *message, v verdict) error {
@@ -417,7 +419,7 @@ func (s *Stdio) inboundDecided(msg *message, v verdict) error {
 		return nil
 	}
 	if msg.isRequest() {
-		s.fromSrv.put(msg.m["id"], nil, nil)
+		s.fromSrv.put(msg.m["id"], nil, nil, v.covers)
 	} else if msg.method() == "notifications/cancelled" {
 		if p, ok := msg.m["params"].(map[string]any); ok {
 			s.fromSrv.take(p["requestId"])
