@@ -80,7 +80,19 @@ type Answer struct {
 	Reason     string         // the Guardian's reasoning ("" when none)
 	Payload    map[string]any // with modify: the ACS payload after the modifications
 	ApprovalID string         // with ask or defer: the approval warden opened
+	// Explicit is set when a policy (or another guardian of the chain)
+	// decided the step. An allow that is not explicit — only the default
+	// decision applied (no policy matched), or a modify that changed
+	// nothing — is no opinion: the adapters answer it as the host's
+	// silence, so the host's own permission flow applies (NoOpinion).
+	Explicit bool
 }
+
+// NoOpinion reports whether a is an allow that no policy gave: the
+// default decision (reason code default_decision), or a policy's modify
+// that changed nothing. A host must not read it as an approval: Claude
+// Code's and Cursor's allow would skip the user's own permission prompt.
+func (a Answer) NoOpinion() bool { return a.Decision == Allow && !a.Explicit }
 
 // ToolInput returns the tool input a modify asks for: the host's original
 // input with every argument of the modified payload set on it (hosts
@@ -120,6 +132,12 @@ func (a Answer) ResultOutput() (any, bool) {
 	o, _ := outs[0].(map[string]any)
 	v, ok := o["value"]
 	return v, ok
+}
+
+// resultValue is ResultOutput's value, nil when there is none.
+func (a Answer) resultValue() any {
+	v, _ := a.ResultOutput()
+	return v
 }
 
 // Output is what the hook command writes and how it exits.

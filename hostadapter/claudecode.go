@@ -11,8 +11,10 @@ import (
 // JSON on stdout: PreToolUse answers in hookSpecificOutput
 // (permissionDecision allow|deny|ask, permissionDecisionReason,
 // updatedInput); UserPromptSubmit and PostToolUse block with
-// {"decision":"block","reason"}; a modified MCP tool result replaces
-// the output (hookSpecificOutput.updatedMCPToolOutput).
+// {"decision":"block","reason"}; a modified tool result replaces the
+// output (hookSpecificOutput.updatedMCPToolOutput for an MCP tool,
+// updatedToolOutput for the others). An allow that only the default
+// decision gave is no output: Claude Code's own permission flow applies.
 var ClaudeCode Host = claudeCode{}
 
 type claudeCode struct{}
@@ -64,24 +66,62 @@ func (h claudeCode) Map(in map[string]any) (*Step, error) {
 	return st, nil
 }
 
-// Render answers per the decision table of docs/hosts.md.
+// Render answers per the decision table of docs/hosts.md. An allow no
+// policy gave (Answer.NoOpinion) is no output at all: a PreToolUse allow
+// would skip the user's permission prompt.
 func (claudeCode) Render(st *Step, a Answer) Output {
 	switch {
-	case st.Kind != Gate:
+	case st.Kind != Gate, a.NoOpinion():
 		return Output{}
 	case st.Event == "PreToolUse":
 		return Output{Stdout: encode(map[string]any{"hookSpecificOutput": claudePermission(st, a, true)})}
 	case a.Decision == Allow:
 		return Output{}
-	case a.Decision == Modify && st.Event == "PostToolUse" && strings.HasPrefix(st.Tool, "mcp__"):
-		// An MCP tool's output can be replaced before Claude sees it.
-		if out, ok := a.ResultOutput(); ok {
+	case a.Decision == Modify && st.Event == "PostToolUse":
+		// The output Claude sees is replaced (a secret redacted): an MCP
+		// tool's with updatedMCPToolOutput, any other tool's with
+		// updatedToolOutput (Claude Code 2.1.121 and later), in the
+		// shape the tool's own response has.
+		field := "updatedToolOutput"
+		if strings.HasPrefix(st.Tool, "mcp__") {
+			field = "updatedMCPToolOutput"
+		}
+		if out, ok := a.ResultOutput(); ok && (field == "updatedMCPToolOutput" || sameShape(out, sentOutput(st))) {
 			return Output{Stdout: encode(map[string]any{"hookSpecificOutput": map[string]any{
-				"hookEventName": "PostToolUse", "updatedMCPToolOutput": out, "additionalContext": reasonOr(a, "tool output changed by warden"),
+				"hookEventName": "PostToolUse", field: out, "additionalContext": reasonOr(a, "tool output changed by warden"),
 			}})}
 		}
 	}
 	return Output{Stdout: encode(map[string]any{"decision": "block", "reason": blockReason(a)})}
+}
+
+// sentOutput is the tool output the step carried (its single output's
+// value).
+func sentOutput(st *Step) any {
+	return Answer{Payload: st.Payload}.resultValue()
+}
+
+// sameShape reports whether two decoded JSON values are of one kind
+// (object, array, string, ...): Claude Code keeps a built-in tool's
+// original output when updatedToolOutput is not shaped as the tool's own
+// response (an object for Bash), so a change of kind is blocked instead.
+func sameShape(a, b any) bool {
+	kind := func(v any) string {
+		switch v.(type) {
+		case map[string]any:
+			return "object"
+		case []any:
+			return "array"
+		case string:
+			return "string"
+		case bool:
+			return "boolean"
+		case nil:
+			return "null"
+		}
+		return "number"
+	}
+	return kind(a) == kind(b)
 }
 
 // claudePermission is the hookSpecificOutput of a PreToolUse (Claude Code
@@ -90,7 +130,7 @@ func (claudeCode) Render(st *Step, a Answer) Output {
 func claudePermission(st *Step, a Answer, askable bool) map[string]any {
 	o := map[string]any{"hookEventName": st.Event}
 	switch a.Decision {
-	case Allow:
+	case Allow: // a policy's allow (Render answers the default's with nothing)
 		o["permissionDecision"] = "allow" // the reason of an allow would only reach the user
 	case Modify:
 		in, ok := a.ToolInput(st)

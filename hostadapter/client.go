@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/internal/acsclient"
 )
 
@@ -226,6 +227,7 @@ func answerOf(res map[string]any, sent map[string]any) (Answer, error) {
 	if dd, ok := res["defer_details"].(map[string]any); ok {
 		a.ApprovalID, _ = dd["approval_id"].(string)
 	}
+	a.Explicit = explicit(res, a.Decision)
 	switch a.Decision {
 	case Allow, Deny, Ask, Defer:
 	case Modify:
@@ -242,6 +244,27 @@ func answerOf(res map[string]any, sent map[string]any) (Answer, error) {
 		return Answer{}, fmt.Errorf("the Guardian answered the unknown decision %q", a.Decision)
 	}
 	return a, nil
+}
+
+// explicit reports whether a policy gave the decision answered: not when
+// the Guardian's reason_codes name the default decision (warden's
+// default_decision: no policy matched), nor when warden's policy_data
+// says the policies decided something other than what was answered (a
+// modify that changed nothing, answered allow). Both are fields of the
+// ACS result, so the in-process Guardian and POST /acs read alike.
+func explicit(res map[string]any, decision string) bool {
+	codes, _ := res["reason_codes"].([]any)
+	for _, c := range codes {
+		if c == warden.CodeDefault {
+			return false
+		}
+	}
+	pd, _ := res["policy_data"].(map[string]any)
+	w, _ := pd["warden"].(map[string]any)
+	if d, has := w["decided"]; has && d != decision {
+		return false
+	}
+	return true
 }
 
 func toAny(ss []string) []any {

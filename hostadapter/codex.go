@@ -68,18 +68,19 @@ func (h codex) Map(in map[string]any) (*Step, error) {
 	return st, nil
 }
 
-// Render answers per the decision table of docs/hosts.md.
+// Render answers per the decision table of docs/hosts.md. An allow is
+// always no output: Codex rejects permissionDecision "allow" without
+// updatedInput as an unsupported output (a failed hook), and its own
+// permission flow is what an allow leaves in charge anyway.
 func (codex) Render(st *Step, a Answer) Output {
 	switch {
-	case st.Kind != Gate:
+	case st.Kind != Gate, a.Decision == Allow:
 		return Output{}
 	case st.Event == "PreToolUse":
 		if a.Decision == Modify && !codexModifiable(st, a) {
 			a = Answer{Decision: Deny, Reason: "warden would modify more than the command of " + st.Tool + ", which Codex cannot apply: " + reasonOr(a, "modify")}
 		}
 		return Output{Stdout: encode(map[string]any{"hookSpecificOutput": claudePermission(st, a, false)})}
-	case a.Decision == Allow:
-		return Output{}
 	}
 	return Output{Stdout: encode(map[string]any{"decision": "block", "reason": blockReason(a)})}
 }

@@ -10,7 +10,8 @@ import (
 // (preToolUse also "updated_input"); beforeSubmitPrompt answers
 // {"continue": bool, "user_message"} and exits 2 to block; postToolUse
 // can only add context. Every answer is JSON ({} when there is nothing to
-// say), so a hook with failClosed: true never trips on empty output.
+// say, as for an allow only the default decision gave), so a hook with
+// failClosed: true never trips on empty output.
 var Cursor Host = cursor{}
 
 type cursor struct{}
@@ -146,7 +147,7 @@ func cursorMCP(st *Step, in map[string]any) error {
 func (cursor) Render(st *Step, a Answer) Output {
 	empty := Output{Stdout: []byte("{}\n")}
 	switch {
-	case st.Kind != Gate:
+	case st.Kind != Gate, a.NoOpinion():
 		return empty
 	case cursorPermission[st.Event]:
 		return Output{Stdout: encode(cursorPermissionAnswer(st, a))}

@@ -10,8 +10,9 @@ import (
 // common fields are decision ("allow" or "deny"), reason, continue,
 // stopReason and systemMessage; BeforeTool may rewrite the call with
 // hookSpecificOutput.tool_input. Exit 0 always (exit 2 is the fallback
-// block, used by Fail). Gemini CLI has no ask: an ask is a deny naming
-// the approval.
+// block, used by Fail). An allow only the default decision gave is {}
+// (no decision). Gemini CLI documents no ask: an ask is a deny naming the
+// approval.
 var Gemini Host = gemini{}
 
 type gemini struct{}
@@ -69,7 +70,7 @@ func (h gemini) Map(in map[string]any) (*Step, error) {
 // Render answers per the decision table of docs/hosts.md.
 func (gemini) Render(st *Step, a Answer) Output {
 	switch {
-	case st.Kind != Gate:
+	case st.Kind != Gate, a.NoOpinion():
 		return Output{Stdout: []byte("{}\n")}
 	case a.Decision == Allow:
 		return Output{Stdout: encode(map[string]any{"decision": "allow"})}

@@ -23,9 +23,13 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files of the host adapters")
 
-// decisions are the test policies (testdata/policies/<decision>.yaml):
-// each makes every step the adapters send get that decision.
-var decisions = []string{"allow", "deny", "ask", "modify"}
+// decisions are the test setups. The first four are test policies
+// (testdata/policies/<decision>.yaml), each making every step the adapters
+// send get that decision from a policy; "default" and "default-deny" are
+// a policy that matches nothing (testdata/policies/none.yaml), so only
+// the default decision applies — allow, or deny with the config
+// testdata/config/default-deny.yaml.
+var decisions = []string{"allow", "deny", "ask", "modify", "default", "default-deny"}
 
 // result is one golden answer: exactly what the hook writes and its exit.
 type result struct {
@@ -59,8 +63,16 @@ func newStore(t *testing.T) *sqlite.Store {
 
 func openGuardian(t *testing.T, store *sqlite.Store, decision string) *guardian.Guardian {
 	t.Helper()
-	gd, err := guardian.Open(guardian.Options{Store: store, NoBuiltin: true,
-		Policies: []string{filepath.Join("testdata", "policies", decision+".yaml")}})
+	opts := guardian.Options{Store: store, NoBuiltin: true,
+		Policies: []string{filepath.Join("testdata", "policies", decision+".yaml")}}
+	switch decision {
+	case "default":
+		opts.Policies = []string{filepath.Join("testdata", "policies", "none.yaml")}
+	case "default-deny":
+		opts.Policies = []string{filepath.Join("testdata", "policies", "none.yaml")}
+		opts.ConfigFile = filepath.Join("testdata", "config", "default-deny.yaml")
+	}
+	gd, err := guardian.Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

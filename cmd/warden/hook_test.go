@@ -36,9 +36,11 @@ reason: no rm
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
 	// A second process on the same data directory: the session is known.
-	out, _, _ = runCmd(t, strings.Replace(in, "rm -rf build", "ls", 1), "hook", "claude-code", "--data", data, "--builtin=false", "--policy", pol)
-	if !strings.Contains(out, `"permissionDecision":"allow"`) {
-		t.Fatalf("second call: %s", out)
+	// No policy matches `ls`: no opinion, so no output (Claude Code's own
+	// permission flow decides), but the step is recorded.
+	out, errs, code = runCmd(t, strings.Replace(in, "rm -rf build", "ls", 1), "hook", "claude-code", "--data", data, "--builtin=false", "--policy", pol)
+	if code != 0 || out != "" || errs != "" {
+		t.Fatalf("second call: exit %d stdout %q stderr %q", code, out, errs)
 	}
 	runs, errs, code := runCmd(t, "", "runs", "--data", data, "--session", session, "-o", "json")
 	if code != 0 {
@@ -82,35 +84,6 @@ func TestHookFailsClosed(t *testing.T) {
 	_, errs, code = runCmd(t, "{}", "hook", "vscode")
 	if code != 1 || !strings.Contains(errs, `unknown host "vscode" (want one of claude-code, codex, cursor, gemini)`) {
 		t.Errorf("unknown host: exit %d %s", code, errs)
-	}
-}
-
-func TestHookInstall(t *testing.T) {
-	project := t.TempDir()
-	args := []string{"hook", "install", "gemini", "--project", project, "--command", "/opt/warden/bin/warden", "--", "--server", "http://127.0.0.1:8787"}
-	out, errs, code := runCmd(t, "", args...)
-	path := filepath.Join(project, ".gemini", "settings.json")
-	if code != 0 || !strings.Contains(out, path+": added 5 hook entries running /opt/warden/bin/warden hook gemini --server http://127.0.0.1:8787") {
-		t.Fatalf("exit %d\n%s%s", code, out, errs)
-	}
-	first, _ := os.ReadFile(path)
-	out, _, code = runCmd(t, "", args...)
-	second, _ := os.ReadFile(path)
-	if code != 0 || !strings.Contains(out, "nothing changed") || !bytes.Equal(first, second) {
-		t.Errorf("second install: %d %s", code, out)
-	}
-	out, _, code = runCmd(t, "", "hook", "install", "claude-code", "--project", project, "--command", "/w", "--dry-run")
-	if code != 0 || !strings.Contains(out, `"command": "/w hook claude-code"`) {
-		t.Errorf("dry run: %d %s", code, out)
-	}
-	if _, err := os.Stat(filepath.Join(project, ".claude")); !os.IsNotExist(err) {
-		t.Errorf("dry run wrote .claude")
-	}
-	os.MkdirAll(filepath.Join(project, ".cursor"), 0o755)
-	os.WriteFile(filepath.Join(project, ".cursor", "hooks.json"), []byte(`{"version": 1, "hooks": {"stop": [{"command": "x"}],}}`), 0o644)
-	_, errs, code = runCmd(t, "", "hook", "install", "cursor", "--project", project, "--command", "/w")
-	if code != 1 || !strings.Contains(errs, "hooks.json: not valid JSON: line 1, column 53: invalid character '}' looking for beginning of object key string; not changed") {
-		t.Errorf("invalid file: %d %s", code, errs)
 	}
 }
 
