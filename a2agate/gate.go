@@ -2,8 +2,9 @@
 // A2A JSON-RPC to a configured upstream agent, and every message in either
 // direction — each request, each response, each streamed (SSE) event — is an
 // event decided by the guardian chain and recorded in the trace before it is
-// passed on. A deny answers the client with JSON-RPC error -32001 and the
-// other side never sees the message; a modify passes the rewritten message on.
+// passed on. A deny answers the client with warden's own JSON-RPC error
+// CodeDenied (-31900, refusal.go) and the other side never sees the
+// message; a modify passes the rewritten message on.
 // The agent card is served with its URLs pointing at the proxy.
 package a2agate
 
@@ -37,7 +38,8 @@ const (
 
 // JSON-RPC error codes warden answers with.
 const (
-	CodeDenied         = jsonrpc.CodeDenied // a deny (CONTRACT §6)
+	CodeDenied         = jsonrpc.CodeDenied   // a deny (-31900, warden's own: docs/gateways.md)
+	CodeUpstream       = jsonrpc.CodeUpstream // the agent is not configured, failed, timed out or sent garbage (-31901)
 	CodeParseError     = jsonrpc.CodeParseError
 	CodeInvalidRequest = jsonrpc.CodeInvalidRequest
 	CodeMethodNotFound = jsonrpc.CodeMethodNotFound
@@ -150,7 +152,7 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ag := g.agents[name]
 	switch {
 	case ag == nil:
-		writeJSON(w, http.StatusNotFound, rpcError(nil, CodeInvalidRequest, fmt.Sprintf("unknown A2A agent %q", name), dialect03, "UNKNOWN_AGENT", nil))
+		writeJSON(w, http.StatusNotFound, rpcError(nil, CodeUpstream, fmt.Sprintf("unknown A2A agent %q (a2a.agents)", name), dialect03, nameUpstream, upstreamMeta(name)))
 	case sub == "":
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
@@ -188,6 +190,7 @@ type exchange struct {
 	isExtCrd bool            // the result is an agent card, to be rewritten
 	self     string          // the proxy's own URL for this agent
 	bind     sealid.Binding  // what the task ids of this caller and agent are bound to
+	wantsSSE bool            // a streaming method whose client accepts text/event-stream (refuse)
 	// covers are the asks an approver approved for the request: its
 	// response and streamed events are not asked about again by the same
 	// policies (warden.Cover).
@@ -256,13 +259,13 @@ func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
 		}
 	}
 	x := &exchange{ag: ag, method: m, id: id, client: r.RemoteAddr, self: g.selfURL(r, ag),
-		isExtCrd: m.event == MethodExtendedCard, bind: taskBinding(r, ag)}
+		isExtCrd: m.event == MethodExtendedCard, bind: taskBinding(r, ag), wantsSSE: wantsSSE(r, m)}
 	params := getObj(msg, "params")
 	taskCtx, opened, err := g.openRequestTasks(x.bind, m, params)
 	if err != nil {
 		// Never the id itself in the log: it is the client's handle on the task.
 		g.opts.Logf("a2a %s: %s names a task id that does not open here; answered task not found", ag.name, m.event)
-		writeJSON(w, http.StatusOK, rpcError(id, CodeTaskNotFound, "task not found: the task id is unknown to warden, expired, or another agent's or caller's", m.dialect, "TASK_NOT_FOUND", nil))
+		refuse(w, x, rpcError(id, CodeTaskNotFound, "task not found: the task id is unknown to warden, expired, or another agent's or caller's", m.dialect, "TASK_NOT_FOUND", nil))
 		return
 	}
 	if opened { // the upstream gets its own task ids
@@ -291,15 +294,15 @@ func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
 	case warden.Modify:
 		changed, ok := restore(out.Payload, id)
 		if !ok || !sameEvent(changed, m.event) {
-			writeJSON(w, http.StatusOK, denied(x, "a modify changed the request's method or shape", &out))
+			refuse(w, x, denied(x, "a modify changed the request's method or shape", &out))
 			return
 		}
 		if body, err = json.Marshal(changed); err != nil {
-			writeJSON(w, http.StatusOK, denied(x, "the modified request does not encode: "+err.Error(), &out))
+			refuse(w, x, denied(x, "the modified request does not encode: "+err.Error(), &out))
 			return
 		}
 	default:
-		writeJSON(w, http.StatusOK, denied(x, out.Reason, &out))
+		refuse(w, x, denied(x, out.Reason, &out))
 		return
 	}
 	g.forward(w, r, x, body)
@@ -364,7 +367,7 @@ func (g *Gate) forward(w http.ResponseWriter, r *http.Request, x *exchange, body
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, x.ag.url, bytes.NewReader(body))
 	if err != nil {
-		writeJSON(w, http.StatusOK, rpcError(x.id, CodeInternal, "upstream agent "+x.ag.name+": bad URL", x.method.dialect, "UPSTREAM_ERROR", nil))
+		refuse(w, x, upstreamFailed(x, "upstream agent "+x.ag.name+": bad URL"))
 		return
 	}
 	copyRequestHeaders(req.Header, r.Header)
@@ -397,7 +400,7 @@ func (g *Gate) forward(w http.ResponseWriter, r *http.Request, x *exchange, body
 	}
 	timer.Stop()
 	if int64(len(data)) > g.opts.MaxBody {
-		writeJSON(w, http.StatusOK, rpcError(x.id, CodeInternal, fmt.Sprintf("upstream agent %s: response over the limit (%d bytes)", x.ag.name, g.opts.MaxBody), x.method.dialect, "UPSTREAM_ERROR", nil))
+		refuse(w, x, upstreamFailed(x, fmt.Sprintf("upstream agent %s: response over the limit (%d bytes)", x.ag.name, g.opts.MaxBody)))
 		return
 	}
 	if len(bytes.TrimSpace(data)) == 0 && resp.StatusCode/100 == 2 {
@@ -411,7 +414,7 @@ func (g *Gate) forward(w http.ResponseWriter, r *http.Request, x *exchange, body
 			why = fmt.Sprintf("answered HTTP %d", resp.StatusCode)
 		}
 		g.opts.Logf("a2a %s: upstream %s", x.ag.name, why)
-		writeJSON(w, http.StatusOK, rpcError(x.id, CodeInternal, "upstream agent "+x.ag.name+" "+why, x.method.dialect, "UPSTREAM_ERROR", nil))
+		refuse(w, x, upstreamFailed(x, "upstream agent "+x.ag.name+" "+why))
 		return
 	}
 	out, ok := g.decideInbound(r.Context(), x, msg)
@@ -495,27 +498,24 @@ func (g *Gate) upstreamError(w http.ResponseWriter, x *exchange, err error, time
 		why = "unreachable: " + err.Error()
 	}
 	g.opts.Logf("a2a %s: upstream %s %s", x.ag.name, x.ag.public, why)
-	writeJSON(w, http.StatusOK, rpcError(x.id, CodeInternal, "upstream agent "+x.ag.name+" "+why, x.method.dialect, "UPSTREAM_ERROR", nil))
+	refuse(w, x, upstreamFailed(x, "upstream agent "+x.ag.name+" "+why))
 }
 
-// denied is the -32001 answer to a denied message.
+// denied is the CodeDenied answer to a denied message: error.data (0.3)
+// or its ErrorInfo's metadata (1.0) carries the reason and the trace record
+// id (jsonrpc.DenyData), and decision "deny".
 func denied(x *exchange, reason string, out *warden.Outcome) []byte {
 	if reason == "" {
 		reason = "denied"
 	}
-	meta := map[string]string{"decision": "deny"}
+	var meta map[string]string
 	if out != nil {
-		if out.PolicyID != "" {
-			meta["policyId"] = out.PolicyID
-		}
-		if len(out.ReasonCodes) > 0 {
-			meta["reasonCode"] = strings.Join(out.ReasonCodes, ",")
-		}
-		if out.RecordID != "" {
-			meta["recordId"] = out.RecordID
-		}
+		meta = jsonrpc.DenyData(reason, out.RecordID, out.PolicyID, out.ReasonCodes)
+	} else {
+		meta = jsonrpc.DenyData(reason, "", "", nil)
 	}
-	return rpcError(x.id, CodeDenied, "denied by warden: "+reason, x.method.dialect, "DENIED_BY_WARDEN", meta)
+	meta["decision"] = "deny"
+	return rpcError(x.id, CodeDenied, "denied by warden: "+reason, x.method.dialect, jsonrpc.NameDenied, meta)
 }
 
 // errorInfoType is the google.rpc.ErrorInfo detail the A2A 1.0 JSON-RPC

@@ -91,7 +91,7 @@ func TestSend(t *testing.T) {
 				}
 				if tc.wantDeny != "" {
 					if errCode(resp) != CodeDenied || errMsg(resp) != tc.wantDeny {
-						t.Fatalf("want -32001 %q, got %v", tc.wantDeny, resp)
+						t.Fatalf("want CodeDenied %q, got %v", tc.wantDeny, resp)
 					}
 					data, _ := resp["error"].(map[string]any)["data"].(map[string]any)
 					if data["decision"] != "deny" || data["policyId"] == "" || data["recordId"] == "" {
@@ -113,7 +113,8 @@ func TestSend(t *testing.T) {
 }
 
 // TestDenyErrorShape: a 1.0 request is denied with error.data as a list of
-// typed details (what a2a-go v2 decodes), a 0.3 one with an object.
+// typed details (what a2a-go v2 decodes), a 0.3 one with an object; both
+// carry the reason and the trace record id.
 func TestDenyErrorShape(t *testing.T) {
 	up := newUpstream(t, false, nil)
 	gw := newGateway(t, map[string]string{"echo": up.URL}, Options{})
@@ -124,8 +125,18 @@ func TestDenyErrorShape(t *testing.T) {
 		t.Fatalf("%v", resp)
 	}
 	d := details[0].(map[string]any)
-	if d["@type"] != errorInfoType || d["reason"] != "DENIED_BY_WARDEN" || d["metadata"].(map[string]any)["policyId"] != "no-launch-codes" {
+	md := d["metadata"].(map[string]any)
+	if d["@type"] != errorInfoType || d["reason"] != "DENIED_BY_WARDEN" || md["policyId"] != "no-launch-codes" ||
+		md["reason"] == "" || md["recordId"] == "" || md["decision"] != "deny" {
 		t.Fatalf("detail %v", d)
+	}
+	// 0.3: the same members in an object.
+	resp = rpc(t, gw.URL+"/a2a/echo", `{"jsonrpc":"2.0","id":"b","method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m2","parts":[{"kind":"text","text":"the launch codes"}]}}}`)
+	e = resp["error"].(map[string]any)
+	data, ok := e["data"].(map[string]any)
+	if errCode(resp) != CodeDenied || !ok || data["name"] != "DENIED_BY_WARDEN" || data["policyId"] != "no-launch-codes" ||
+		data["reason"] == "" || data["recordId"] == "" || e["message"] != "denied by warden: "+data["reason"].(string) {
+		t.Fatalf("0.3 deny %v", resp)
 	}
 	if len(up.methods()) != 0 {
 		t.Fatalf("upstream was called: %v", up.methods())
@@ -133,7 +144,7 @@ func TestDenyErrorShape(t *testing.T) {
 }
 
 // TestStream: streamed events are each decided; one denied mid-stream ends
-// the stream with a -32001 error event, the later events never reach the
+// the stream with a CodeDenied error event, the later events never reach the
 // client, and the upstream stream is closed.
 func TestStream(t *testing.T) {
 	t.Run("a2a-go v2 client (1.0), denied mid-stream", func(t *testing.T) {
@@ -673,8 +684,11 @@ func TestUpstreamFailures(t *testing.T) {
 			if took := time.Since(start); took > 3*time.Second {
 				t.Fatalf("took %s", took)
 			}
-			if errCode(last) != CodeInternal || !strings.Contains(errMsg(last), tc.want) || last["id"] != float64(1) {
-				t.Fatalf("got %v, want -32603 %q", last, tc.want)
+			if errCode(last) != CodeUpstream || !strings.Contains(errMsg(last), tc.want) || last["id"] != float64(1) {
+				t.Fatalf("got %v, want CodeUpstream %q", last, tc.want)
+			}
+			if d, _ := last["error"].(map[string]any)["data"].(map[string]any); d["name"] != "UPSTREAM_UNAVAILABLE" || d["upstream"] != "a" {
+				t.Fatalf("error.data %v, want the upstream named", d)
 			}
 			if strings.Contains(errMsg(last), "s3cret") {
 				t.Fatal("a secret in an error")
@@ -700,7 +714,7 @@ func TestBadRequests(t *testing.T) {
 		{"not 2.0", "/a2a/echo", "POST", `{"jsonrpc":"1.0","id":1,"method":"tasks/get"}`, 200, CodeInvalidRequest},
 		{"unknown method", "/a2a/echo", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, 200, CodeMethodNotFound},
 		{"over the limit", "/a2a/echo", "POST", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"` + strings.Repeat("x", 2000) + `"}}`, 200, CodeInvalidRequest},
-		{"unknown agent", "/a2a/nope", "POST", `{"jsonrpc":"2.0","id":1,"method":"tasks/get"}`, 404, CodeInvalidRequest},
+		{"unknown agent", "/a2a/nope", "POST", `{"jsonrpc":"2.0","id":1,"method":"tasks/get"}`, 404, CodeUpstream},
 		// Issue 7, measurements 2 and 6: ambiguous JSON is refused, never
 		// forwarded; JSON-RPC errors as the spec says.
 		{"duplicate key (a secret the policies would not see)", "/a2a/echo", "POST", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"AKIAIOSFODNN7EXAMPLE","text":"hi"}]}}}`, 200, CodeInvalidRequest},

@@ -46,10 +46,10 @@ func (g *Gate) relayStream(w http.ResponseWriter, r *http.Request, x *exchange, 
 				// the client went away
 			case idled.Load():
 				g.opts.Logf("a2a %s: upstream stream idle for %s", x.ag.name, g.opts.StreamIdle)
-				end(CodeInternal, fmt.Sprintf("upstream agent %s: stream idle for %s", x.ag.name, g.opts.StreamIdle), "UPSTREAM_ERROR", nil)
+				end(CodeUpstream, fmt.Sprintf("upstream agent %s: stream idle for %s", x.ag.name, g.opts.StreamIdle), nameUpstream, upstreamMeta(x.ag.name))
 			case err != io.EOF:
 				g.opts.Logf("a2a %s: upstream stream broke: %v", x.ag.name, err)
-				end(CodeInternal, "upstream agent "+x.ag.name+": stream broke", "UPSTREAM_ERROR", nil)
+				end(CodeUpstream, "upstream agent "+x.ag.name+": stream broke", nameUpstream, upstreamMeta(x.ag.name))
 			}
 			return // at EOF an unfinished event is dropped, as SSE says
 		}
@@ -61,7 +61,7 @@ func (g *Gate) relayStream(w http.ResponseWriter, r *http.Request, x *exchange, 
 			}
 			_ = rc.Flush()
 		case ev.TooLong:
-			end(CodeInternal, fmt.Sprintf("upstream agent %s: stream event over the limit (%d bytes)", x.ag.name, g.opts.MaxBody), "UPSTREAM_ERROR", nil)
+			end(CodeUpstream, fmt.Sprintf("upstream agent %s: stream event over the limit (%d bytes)", x.ag.name, g.opts.MaxBody), nameUpstream, upstreamMeta(x.ag.name))
 			return
 		case !ev.HasData: // ends a run of comments, or an event without data (dropped)
 			if _, err := io.WriteString(w, "\n"); err != nil {
@@ -72,7 +72,7 @@ func (g *Gate) relayStream(w http.ResponseWriter, r *http.Request, x *exchange, 
 			var msg map[string]any
 			if err := json.Unmarshal(ev.Data, &msg); err != nil || msg == nil || (msg["result"] == nil && msg["error"] == nil) || jsonstrict.Check(ev.Data) != nil {
 				g.opts.Logf("a2a %s: upstream sent a stream event that is not a JSON-RPC response", x.ag.name)
-				end(CodeInternal, "upstream agent "+x.ag.name+" sent a stream event that is not a JSON-RPC response", "UPSTREAM_ERROR", nil)
+				end(CodeUpstream, "upstream agent "+x.ag.name+" sent a stream event that is not a JSON-RPC response", nameUpstream, upstreamMeta(x.ag.name))
 				return
 			}
 			out, ok := g.decideInbound(r.Context(), x, msg)
