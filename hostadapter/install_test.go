@@ -1,8 +1,11 @@
 package hostadapter_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -168,5 +171,94 @@ func TestCommandQuoting(t *testing.T) {
 	want := `'/opt/my tools/warden' hook claude-code --data /var/lib/warden --policy 'it'\''s.yaml'`
 	if got != want {
 		t.Errorf("got %s\nwant %s", got, want)
+	}
+}
+
+// TestUnmerge: for every host, merging warden's entries into a settings
+// file with the person's own hooks and then removing them gives back the
+// same JSON (keys, hooks and order); content with no warden entry comes
+// back byte for byte; another host's warden entries are not touched.
+func TestUnmerge(t *testing.T) {
+	own := map[string]string{
+		"claude-code": existing,
+		"codex":       `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}}`,
+		"gemini":      `{"theme": "dark", "hooks": {"BeforeTool": [{"matcher": "write_file", "hooks": [{"name": "fmt", "type": "command", "command": "fmt-check"}]}]}}`,
+		"cursor":      `{"version": 1, "hooks": {"afterFileEdit": [{"command": "./format.sh"}], "stop": [{"command": "say done"}]}}`,
+	}
+	for _, host := range sortedHosts() {
+		t.Run(host, func(t *testing.T) {
+			mine := []byte(own[host])
+			cmd := "/usr/local/bin/warden hook " + host + " --data /var/lib/warden"
+			merged, added, err := hostadapter.Merge(host, mine, cmd)
+			if err != nil || added == 0 {
+				t.Fatalf("merge: %d %v", added, err)
+			}
+			// Another host's entry (a hand-written one in the same file) stays.
+			other := "warden hook another-host"
+			back, removed, err := hostadapter.Unmerge(host, merged, "/usr/local/bin/warden")
+			if err != nil || removed != added {
+				t.Fatalf("unmerge: removed %d of %d, %v", removed, added, err)
+			}
+			var a, b any
+			json.Unmarshal(mine, &a)
+			json.Unmarshal(back, &b)
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("after install and uninstall:\n%s\nwant (as JSON)\n%s", back, mine)
+			}
+			same, removed, err := hostadapter.Unmerge(host, mine, "/usr/local/bin/warden")
+			if err != nil || removed != 0 || !bytes.Equal(same, mine) {
+				t.Errorf("nothing to remove: %d %v\n%s", removed, err, same)
+			}
+			if hostadapter.Owns(host, "/usr/local/bin/warden", other) {
+				t.Errorf("owns %q", other)
+			}
+		})
+	}
+}
+
+// TestMergeReplacesOwnEntry: installing again with other flags, from
+// another path of a binary named warden, or with --command naming another
+// binary, replaces warden's entry in place (one warden entry per event);
+// the person's own entries stay where they were.
+func TestMergeReplacesOwnEntry(t *testing.T) {
+	first, _, err := hostadapter.Merge("claude-code", []byte(existing), cmdLine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := "/home/ann/go/bin/warden hook claude-code --data /home/ann/.local/state/warden"
+	second, changed, err := hostadapter.Merge("claude-code", first, again)
+	if err != nil || changed != 5 {
+		t.Fatalf("changed %d, %v", changed, err)
+	}
+	s := string(second)
+	if strings.Contains(s, cmdLine) || strings.Count(s, again) != 5 || strings.Index(s, "prettier") > strings.Index(s, again) {
+		t.Errorf("not replaced in place:\n%s", s)
+	}
+	third, changed, err := hostadapter.Merge("claude-code", second, "/opt/other hook claude-code")
+	if err != nil || changed != 5 || strings.Contains(string(third), again) || strings.Count(string(third), "/opt/other hook claude-code") != 5 ||
+		!strings.Contains(string(third), "prettier --check") || !strings.Contains(string(third), "say done") {
+		t.Errorf("--command another binary: %d %v\n%s", changed, err, third)
+	}
+}
+
+func TestOwns(t *testing.T) {
+	for _, c := range []struct {
+		host, exe, cmd string
+		want           bool
+	}{
+		{"claude-code", "", "/usr/local/bin/warden hook claude-code", true},
+		{"claude-code", "", "warden hook claude-code --data /x", true},
+		{"claude-code", "", "'/opt/my tools/warden' hook claude-code", true},
+		{"claude-code", "/opt/w/wd", "/opt/w/wd hook claude-code --server http://x", true},
+		{"claude-code", "/opt/w/wd", "/opt/w/other hook claude-code", false},
+		{"claude-code", "", "/usr/local/bin/warden hook codex", false},
+		{"claude-code", "", "/usr/local/bin/warden hooks dispatch tool.pre_call", false},
+		{"claude-code", "", "prettier --check", false},
+		{"claude-code", "", "'unterminated hook claude-code", false},
+		{"gemini", "", `"/usr/local/bin/warden" hook gemini`, true},
+	} {
+		if got := hostadapter.Owns(c.host, c.exe, c.cmd); got != c.want {
+			t.Errorf("Owns(%q, %q, %q) = %v", c.host, c.exe, c.cmd, got)
+		}
 	}
 }

@@ -29,6 +29,20 @@ func (o *object) set(k string, v any) {
 	o.vals[k] = v
 }
 
+// del removes member k, keeping the others' order.
+func (o *object) del(k string) {
+	if _, ok := o.vals[k]; !ok {
+		return
+	}
+	delete(o.vals, k)
+	for i, key := range o.keys {
+		if key == k {
+			o.keys = append(o.keys[:i:i], o.keys[i+1:]...)
+			break
+		}
+	}
+}
+
 // parseOrdered decodes one JSON value keeping object member order.
 func parseOrdered(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))

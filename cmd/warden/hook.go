@@ -19,7 +19,7 @@ import (
 )
 
 const hookUsage = "hook claude-code|codex|cursor|gemini [--config F] [--policy P]... [--builtin=false] [--data DIR] | [--server URL --token T] [--timeout D] [--fail-open] < hook.json" +
-	" | hook install HOST [--project DIR] [--command PATH] [--dry-run] [-- HOOK FLAGS...]"
+	" | " + installUsage + " | " + uninstallUsage
 
 // cmdHook is `warden hook HOST` (CONTRACT §15): the command a host's hook
 // settings run. It reads the host's hook JSON on stdin, has the step
@@ -31,6 +31,9 @@ const hookUsage = "hook claude-code|codex|cursor|gemini [--config F] [--policy P
 func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "install" {
 		return cmdHookInstall(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "uninstall" {
+		return cmdHookUninstall(args[1:], stdout, stderr)
 	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return fail(stderr, "hook: usage: warden %s", hookUsage)
@@ -166,75 +169,275 @@ func hookOut(stdout, stderr io.Writer, o hostadapter.Output) int {
 	return o.Exit
 }
 
+// installUsage and uninstallUsage are `warden hook install` and `warden
+// hook uninstall`'s usage lines.
+const (
+	installUsage   = "hook install HOST [--project DIR] [--command PATH] [--data DIR] [--dry-run] [-- HOOK FLAGS...]"
+	uninstallUsage = "hook uninstall HOST [--project DIR] [--command PATH] [--dry-run]"
+)
+
 // cmdHookInstall is `warden hook install HOST [--project DIR] [--command
-// PATH] [--dry-run] [-- FLAGS...]`: it merges warden's hook entries into
-// the host's settings file (the project's with --project, else the
-// user's), running `PATH hook HOST FLAGS...`.
+// PATH] [--data DIR] [--dry-run] [-- FLAGS...]`: it merges warden's hook
+// entries into the host's settings file (the project's with --project,
+// else the user's), running `PATH hook HOST --data DIR FLAGS...`. PATH is
+// this binary unless --command names one, and never one that `go run`
+// built (Go deletes it). DIR is absolute: --data (or a --data among the
+// hook flags), else one per-user state directory (stateDir), so every
+// project's hooks share one trace; with --server among the hook flags
+// there is none. It prints the settings file and the data directory.
 func cmdHookInstall(args []string, stdout, stderr io.Writer) int {
-	var hostName string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		hostName, args = args[0], args[1:]
-	}
+	hostName, args := hostArg(args)
 	fs := newFlags("hook install", stderr)
 	project := fs.String("project", "", "install into this project's settings (default: the user's settings in the home directory)")
-	command := fs.String("command", "", "the warden binary the hook runs (default: this one)")
+	command := fs.String("command", "", "the warden binary the hook runs (default: this one; refused when it is a `go run` build)")
+	data := fs.String("data", "", "the hook's data directory, made absolute (default: $XDG_STATE_HOME/warden, else ~/.local/state/warden)")
 	dryRun := fs.Bool("dry-run", false, "print the merged settings file; write nothing")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stderr, "Usage: warden hook install HOST [--project DIR] [--command PATH] [--dry-run] [-- HOOK FLAGS...]")
+			fmt.Fprintln(stderr, "Usage: warden "+installUsage)
 			fs.PrintDefaults()
 			return exitOK
 		}
 		return exitError
 	}
-	rest := fs.Args()
+	hostName, rest := hostRest(hostName, fs.Args())
+	if hostName == "" {
+		return fail(stderr, "hook install: usage: warden %s", installUsage)
+	}
+	if _, err := hostadapter.Lookup(hostName); err != nil {
+		return fail(stderr, "hook install: %v", err)
+	}
+	exe, err := hookBinary(*command)
+	if err != nil {
+		return fail(stderr, "hook install: %v", err)
+	}
+	rest, dataDir, err := hookDataFlag(rest, *data)
+	if err != nil {
+		return fail(stderr, "hook install: %v", err)
+	}
+	path, err := settingsPath(hostName, *project)
+	if err != nil {
+		return fail(stderr, "hook install: %v", err)
+	}
+	line := hostadapter.Command(append([]string{exe, "hook", hostName}, rest...)...)
+	merged, changed, err := hostadapter.Install(hostName, path, line, *dryRun)
+	if err != nil {
+		return fail(stderr, "hook install: %v", err)
+	}
+	if *dryRun {
+		stdout.Write(merged)
+		return exitOK
+	}
+	if dataDir != "" {
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return fail(stderr, "hook install: the data directory: %v", err)
+		}
+	}
+	if changed == 0 {
+		fmt.Fprintf(stdout, "settings file: %s (already runs %s; nothing changed)\n", path, line)
+	} else {
+		fmt.Fprintf(stdout, "settings file: %s (%d hook entries added or updated, running %s)\n", path, changed, line)
+	}
+	if dataDir != "" {
+		fmt.Fprintf(stdout, "data directory: %s\n", dataDir)
+	} else {
+		fmt.Fprintln(stdout, "data directory: none (decided by the --server warden)")
+	}
+	return exitOK
+}
+
+// cmdHookUninstall is `warden hook uninstall HOST [--project DIR]
+// [--command PATH] [--dry-run]`: it removes warden's own entries for HOST
+// from the settings file install writes — those whose command is `PATH
+// hook HOST ...`, PATH being --command, this binary, or any file named
+// warden — and leaves every other key, hook and entry as it was. The data
+// directory is kept (it holds the trace).
+func cmdHookUninstall(args []string, stdout, stderr io.Writer) int {
+	hostName, args := hostArg(args)
+	fs := newFlags("hook uninstall", stderr)
+	project := fs.String("project", "", "remove from this project's settings (default: the user's settings in the home directory)")
+	command := fs.String("command", "", "also recognize entries running this warden binary (default: this one, and any file named warden)")
+	dryRun := fs.Bool("dry-run", false, "print the settings file as it would be; write nothing")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "Usage: warden "+uninstallUsage)
+			fs.PrintDefaults()
+			return exitOK
+		}
+		return exitError
+	}
+	hostName, rest := hostRest(hostName, fs.Args())
+	if hostName == "" || len(rest) > 0 {
+		return fail(stderr, "hook uninstall: usage: warden %s", uninstallUsage)
+	}
+	if _, err := hostadapter.Lookup(hostName); err != nil {
+		return fail(stderr, "hook uninstall: %v", err)
+	}
+	exe := *command
+	if exe == "" {
+		exe, _ = os.Executable() // "" recognizes files named warden only
+	}
+	if exe != "" {
+		if abs, err := filepath.Abs(exe); err == nil {
+			exe = abs
+		}
+	}
+	path, err := settingsPath(hostName, *project)
+	if err != nil {
+		return fail(stderr, "hook uninstall: %v", err)
+	}
+	out, removed, err := hostadapter.Uninstall(hostName, path, exe, *dryRun)
+	if err != nil {
+		return fail(stderr, "hook uninstall: %v", err)
+	}
+	switch {
+	case *dryRun:
+		stdout.Write(out)
+	case removed == 0:
+		fmt.Fprintf(stdout, "settings file: %s (no warden hook entries for %s; nothing changed)\n", path, hostName)
+	default:
+		fmt.Fprintf(stdout, "settings file: %s (%d warden hook entries removed)\n", path, removed)
+	}
+	return exitOK
+}
+
+// hostArg takes a leading HOST argument off args.
+func hostArg(args []string) (string, []string) {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return args[0], args[1:]
+	}
+	return "", args
+}
+
+// hostRest reads HOST after the flags when it was not first, and the hook
+// flags after "--".
+func hostRest(hostName string, rest []string) (string, []string) {
 	if hostName == "" && len(rest) > 0 && rest[0] != "--" {
 		hostName, rest = rest[0], rest[1:]
 	}
 	if len(rest) > 0 && rest[0] == "--" {
 		rest = rest[1:]
 	}
-	if hostName == "" {
-		return fail(stderr, "hook install: usage: warden hook install HOST [--project DIR] [--command PATH] [--dry-run] [-- HOOK FLAGS...]")
+	return hostName, rest
+}
+
+// settingsPath is the host's settings file: the project's (made
+// absolute) or the user's.
+func settingsPath(hostName, project string) (string, error) {
+	home := ""
+	if project == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return "", fmt.Errorf("%v (pass --project)", err)
+		}
+	} else if abs, err := filepath.Abs(project); err == nil {
+		project = abs
 	}
-	if _, err := hostadapter.Lookup(hostName); err != nil {
-		return fail(stderr, "hook install: %v", err)
-	}
-	exe := *command
+	return hostadapter.SettingsPath(hostName, project, home)
+}
+
+// hookBinary is the absolute path of the warden binary a hook runs:
+// command, else this one. A binary under a `go run` build directory
+// (go-build… in the temporary directory) is refused: Go deletes it when
+// `go run` exits, and every hook would then fail.
+func hookBinary(command string) (string, error) {
+	exe := command
 	if exe == "" {
 		var err error
 		if exe, err = os.Executable(); err != nil {
-			return fail(stderr, "hook install: finding this binary: %v (pass --command)", err)
+			return "", fmt.Errorf("finding this binary: %v (pass --command)", err)
 		}
 	}
 	if abs, err := filepath.Abs(exe); err == nil {
 		exe = abs
 	}
-	home := ""
-	if *project == "" {
-		var err error
-		if home, err = os.UserHomeDir(); err != nil {
-			return fail(stderr, "hook install: %v (pass --project)", err)
+	if goRunBuild(exe) {
+		return "", fmt.Errorf("%s is a `go run` build, deleted when it exits: `go install github.com/wardenhq/warden/cmd/warden@latest` and run that, or pass --command PATH", exe)
+	}
+	return exe, nil
+}
+
+// goRunBuild reports whether exe lies in a go-build… directory of the
+// temporary directory (or of /tmp), where `go run` builds.
+func goRunBuild(exe string) bool {
+	for _, tmp := range []string{os.TempDir(), "/tmp"} {
+		rel, err := filepath.Rel(tmp, exe)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
 		}
-	} else if abs, err := filepath.Abs(*project); err == nil {
-		*project = abs
+		if first, _, _ := strings.Cut(filepath.ToSlash(rel), "/"); strings.HasPrefix(first, "go-build") {
+			return true
+		}
 	}
-	path, err := hostadapter.SettingsPath(hostName, *project, home)
+	return false
+}
+
+// hookDataFlag settles the hook's --data: the install's --data, or one
+// among the hook flags, made absolute in place; else, unless the hook
+// decides with --server, the per-user state directory added. It returns
+// the hook flags and the data directory ("" with --server).
+func hookDataFlag(rest []string, data string) ([]string, string, error) {
+	out := append([]string(nil), rest...)
+	at, server := -1, false
+	for i, a := range out {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		switch name {
+		case "data":
+			if at >= 0 {
+				return nil, "", errors.New("--data is given twice among the hook flags")
+			}
+			at = i
+		case "server":
+			server = true
+		}
+	}
+	if at >= 0 && data != "" {
+		return nil, "", errors.New("--data is given both to install and among the hook flags; give it once")
+	}
+	if server {
+		if data != "" || at >= 0 {
+			return nil, "", errors.New("--data decides in-process only; with --server the server's trace records")
+		}
+		return out, "", nil
+	}
+	if at >= 0 {
+		a := out[at]
+		if _, v, ok := strings.Cut(a, "="); ok {
+			data = v
+			out = append(out[:at], out[at+1:]...)
+		} else if at+1 < len(out) {
+			data = out[at+1]
+			out = append(out[:at], out[at+2:]...)
+		} else {
+			return nil, "", errors.New("--data among the hook flags needs a directory")
+		}
+	}
+	if data == "" {
+		var err error
+		if data, err = stateDir(); err != nil {
+			return nil, "", err
+		}
+	}
+	abs, err := filepath.Abs(data)
 	if err != nil {
-		return fail(stderr, "hook install: %v", err)
+		return nil, "", fmt.Errorf("--data: %v", err)
 	}
-	line := hostadapter.Command(append([]string{exe, "hook", hostName}, rest...)...)
-	merged, added, err := hostadapter.Install(hostName, path, line, *dryRun)
+	return append([]string{"--data", abs}, out...), abs, nil
+}
+
+// stateDir is the per-user state directory the hooks share:
+// $XDG_STATE_HOME/warden when that is an absolute path, else
+// ~/.local/state/warden (the XDG Base Directory default).
+func stateDir() (string, error) {
+	if x := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "warden"), nil
+	}
+	home, err := os.UserHomeDir()
 	if err != nil {
-		return fail(stderr, "hook install: %v", err)
+		return "", fmt.Errorf("no home directory for the default data directory (%v); pass --data", err)
 	}
-	switch {
-	case *dryRun:
-		stdout.Write(merged)
-	case added == 0:
-		fmt.Fprintf(stdout, "%s already runs %s; nothing changed\n", path, line)
-	default:
-		fmt.Fprintf(stdout, "%s: added %d hook entries running %s\n", path, added, line)
-	}
-	return exitOK
+	return filepath.Join(home, ".local", "state", "warden"), nil
 }
