@@ -44,14 +44,15 @@ type Security struct {
 //     token and the session cookie are then removed from the request, so no
 //     gateway forwards them upstream, and the principal goes in the context
 //     (warden.WithPrincipal) for the trace, its scopes too
-//     (auth.WithScopes) for the console;
+//     (auth.WithScopes) for the console. On a JSON-RPC surface a 401 or
+//     403 (here or in 1.) carries a JSON-RPC error body as well (refuse);
 //  3. a POST whose Content-Type is not application/json: 415 (a browser's
 //     "simple request" cannot send application/json without a preflight).
 func guard(sec Security, next http.Handler) http.Handler {
 	authOn := sec.Auth.Enabled()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origins, ok := r.Header["Origin"]; ok && !originAllowed(r, origins, sec.Origins) {
-			httpError(w, http.StatusForbidden, "forbidden: Origin "+quoteFirst(origins)+" is not allowed (same origin, or the config's origins:)")
+			refuse(w, r, http.StatusForbidden, "forbidden: Origin "+quoteFirst(origins)+" is not allowed (same origin, or the config's origins:)")
 			return
 		}
 		if authOn {
@@ -70,16 +71,16 @@ func guard(sec Security, next http.Handler) http.Handler {
 						challenge += `, error="invalid_token"`
 					}
 					w.Header().Set("WWW-Authenticate", challenge)
-					httpError(w, http.StatusUnauthorized, "unauthorized: a valid bearer token is required (Authorization: Bearer <token>)")
+					refuse(w, r, http.StatusUnauthorized, "unauthorized: a valid bearer token is required (Authorization: Bearer <token>)")
 					return
 				}
 				if how == viaCookie && r.Method != http.MethodGet && r.Method != http.MethodHead && !auth.SameOrigin(r) {
-					httpError(w, http.StatusForbidden, "forbidden: a request signed in with the session cookie must carry a same-origin Origin header")
+					refuse(w, r, http.StatusForbidden, "forbidden: a request signed in with the session cookie must carry a same-origin Origin header")
 					return
 				}
 				// An approver may read the approvals it decides without read.
 				if !tok.Scopes.Allows(need) && !(need == auth.Read && isApprovals(r) && tok.Scopes.Allows(auth.Approve)) {
-					httpError(w, http.StatusForbidden, "forbidden: "+how+" "+tok.Name+" lacks the "+need.String()+" scope")
+					refuse(w, r, http.StatusForbidden, "forbidden: "+how+" "+tok.Name+" lacks the "+need.String()+" scope")
 					return
 				}
 				r.Header.Del("Authorization")

@@ -166,8 +166,12 @@ func rebindingGuard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil &&
 			isLoopback(la.String()) && !isLoopback(r.Host) {
-			http.Error(w, fmt.Sprintf("forbidden: Host %q is not a loopback name (DNS rebinding protection)", r.Host),
-				http.StatusForbidden)
+			msg := fmt.Sprintf("forbidden: Host %q is not a loopback name (DNS rebinding protection)", r.Host)
+			if rpcSurface(r.URL.Path) {
+				refuse(w, r, http.StatusForbidden, msg)
+			} else {
+				http.Error(w, msg, http.StatusForbidden)
+			}
 			return
 		}
 		next.ServeHTTP(w, r)
