@@ -66,7 +66,8 @@ type HTTP struct {
 
 type upstream struct {
 	gate
-	cfg warden.Upstream
+	cfg    warden.Upstream
+	params paramCache // its tools' x-mcp-header bindings (headers.go)
 }
 
 // Headers passed from the client to the upstream, and back.
@@ -174,6 +175,7 @@ func (h *HTTP) request(ctx context.Context, r *http.Request, up *upstream, s *se
 	for k, v := range up.cfg.Headers {
 		req.Header.Set(k, v)
 	}
+	stripStandardHeaders(req.Header)    // Mcp-Method, Mcp-Name, Mcp-Param-*: rebuilt from the body (headers.go)
 	traceparent.Inject(ctx, req.Header) // the request's trace (otel:)
 	return req, nil
 }
@@ -240,6 +242,9 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 		writeRPCError(w, http.StatusBadRequest, CodeParseError, "parse error: "+err.Error())
 		return
 	}
+	if !h.checkRequestHeaders(w, r, up, msgs, isBatch) { // 2026-07-28: headers that disagree with the body
+		return
+	}
 	s, ok := h.openSession(w, r, up)
 	if !ok {
 		return
@@ -288,6 +293,7 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 	}
+	h.setStandardHeaders(c.ctx, req, r, up, fwd[0], len(fwd) == 1) // from what is forwarded, after any modify
 	resp, err := h.opts.Client.Do(req)
 	if err != nil {
 		msg := h.upstreamError(up, c, err)
@@ -360,6 +366,7 @@ func (h *HTTP) inbound(ctx context.Context, up *upstream, r *http.Request, sid s
 	var a askedReq
 	if !msg.isRequest() && !msg.isNotification() {
 		a = tools[idKey(msg.m["id"])]
+		up.params.learn(msg) // a tools/list answer: which arguments become Mcp-Param-* headers
 	}
 	v := up.decideList(ctx, msg, warden.Inbound, sid, answered{tool: a.tool, covers: a.covers}, a.list)
 	if !v.deny {
