@@ -88,8 +88,12 @@ func (costEstimator) EstimateCallCost(_, overloadID string, _ *cost.AstNode, arg
 		// A flow function reads at most maxFlowBytes of its argument
 		// (flow.go): one scan of that, whatever the argument's size.
 		est := &cost.CallEstimate{CostEstimate: scanCost(cost.RangedSizeEstimate(0, maxFlowBytes), 1)}
-		if overloadID == "tool_name_dyn" {
+		switch overloadID {
+		case "tool_name_dyn":
 			sz := cost.RangedSizeEstimate(0, maxToolName)
+			est.ResultSize = &sz
+		case "destructive_command_dyn":
+			sz := cost.RangedSizeEstimate(0, maxDestructiveDesc)
 			est.ResultSize = &sz
 		}
 		return est

@@ -34,6 +34,10 @@ import (
 //     sendmail, mail -s.
 //   - external_url(x): x is an http(s) URL whose host is not localhost,
 //     127.x or [::1].
+//   - destructive_command(x): what a shell command x (a string, an argv
+//     list, or a map with a command or cmd member) would destroy, in a few
+//     words — rm -rf /, mkfs, dd to a disk, a fork bomb, curl | sh …
+//     (builtin_destructive.go) — or "".
 var flowFunctions = []struct {
 	name string
 	fn   func(v any, b *budget) ref.Val
@@ -76,6 +80,13 @@ var flowFunctions = []struct {
 			return types.Bool(externalURL(string(s), &b))
 		}
 		return types.Bool(externalURL(v.Value(), &b))
+	}},
+	{"destructive_command", func(v any, b *budget) ref.Val { return types.String(destructiveCommand(v, b)) }, func(v ref.Val) ref.Val {
+		b := budget{left: maxFlowBytes}
+		if s, ok := v.(types.String); ok {
+			return types.String(destructiveCommand(string(s), &b))
+		}
+		return types.String(destructiveCommand(v.Value(), &b))
 	}},
 }
 
@@ -147,7 +158,7 @@ func flowEnvOptions() []cel.EnvOption {
 	opts := make([]cel.EnvOption, 0, len(flowFunctions))
 	for _, f := range flowFunctions {
 		res := cel.BoolType
-		if f.name == "tool_name" {
+		if f.name == "tool_name" || f.name == "destructive_command" {
 			res = cel.StringType
 		}
 		opts = append(opts, cel.Function(f.name, cel.Overload(f.name+"_dyn", []*cel.Type{cel.DynType}, res,
