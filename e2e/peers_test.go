@@ -431,9 +431,9 @@ func TestNodePeersDirect(t *testing.T) {
 
 // TestMCPStdioPeers: the MCP SDK client launches `warden mcp stdio -- node
 // server-everything`; tools/list hides a tool, echo passes, get-env is refused
-// with -32001, a card number in a result is redacted, the decisions are in the
-// trace, and when the client closes stdin warden stops server-everything (which
-// ignores EOF) and exits.
+// with warden's -31900 (data: reason, record id), a card number in a result is
+// redacted, the decisions are in the trace, and when the client closes stdin
+// warden stops server-everything (which ignores EOF) and exits.
 func TestMCPStdioPeers(t *testing.T) {
 	nodeDir := nodeGroup(t, "mcp-stdio")
 	bin := wardenBinary(t)

@@ -7,7 +7,10 @@
 // Checks: the agent card (through warden its interface URL points at the proxy),
 // send, stream, a stream with a streamed event the policy denies (through warden
 // the stream ends with an error before the TOP-SECRET event; --direct: the event
-// arrives), get and cancel. Prints the JSON of lib.mjs on stdout.
+// arrives), a send whose answer is denied (through warden), get and cancel. A
+// deny must surface as warden's own code -31900 (a JsonRpcTransportError, never
+// one of A2A's errors) whose data holds the reason and the trace record id.
+// Prints the JSON of lib.mjs on stdout.
 import { randomUUID } from "node:crypto";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
@@ -68,6 +71,7 @@ function describe(ev) {
 async function collect(client, text) {
   const events = [];
   let error = null;
+  let raw = null;
   try {
     await withTimeout(
       (async () => {
@@ -78,8 +82,33 @@ async function collect(client, text) {
     );
   } catch (err) {
     error = errText(err);
+    raw = err;
   }
-  return { events, error };
+  return { events, error, raw };
+}
+
+// WARDEN_DENIED is warden's own JSON-RPC code for a deny: none of A2A's
+// (-32001 is TaskNotFound), so the SDK surfaces it as a JsonRpcTransportError.
+const WARDEN_DENIED = -31900;
+
+// denyOf reads warden's deny out of an SDK error: a stream's error event is
+// an Error whose cause is the SDK's JSON-RPC error; a call's is that error.
+// data is an object (0.3) or a list of google.rpc.ErrorInfo (1.0).
+function denyOf(err) {
+  const e = err?.envelopeCode !== undefined ? err : err?.cause;
+  if (!e) return { name: err?.name };
+  const d = Array.isArray(e.data) ? (e.data[0]?.metadata ?? {}) : (e.data ?? {});
+  return { name: e.name, code: e.envelopeCode, reason: d.reason, recordId: d.recordId, wardenName: d.name };
+}
+
+function checkDeny(what, err, reason) {
+  const got = denyOf(err);
+  c.check(
+    `${what}: warden's deny, told apart from A2A's errors, with the reason and record id`,
+    got.code === WARDEN_DENIED && got.name === "JsonRpcTransportError" && got.wardenName === "DENIED_BY_WARDEN" &&
+      got.reason === reason && typeof got.recordId === "string" && got.recordId !== "",
+    got,
+  );
 }
 
 async function main() {
@@ -131,14 +160,26 @@ async function main() {
   const d = await collect(client, "stream a secret");
   const sawSecret = d.events.some((e) => (e.text ?? "").includes("TOP-SECRET"));
   if (direct) {
-    c.check("stream with secret (direct): the TOP-SECRET event arrives", !d.error && sawSecret, d);
+    c.check("stream with secret (direct): the TOP-SECRET event arrives", !d.error && sawSecret, { events: d.events, error: d.error });
   } else {
-    c.check("stream with a denied event: the stream ends with an error before it", d.error !== null && !sawSecret, d);
+    c.check("stream with a denied event: the stream ends with an error before it", d.error !== null && !sawSecret, { events: d.events, error: d.error });
+    checkDeny("stream with a denied event", d.raw, "TOP-SECRET content from the agent");
     c.check(
       "stream with a denied event: the events before it arrive",
       d.events.some((e) => e.text === "step 1: working"),
       d.events,
     );
+  }
+
+  // send whose answer the policy denies: a deny, not an A2A error.
+  if (!direct) {
+    let sendErr = null;
+    try {
+      await withTimeout(client.sendMessage(request("hello TOP-SECRET")), T, "send denied");
+    } catch (err) {
+      sendErr = err;
+    }
+    checkDeny("send with a denied answer", sendErr, "TOP-SECRET content from the agent");
   }
 
   // get: the echo task.

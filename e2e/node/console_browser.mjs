@@ -77,7 +77,7 @@ async function seed(client) {
     await withTimeout(client.callTool({ name: "get-env", arguments: {} }), T, "get-env");
     c.check("MCP get-env denied", false, "answered");
   } catch (err) {
-    c.check("MCP get-env denied", err?.code === -32001, errText(err));
+    c.check("MCP get-env denied", err?.code === -31900 && err?.data?.name === "DENIED_BY_WARDEN", errText(err));
   }
   const carded = await withTimeout(client.callTool({ name: "echo", arguments: { message: "card 4111 1111 1111 1111" } }), T, "echo card");
   c.check("MCP card redacted", textOf(carded).includes("[REDACTED:credit_card]"), carded);

@@ -4,14 +4,19 @@
 // policies/mcp.yaml:
 //   - tools/list works and has `echo`; `get-tiny-image` is hidden through warden;
 //   - `echo` is allowed and echoes;
-//   - `get-env` is denied through warden with JSON-RPC error -32001;
+//   - `get-env` is denied through warden with warden's own JSON-RPC error
+//     -31900 (none of the SDK's ErrorCode values), whose data holds the reason
+//     and the trace record id;
 //   - a card number in an `echo` result comes back as [REDACTED:credit_card].
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { errText, withTimeout } from "./lib.mjs";
 
 export const HIDDEN_TOOL = "get-tiny-image";
 export const DENIED_TOOL = "get-env";
 const CARD = "4111 1111 1111 1111";
 const T = 15000;
+// WARDEN_DENIED is warden's code for a deny (docs/gateways.md).
+const WARDEN_DENIED = -31900;
 
 const textOf = (result) => (result?.content ?? []).filter((p) => p.type === "text").map((p) => p.text).join(" ");
 
@@ -38,11 +43,20 @@ export async function runMcpChecks(c, client, { direct }) {
   }
   if (direct) c.check(`call ${DENIED_TOOL} (direct): answered`, denied && !denied.isError, denied ? { chars: textOf(denied).length } : errText(deniedErr));
   else
+  {
+    const sdkCodes = Object.values(ErrorCode).filter((v) => typeof v === "number");
+    const data = deniedErr?.data ?? {};
     c.check(
-      `call ${DENIED_TOOL}: refused with -32001`,
-      deniedErr?.code === -32001,
-      deniedErr ? { code: deniedErr.code, message: deniedErr.message } : { answered: true, chars: textOf(denied).length },
+      `call ${DENIED_TOOL}: refused with warden's ${WARDEN_DENIED}, none of the SDK's codes, data with the reason and record id`,
+      deniedErr?.code === WARDEN_DENIED &&
+        !sdkCodes.includes(deniedErr.code) &&
+        data.name === "DENIED_BY_WARDEN" &&
+        data.reason === "get-env is not allowed (it prints the server environment)" &&
+        typeof data.recordId === "string" &&
+        data.recordId !== "",
+      deniedErr ? { name: deniedErr.name, code: deniedErr.code, message: deniedErr.message, data } : { answered: true, chars: textOf(denied).length },
     );
+  }
 
   const carded = await c.step("call echo with a card number", () =>
     withTimeout(client.callTool({ name: "echo", arguments: { message: `pay with ${CARD} today` } }), T, "echo card"),
