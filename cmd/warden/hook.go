@@ -337,9 +337,10 @@ func settingsPath(hostName, project string) (string, error) {
 }
 
 // hookBinary is the absolute path of the warden binary a hook runs:
-// command, else this one. A binary under a `go run` build directory
-// (go-build… in the temporary directory) is refused: Go deletes it when
-// `go run` exits, and every hook would then fail.
+// command, else this one. A binary `go run` built is refused: Go keeps it
+// in a go-build directory — its build cache (trimmed of what is unused)
+// or, in older Go, a temporary directory deleted when `go run` exits — so
+// every hook would one day fail to start.
 func hookBinary(command string) (string, error) {
 	exe := command
 	if exe == "" {
@@ -352,20 +353,23 @@ func hookBinary(command string) (string, error) {
 		exe = abs
 	}
 	if goRunBuild(exe) {
-		return "", fmt.Errorf("%s is a `go run` build, deleted when it exits: `go install github.com/wardenhq/warden/cmd/warden@latest` and run that, or pass --command PATH", exe)
+		return "", fmt.Errorf("%s is a `go run` build, which Go removes: `go install github.com/wardenhq/warden/cmd/warden@latest` and run that, or pass --command PATH", exe)
 	}
 	return exe, nil
 }
 
-// goRunBuild reports whether exe lies in a go-build… directory of the
-// temporary directory (or of /tmp), where `go run` builds.
+// goRunBuild reports whether exe lies in a directory `go run` builds in:
+// one whose name starts with go-build (Go's build cache, by default
+// ~/.cache/go-build; the temporary go-build… directories), or under
+// $GOCACHE.
 func goRunBuild(exe string) bool {
-	for _, tmp := range []string{os.TempDir(), "/tmp"} {
-		rel, err := filepath.Rel(tmp, exe)
-		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-			continue
+	for _, dir := range strings.Split(filepath.ToSlash(filepath.Dir(exe)), "/") {
+		if strings.HasPrefix(dir, "go-build") {
+			return true
 		}
-		if first, _, _ := strings.Cut(filepath.ToSlash(rel), "/"); strings.HasPrefix(first, "go-build") {
+	}
+	if c := os.Getenv("GOCACHE"); filepath.IsAbs(c) {
+		if rel, err := filepath.Rel(c, exe); err == nil && !strings.HasPrefix(rel, "..") {
 			return true
 		}
 	}

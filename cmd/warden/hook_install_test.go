@@ -115,17 +115,21 @@ func TestHookInstallData(t *testing.T) {
 	}
 }
 
-// TestHookInstallRefusesGoRun: a binary `go run` built (under go-build… in
-// the temporary directory) is not written into a settings file: one line
-// saying what to do instead, and no file.
+// TestHookInstallRefusesGoRun: a binary `go run` built (Go's build cache
+// in Go 1.24 and later, a go-build… temporary directory before) is not
+// written into a settings file: one line saying what to do instead, and no
+// file.
 func TestHookInstallRefusesGoRun(t *testing.T) {
 	project := t.TempDir()
+	cache := t.TempDir()
+	t.Setenv("GOCACHE", cache)
 	for _, exe := range []string{
 		filepath.Join(os.TempDir(), "go-build3141592653", "b001", "exe", "warden"),
-		"/tmp/go-build271828/b001/exe/warden",
+		"/home/ann/.cache/go-build/7d/7d2f6ca8c5aae7c6-d/warden",
+		filepath.Join(cache, "7d", "7d2f6ca8c5aae7c6-d", "warden"),
 	} {
 		_, errs, code := runCmd(t, "", "hook", "install", "claude-code", "--project", project, "--command", exe)
-		want := "warden: hook install: " + exe + " is a `go run` build, deleted when it exits: `go install github.com/wardenhq/warden/cmd/warden@latest` and run that, or pass --command PATH\n"
+		want := "warden: hook install: " + exe + " is a `go run` build, which Go removes: `go install github.com/wardenhq/warden/cmd/warden@latest` and run that, or pass --command PATH\n"
 		if code != 1 || errs != want {
 			t.Errorf("%s: exit %d %q", exe, code, errs)
 		}
@@ -133,8 +137,8 @@ func TestHookInstallRefusesGoRun(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(project, ".claude")); !os.IsNotExist(err) {
 		t.Errorf("a refused install wrote .claude")
 	}
-	if goRunBuild("/usr/local/bin/warden") || goRunBuild(filepath.Join(os.TempDir(), "tools", "warden")) || !goRunBuild(filepath.Join(os.TempDir(), "go-build1", "exe", "warden")) {
-		t.Error("goRunBuild misjudges a path")
+	if goRunBuild("/usr/local/bin/warden") || goRunBuild(filepath.Join(os.TempDir(), "tools", "warden")) || goRunBuild("/home/ann/go/bin/warden") {
+		t.Error("goRunBuild refuses an installed binary")
 	}
 }
 
