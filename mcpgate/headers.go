@@ -67,10 +67,47 @@ type paramBinding struct {
 
 // toolParams are the x-mcp-header bindings of one tool. invalid says why
 // the tool's annotations break the spec's rules (a client must not list
-// such a tool); its arguments then become no header.
+// such a tool); its arguments then become no header. lenient marks a
+// schema the go-sdk (v1.8.0) reads no annotation from at all — a "type"
+// that is not a string (["string", "null"]) or a property that is not an
+// object anywhere on the properties chain — so its clients send no
+// Mcp-Param-*: a missing one is then not refused (one that disagrees
+// still is), and the upstream still gets them rebuilt.
 type toolParams struct {
 	bindings []paramBinding
 	invalid  string
+	lenient  bool
+}
+
+// goSDKReads reports whether the go-sdk can read the properties chain of
+// schema node n (see toolParams.lenient).
+func goSDKReads(n any) bool {
+	if n == nil {
+		return true
+	}
+	obj, ok := n.(map[string]any)
+	if !ok {
+		return false
+	}
+	if t, ok := obj["type"]; ok && t != nil {
+		if _, isStr := t.(string); !isStr {
+			return false
+		}
+	}
+	p, ok := obj["properties"]
+	if !ok || p == nil {
+		return true
+	}
+	props, ok := p.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, v := range props {
+		if !goSDKReads(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // paramsOf reads the x-mcp-header annotations of an inputSchema: on a
@@ -123,6 +160,7 @@ func paramsOf(schema any) toolParams {
 	if tp.invalid != "" {
 		tp.bindings = nil
 	}
+	tp.lenient = len(tp.bindings) > 0 && !goSDKReads(schema)
 	return tp
 }
 
@@ -397,6 +435,9 @@ func checkHeaders(hdr http.Header, m map[string]any, tp *toolParams) error {
 			continue
 		}
 		if !present {
+			if tp.lenient {
+				continue
+			}
 			return mismatch("missing %s header for the argument %q", k, where)
 		}
 		if !plainHeaderValue(hv) {

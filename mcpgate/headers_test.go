@@ -86,6 +86,18 @@ func TestParamsOf(t *testing.T) {
 			t.Errorf("%s: %+v, want invalid", name, tp)
 		}
 	}
+	if tp := paramsOf(schema(lookupSchema)); tp.lenient {
+		t.Error("lookup's schema marked lenient")
+	}
+	for _, s := range []string{
+		`{"properties":{"a":{"type":"string","x-mcp-header":"A"},"b":{"type":["string","null"]}}}`,
+		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},"b":true}}`,
+		`{"type":["object"],"properties":{"a":{"type":"string","x-mcp-header":"A"}}}`,
+	} {
+		if tp := paramsOf(schema(s)); !tp.lenient || len(tp.bindings) != 1 {
+			t.Errorf("%s: %+v, want one lenient binding (the go-sdk reads none)", s, tp)
+		}
+	}
 	// Annotations out of the properties chain are not bindings.
 	if tp := paramsOf(schema(`{"properties":{"l":{"type":"array","items":{"type":"string","x-mcp-header":"A"}}}}`)); len(tp.bindings) != 0 {
 		t.Errorf("an annotation under items bound: %+v", tp)

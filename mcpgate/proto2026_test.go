@@ -118,6 +118,12 @@ func server2026(t *testing.T) *mcp.Server {
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sent"}}}, nil
 		})
+	// The go-sdk reads no x-mcp-header from this schema (a "type" that is
+	// not a string): its client sends no Mcp-Param-Region.
+	s.AddTool(&mcp.Tool{Name: "nullable", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"note":{"type":["string","null"]}}}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		})
 	s.AddPrompt(&mcp.Prompt{Name: "greet"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}, nil
 	})
@@ -271,6 +277,17 @@ func session2026(t *testing.T, jsonResp bool) {
 		h := calls[len(calls)-1].header
 		if h.Get("Mcp-Param-Region") != "=?base64?IHBhZGRlZCA=?=" || h.Get("Mcp-Param-Count") != "-9007199254740991" ||
 			h.Get("Mcp-Param-Flag") != "false" || h.Get("Mcp-Param-Zone") != "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=" || len(h.Values("Mcp-Param-Key")) != 0 {
+			t.Fatalf("upstream headers %v", h)
+		}
+	})
+
+	t.Run("a schema the go-sdk reads no annotation from", func(t *testing.T) {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "nullable", Arguments: map[string]any{"region": "eu", "note": nil}})
+		if err != nil || r.IsError {
+			t.Fatalf("call: %v %v", r, err)
+		}
+		calls := e.cap.byMethod("tools/call")
+		if h := calls[len(calls)-1].header; h.Get("Mcp-Param-Region") != "eu" {
 			t.Fatalf("upstream headers %v", h)
 		}
 	})
