@@ -2,7 +2,9 @@
 // warden's end-to-end tests. What it does depends on the text it receives:
 //   "stream ..."  publishes a task, three "working" status updates and a final
 //                 "completed" status (with "secret" in the text, the second
-//                 update carries a TOP-SECRET marker a policy denies);
+//                 update carries a TOP-SECRET marker a policy denies; with
+//                 "aws key", the second update and an artifact before the
+//                 last carry the AWS example key the built-in pack redacts);
 //   "slow ..."    publishes a task and works for up to 10 s, checking for
 //                 cancellation every 100 ms;
 //   anything else answers with a completed task whose artifact echoes the text.
@@ -78,10 +80,31 @@ class EchoExecutor {
       }
       if (text.startsWith("stream")) {
         const secret = text.includes("secret");
+        const awsKey = text.includes("aws key") ? "AKIAIOSFODNN7EXAMPLE" : "";
         for (let i = 1; i <= 3; i++) {
           await sleep(50);
-          const msg = secret && i === 2 ? `step ${i}: TOP-SECRET launch code 0000` : `step ${i}: working`;
+          let msg = secret && i === 2 ? `step ${i}: TOP-SECRET launch code 0000` : `step ${i}: working`;
+          if (awsKey && i === 2) msg = `step ${i}: found ${awsKey}`;
           status(TaskState.TASK_STATE_WORKING, msg);
+        }
+        if (awsKey) {
+          bus.publish(
+            AgentEvent.artifactUpdate({
+              taskId,
+              contextId,
+              artifact: {
+                artifactId: randomUUID(),
+                name: "credentials",
+                description: "",
+                parts: [textPart(`AWS_ACCESS_KEY_ID=${awsKey}`)],
+                metadata: {},
+                extensions: [],
+              },
+              append: false,
+              lastChunk: true,
+              metadata: {},
+            }),
+          );
         }
         status(TaskState.TASK_STATE_COMPLETED, "stream done");
         return;
