@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// TestA2APackRedactsStream (issue 25): warden with the built-in pack alone
+// TestA2APackRedactsStream: warden with the built-in pack alone
 // in front of the @a2a-js/sdk agent of a2a_server.mjs. A streamed status
 // update and artifact update carrying an AWS key reach the @a2a-js/sdk
 // client redacted, in A2A 1.0 and 0.3, as the same key in an MCP result

@@ -108,7 +108,7 @@ func TestBuiltinPack(t *testing.T) {
 		{"secret in mcp result", mcpCall(warden.Inbound, "found "+awsKey),
 			want{verdict: warden.Modify, policy: "redact-secrets-in-tool-results", gone: awsKey}},
 		// ... nor come in from another agent, as they do not from an MCP
-		// server (issue 25), nor reach the model from the user's prompt.
+		// server, nor reach the model from the user's prompt.
 		{"secret from agent", a2a("message/send", warden.Inbound, "the key is "+awsKey),
 			want{verdict: warden.Modify, policy: "redact-secrets-inbound-a2a", gone: awsKey}},
 		{"secret streamed from agent", a2a("message/stream", warden.Inbound, "found "+awsKey),
@@ -120,7 +120,7 @@ func TestBuiltinPack(t *testing.T) {
 		{"acs: secret in user prompt", acs("steps/userMessage", acsContent("deploy with "+awsKey)),
 			want{verdict: warden.Modify, policy: "redact-secrets-in-prompts", gone: awsKey}},
 
-		// Commands that cannot be undone are asked about (issue 25).
+		// Commands that cannot be undone are asked about.
 		{"rm -rf /", toolCall("Bash", map[string]any{"command": "rm -rf /"}),
 			want{verdict: warden.Ask, policy: "ask-destructive-commands"}},
 		{"rm -rf ./build", toolCall("Bash", map[string]any{"command": "rm -rf ./build"}), want{}},

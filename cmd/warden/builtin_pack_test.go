@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestHookBuiltinPackHosts (issue 25): `warden hook HOST` with the built-in
+// TestHookBuiltinPackHosts: `warden hook HOST` with the built-in
 // pack alone, fed each host's documented payload shapes. rm -rf / is asked
 // where the host can ask (Claude Code's PreToolUse, Cursor's
 // beforeShellExecution) and denied, naming the approval, where it cannot
