@@ -11,10 +11,10 @@
 // deny must surface as warden's own code -31900 (a JsonRpcTransportError, never
 // one of A2A's errors) whose data holds the reason and the trace record id.
 // Prints the JSON of lib.mjs on stdout.
-import { randomUUID } from "node:crypto";
-import { Role, TaskState } from "@a2a-js/sdk";
+import { TaskState } from "@a2a-js/sdk";
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import { LegacyJsonRpcTransport } from "@a2a-js/sdk/compat/v0_3/client";
+import { a2aRequest, textOf } from "./a2a_common.mjs";
 import { Checks, errText, parseArgs, withTimeout } from "./lib.mjs";
 
 const args = parseArgs(process.argv.slice(2));
@@ -28,26 +28,7 @@ if (!base) {
 }
 
 const T = 15000;
-const textOf = (parts) =>
-  (parts ?? []).map((p) => (p.content?.$case === "text" ? p.content.value : "")).join(" ");
 
-function request(text, configuration) {
-  return {
-    tenant: "",
-    metadata: {},
-    message: {
-      messageId: randomUUID(),
-      role: Role.ROLE_USER,
-      parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" }],
-      taskId: "",
-      contextId: "",
-      extensions: [],
-      metadata: {},
-      referenceTaskIds: [],
-    },
-    configuration,
-  };
-}
 
 // describe turns a stream event into {kind, state, text} for the report.
 function describe(ev) {
@@ -75,7 +56,7 @@ async function collect(client, text) {
   try {
     await withTimeout(
       (async () => {
-        for await (const ev of client.sendMessageStream(request(text))) events.push(describe(ev));
+        for await (const ev of client.sendMessageStream(a2aRequest(text))) events.push(describe(ev));
       })(),
       T,
       "stream",
@@ -136,7 +117,7 @@ async function main() {
   if (!client) return;
 
   // send: a completed task whose artifact echoes the text.
-  const sent = await c.step("send", () => withTimeout(client.sendMessage(request("hello warden")), T, "send"));
+  const sent = await c.step("send", () => withTimeout(client.sendMessage(a2aRequest("hello warden")), T, "send"));
   let echoTaskId = "";
   if (sent) {
     const task = sent.status ? sent : null;
@@ -175,7 +156,7 @@ async function main() {
   if (!direct) {
     let sendErr = null;
     try {
-      await withTimeout(client.sendMessage(request("hello TOP-SECRET")), T, "send denied");
+      await withTimeout(client.sendMessage(a2aRequest("hello TOP-SECRET")), T, "send denied");
     } catch (err) {
       sendErr = err;
     }
@@ -197,7 +178,7 @@ async function main() {
   const slow = await c.step("cancel: start slow task", () =>
     withTimeout(
       client.sendMessage(
-        request("slow job", { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }),
+        a2aRequest("slow job", { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }),
       ),
       T,
       "send slow",

@@ -7,10 +7,10 @@
 // read back with tasks/get does not carry it either.
 //   node a2a_pack_client.mjs --url http://127.0.0.1:PORT/a2a/echo [--v03]
 // Prints the JSON of lib.mjs on stdout.
-import { randomUUID } from "node:crypto";
-import { Role, TaskState } from "@a2a-js/sdk";
+import { TaskState } from "@a2a-js/sdk";
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import { LegacyJsonRpcTransport } from "@a2a-js/sdk/compat/v0_3/client";
+import { a2aRequest } from "./a2a_common.mjs";
 import { Checks, errText, parseArgs, withTimeout } from "./lib.mjs";
 
 const args = parseArgs(process.argv.slice(2));
@@ -27,22 +27,6 @@ const KEY = "AKIAIOSFODNN7EXAMPLE";
 const MARK = "[REDACTED:aws_access_key]";
 const json = (v) => JSON.stringify(v, (_, x) => (typeof x === "bigint" ? String(x) : x));
 
-function request(text) {
-  return {
-    tenant: "",
-    metadata: {},
-    message: {
-      messageId: randomUUID(),
-      role: Role.ROLE_USER,
-      parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" }],
-      taskId: "",
-      contextId: "",
-      extensions: [],
-      metadata: {},
-      referenceTaskIds: [],
-    },
-  };
-}
 
 async function main() {
   const factory = new ClientFactory(
@@ -58,7 +42,7 @@ async function main() {
   try {
     await withTimeout(
       (async () => {
-        for await (const ev of client.sendMessageStream(request("stream the aws key"))) events.push(ev);
+        for await (const ev of client.sendMessageStream(a2aRequest("stream the aws key"))) events.push(ev);
       })(),
       T,
       "stream",

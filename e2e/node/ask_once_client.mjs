@@ -5,12 +5,11 @@
 //   node ask_once_client.mjs --mcp-http URL
 //   node ask_once_client.mjs --mcp-stdio -- CMD ARGS...
 //   node ask_once_client.mjs --a2a URL
-import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { Role } from "@a2a-js/sdk";
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
+import { a2aRequest, textOf } from "./a2a_common.mjs";
 import { Checks, errText, parseArgs, withTimeout } from "./lib.mjs";
 
 const args = parseArgs(process.argv.slice(2));
@@ -28,39 +27,21 @@ async function mcp(transport) {
   await client.close();
 }
 
-const textOf = (parts) =>
-  (parts ?? []).map((p) => (p.content?.$case === "text" ? p.content.value : "")).join(" ");
 
-function request(text) {
-  return {
-    tenant: "",
-    metadata: {},
-    message: {
-      messageId: randomUUID(),
-      role: Role.ROLE_USER,
-      parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" }],
-      taskId: "",
-      contextId: "",
-      extensions: [],
-      metadata: {},
-      referenceTaskIds: [],
-    },
-  };
-}
 
 async function a2a(base) {
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory()] }),
   );
   const client = await withTimeout(factory.createFromUrl(base + "/"), 15000, "createFromUrl");
-  const sent = await c.step("send (held, approved)", () => withTimeout(client.sendMessage(request("wire 100 EUR")), T, "send"));
+  const sent = await c.step("send (held, approved)", () => withTimeout(client.sendMessage(a2aRequest("wire 100 EUR")), T, "send"));
   const sentText = sent?.artifacts ? sent.artifacts.map((a) => textOf(a.parts)).join(" ") : textOf(sent?.parts);
   c.check("send: the approved message is answered", sentText.includes("wire 100 EUR"), sent ?? "no answer");
   const events = [];
   await c.step("stream (held, approved)", () =>
     withTimeout(
       (async () => {
-        for await (const ev of client.sendMessageStream(request("stream wire 5 EUR"))) events.push(ev?.payload?.$case);
+        for await (const ev of client.sendMessageStream(a2aRequest("stream wire 5 EUR"))) events.push(ev?.payload?.$case);
       })(),
       T,
       "stream",
