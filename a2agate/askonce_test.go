@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/approval/approvaltest"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/policy"
@@ -56,28 +56,15 @@ func TestAskOnce(t *testing.T) {
 	gw := httptest.NewServer(mux)
 	t.Cleanup(gw.Close)
 
-	// The approver approves whatever is pending, and counts.
-	var mu sync.Mutex
-	var approved []string
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	go func() {
-		for ctx.Err() == nil {
-			list, _ := m.List(ctx, warden.ApprovalQuery{State: warden.ApprovalPending})
-			for _, a := range list {
-				if _, err := m.Decide(ctx, a.ID, true, warden.Principal{Name: "ops"}, "ok"); err == nil {
-					mu.Lock()
-					approved = append(approved, a.Event)
-					mu.Unlock()
-				}
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}()
+	appr := approvaltest.ApproveAll(ctx, m, "ops")
 	count := func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(approved)
+		var events []string
+		for _, a := range appr.Approved() {
+			events = append(events, a.Event)
+		}
+		return events
 	}
 	c := client10(t, gw.URL+"/a2a/echo")
 	cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/approval/approvaltest"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/mcpgate/testdata/mcpserver"
@@ -46,36 +46,9 @@ decision: ask
 reason: echo's answers need their own approval
 `
 
-// approver approves every pending approval as it appears, and counts them.
-type approver struct {
-	m    *approval.Manager
-	mu   sync.Mutex
-	seen []warden.Approval
-}
-
-func (a *approver) run(ctx context.Context) {
-	for ctx.Err() == nil {
-		list, _ := a.m.List(ctx, warden.ApprovalQuery{State: warden.ApprovalPending})
-		for _, p := range list {
-			if _, err := a.m.Decide(ctx, p.ID, true, warden.Principal{Name: "ops"}, "fine"); err == nil {
-				a.mu.Lock()
-				a.seen = append(a.seen, p)
-				a.mu.Unlock()
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-func (a *approver) approved() []warden.Approval {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return slices.Clone(a.seen)
-}
-
 // askOnceCore is a Guardian with approvals deciding with the policies in
 // src, and an approver approving whatever it asks.
-func askOnceCore(t *testing.T, src string) (heldCore, *storetest.Mem, *approver) {
+func askOnceCore(t *testing.T, src string) (heldCore, *storetest.Mem, *approvaltest.Approver) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "ask.yaml")
 	if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
@@ -93,9 +66,7 @@ func askOnceCore(t *testing.T, src string) (heldCore, *storetest.Mem, *approver)
 	dec.SetApprovals(m)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	a := &approver{m: m}
-	go a.run(ctx)
-	return heldCore{dec, m}, st, a
+	return heldCore{dec, m}, st, approvaltest.ApproveAll(ctx, m, "ops")
 }
 
 // askOnceClient connects the official Go SDK client to the gateway under
@@ -162,7 +133,7 @@ func TestAskOnce(t *testing.T) {
 			if got := textOf(t, res); got != "echo: hi" {
 				t.Fatalf("result %q", got)
 			}
-			if got := appr.approved(); len(got) != 1 || got[0].PolicyID != "ask-echo" {
+			if got := appr.Approved(); len(got) != 1 || got[0].PolicyID != "ask-echo" {
 				t.Fatalf("approvals %+v, want one, of ask-echo", got)
 			}
 			var answer *warden.Record
@@ -185,7 +156,7 @@ func TestAskOnce(t *testing.T) {
 			t.Fatalf("call: %v", err)
 		}
 		var ids []string
-		for _, a := range appr.approved() {
+		for _, a := range appr.Approved() {
 			ids = append(ids, a.PolicyID)
 		}
 		if !slices.Equal(ids, []string{"ask-echo", "ask-echo-answers"}) {
