@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -13,12 +11,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/approval/approvaltest"
-	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/config"
-	"github.com/wardenhq/warden/policy"
-	"github.com/wardenhq/warden/storetest"
 )
 
 // askWire asks about anything that mentions a wire, written the natural
@@ -36,29 +30,16 @@ reason: money moves need approval
 // One approval covers an A2A request, its answer and every event of its
 // stream: the a2a-go client's send and stream each ask once.
 func TestAskOnce(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "ask.yaml"), []byte(askWire), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	set, err := policy.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := storetest.NewMem()
-	m := approval.New(approval.Options{Store: st, Trace: st, Wait: time.Minute})
-	t.Cleanup(m.Close)
-	dec := warden.NewDecider(warden.NewChain(warden.Allow,
-		warden.Step{Name: "policy", Kind: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, st, nil)
-	dec.SetApprovals(m)
+	core, st := approvaltest.NewCore(t, askWire)
 	up := newUpstream(t, false, nil)
 	mux := http.NewServeMux()
-	mux.Handle("/a2a/", New(heldCore{dec, m}, map[string]config.Upstream{"echo": {Name: "echo", URL: up.URL}}, Options{}))
+	mux.Handle("/a2a/", New(core, map[string]config.Upstream{"echo": {Name: "echo", URL: up.URL}}, Options{}))
 	gw := httptest.NewServer(mux)
 	t.Cleanup(gw.Close)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	appr := approvaltest.ApproveAll(ctx, m, "ops")
+	appr := approvaltest.ApproveAll(ctx, core.M, "ops")
 	count := func() []string {
 		var events []string
 		for _, a := range appr.Approved() {

@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -14,12 +12,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/approval/approvaltest"
-	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/mcpgate/testdata/mcpserver"
-	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/storetest"
 )
 
@@ -48,30 +43,17 @@ reason: echo's answers need their own approval
 
 // askOnceCore is a Guardian with approvals deciding with the policies in
 // src, and an approver approving whatever it asks.
-func askOnceCore(t *testing.T, src string) (heldCore, *storetest.Mem, *approvaltest.Approver) {
+func askOnceCore(t *testing.T, src string) (approvaltest.Core, *storetest.Mem, *approvaltest.Approver) {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "ask.yaml")
-	if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	set, err := policy.Load(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := storetest.NewMem()
-	m := approval.New(approval.Options{Store: st, Trace: st, Wait: time.Minute})
-	t.Cleanup(m.Close)
-	dec := warden.NewDecider(warden.NewChain(warden.Allow,
-		warden.Step{Name: "policy", Kind: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, st, nil)
-	dec.SetApprovals(m)
+	core, st := approvaltest.NewCore(t, src)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	return heldCore{dec, m}, st, approvaltest.ApproveAll(ctx, m, "ops")
+	return core, st, approvaltest.ApproveAll(ctx, core.M, "ops")
 }
 
 // askOnceClient connects the official Go SDK client to the gateway under
 // test: through /mcp/{server} (JSON or SSE answers) or the stdio gateway.
-func askOnceClient(t *testing.T, core heldCore, transport string) *mcp.ClientSession {
+func askOnceClient(t *testing.T, core approvaltest.Core, transport string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -1,15 +1,22 @@
 // Package approvaltest holds what tests of the surfaces that hold a call
-// share about approvals: an approver that approves whatever is pending.
+// share about approvals: a Guardian with approvals over an in-memory trace,
+// and an approver that approves whatever is pending.
 package approvaltest
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/storetest"
 )
 
 // Approver approves every approval of a Manager that is pending, as it
@@ -47,4 +54,39 @@ func (a *Approver) Approved() []warden.Approval {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return slices.Clone(a.seen)
+}
+
+// Core is a Guardian with approvals, as `warden serve` builds one: a
+// Decider that opens an approval for every ask, and a Manager that holds
+// the asked call until it is decided.
+type Core struct {
+	*warden.Decider
+	M *approval.Manager
+}
+
+// Await holds an asked step until its approval is decided (warden.Holder).
+func (c Core) Await(ctx context.Context, out warden.Outcome) warden.Outcome {
+	return c.M.Await(ctx, out)
+}
+
+// NewCore returns a Core deciding with the policies of the YAML text src
+// (a file of policy documents) over an in-memory trace, and the trace.
+// Everything it starts ends with the test.
+func NewCore(t testing.TB, src string) (Core, *storetest.Mem) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "policies.yaml")
+	if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, err := policy.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := storetest.NewMem()
+	m := approval.New(approval.Options{Store: st, Trace: st, Wait: time.Minute})
+	t.Cleanup(m.Close)
+	dec := warden.NewDecider(warden.NewChain(warden.Allow,
+		warden.Step{Name: "policy", Kind: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, st, nil)
+	dec.SetApprovals(m)
+	return Core{dec, m}, st
 }
