@@ -2,12 +2,15 @@ package console
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/jsonstrict"
 )
 
 // maxSessionBody bounds a sign-in request's body.
@@ -63,10 +66,22 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Token string `json:"token"`
 	}
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxSessionBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil || body.Token == "" {
-		sessionJSON(w, http.StatusBadRequest, map[string]string{"error": `body: expected {"token": "..."}`})
+	// Strict decoding (jsonstrict.Decode): {"token":"x","Token":"..."} is
+	// refused, not read as whichever key encoding/json takes.
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxSessionBody+1))
+	if err == nil && len(b) > maxSessionBody {
+		err = fmt.Errorf("more than %d bytes", maxSessionBody)
+	}
+	if err == nil {
+		err = jsonstrict.Decode(b, &body)
+	}
+	if err != nil || body.Token == "" {
+		msg := `body: expected {"token": "..."}`
+		var amb *jsonstrict.Error
+		if errors.As(err, &amb) { // what was refused; never the body's text
+			msg += ": " + amb.Error()
+		}
+		sessionJSON(w, http.StatusBadRequest, map[string]string{"error": msg})
 		return
 	}
 	tok, ok := c.o.Auth.Lookup(strings.TrimSpace(body.Token))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/jsonstrict"
 	"github.com/wardenhq/warden/sse"
 )
 
@@ -100,14 +101,17 @@ func decideApproval(w http.ResponseWriter, r *http.Request, m *approval.Manager)
 		Decision string `json:"decision"`
 		Reason   string `json:"reason"`
 	}
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxApprovalBody+1))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
-		httpError(w, http.StatusBadRequest, "body: expected {\"decision\": \"approve\"|\"deny\", \"reason\": \"...\"}: "+err.Error())
-		return
+	// Strict decoding (jsonstrict.Decode): {"decision":"deny","Decision":
+	// "approve"} is refused, not read as whichever key encoding/json takes.
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxApprovalBody+1))
+	if err == nil && len(b) > maxApprovalBody {
+		err = fmt.Errorf("more than %d bytes", maxApprovalBody)
 	}
-	if dec.More() {
-		httpError(w, http.StatusBadRequest, "body: one JSON object expected")
+	if err == nil {
+		err = jsonstrict.Decode(b, &body)
+	}
+	if err != nil {
+		httpError(w, http.StatusBadRequest, "body: expected {\"decision\": \"approve\"|\"deny\", \"reason\": \"...\"}: "+err.Error())
 		return
 	}
 	var approve bool
