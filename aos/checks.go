@@ -1,6 +1,12 @@
 package aos
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/jsonstrict"
+)
 
 // checkStep validates the params of a steps/* method.
 func checkStep(method string, params map[string]any) *fieldError {
@@ -83,12 +89,52 @@ func checkToolCallRequest(params map[string]any) *fieldError {
 	if err != nil {
 		return err
 	}
-	return eachObject(inputs, f+".inputs", func(in map[string]any, _ string) *fieldError {
+	if err := eachObject(inputs, f+".inputs", func(in map[string]any, _ string) *fieldError {
 		if err := wantString(in, "", "name", true); err != nil {
 			return err
 		}
 		return wantString(in, "", "id", false)
-	})
+	}); err != nil {
+		return err
+	}
+	return uniqueInputNames(inputs, f+".inputs")
+}
+
+// uniqueInputNames refuses two inputs of one tool call with the same name,
+// or with names that differ only in case: the policies see one value per
+// name (tool.args), while the tool may use the other one. It is the rule
+// jsonstrict applies to the keys of a JSON object (and so to the argument
+// objects of MCP, ACS and the hooks), applied to a list of named values.
+// The inputs are objects with a string name (checked before).
+func uniqueInputNames(inputs []any, field string) *fieldError {
+	name := func(i int) string { return inputs[i].(map[string]any)["name"].(string) }
+	dup := func(i, j int) *fieldError {
+		a, b := name(j), name(i)
+		reason := fmt.Sprintf("duplicate input name %q (also %s)", b, index("inputs", j))
+		if a != b {
+			reason = fmt.Sprintf("input names %q (%s) and %q differ only in case", a, index("inputs", j), b)
+		}
+		return &fieldError{index(field, i) + ".name", reason}
+	}
+	if len(inputs) <= smallObject {
+		for i := 1; i < len(inputs); i++ {
+			for j := 0; j < i; j++ {
+				if strings.EqualFold(name(j), name(i)) {
+					return dup(i, j)
+				}
+			}
+		}
+		return nil
+	}
+	seen := make(map[string]int, len(inputs)) // folded name → first index
+	for i := range inputs {
+		k := jsonstrict.FoldKey(name(i))
+		if j, ok := seen[k]; ok {
+			return dup(i, j)
+		}
+		seen[k] = i
+	}
+	return nil
 }
 
 // checkToolCallResult accepts both shapes: nested under
@@ -292,7 +338,8 @@ func checkA2AMessage(m map[string]any, field string) *fieldError {
 // its params, so a malformed step is refused on every surface alike: a
 // steps/* payload against its method's schema; a protocols/MCP or
 // protocols/A2A payload, or an A2A hook method's, as the JSON-RPC message
-// it is. Other events are not AOS events: nil.
+// it is. Of other events, a hook event's tool arguments sent as JSON text
+// are held to the strict JSON rules (catalog.CheckArgs).
 func CheckPayload(event string, payload map[string]any) error {
 	var fe *fieldError
 	switch methodKinds[event] {
@@ -306,5 +353,5 @@ func CheckPayload(event string, payload map[string]any) error {
 	if fe != nil {
 		return fmt.Errorf("invalid payload: %s: %s", fe.field, fe.reason)
 	}
-	return nil
+	return catalog.CheckArgs(event, payload) // hook events' arguments as JSON text
 }

@@ -2,10 +2,12 @@ package catalog
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/jsonstrict"
 )
 
 // aghViews reads an AGH hook payload (seed 003):
@@ -90,6 +92,41 @@ func args(v any) map[string]any {
 		}
 	}
 	return map[string]any{}
+}
+
+// CheckArgs refuses a hook payload whose tool arguments arrive as JSON text
+// (an AGH tool_input string, a Standard Agents tool_call.function.arguments)
+// that readers would read differently: a duplicate key, keys that differ
+// only in case, invalid UTF-8 or a lone surrogate (jsonstrict's rules, the
+// ones the payload's own JSON is held to). The view keeps one value of a
+// duplicated name, while the tool may use the other. Text that is not JSON
+// at all is left to the view (empty arguments). nil for other events.
+func CheckArgs(event string, p map[string]any) error {
+	var v any
+	var field string
+	switch viewKinds[event] {
+	case viewAGH:
+		if f := byName[event].Family; f == "tool" || f == "permission" {
+			v, field = p["tool_input"], "payload.tool_input"
+		}
+	case viewStandard:
+		if byName[event].Family == FamilyToolExecution {
+			v, field = obj(obj(p, "tool_call"), "function")["arguments"], "payload.tool_call.function.arguments"
+		}
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil
+	}
+	var amb *jsonstrict.Error
+	if err := jsonstrict.Check([]byte(s)); errors.As(err, &amb) {
+		where := field
+		if amb.Path != "" {
+			where += " (" + amb.Path + ")"
+		}
+		return fmt.Errorf("invalid payload: %s: JSON text with %s", where, amb.Msg)
+	}
+	return nil
 }
 
 // text returns the text of a message value: a string; the "text" (or

@@ -1,7 +1,11 @@
 package hostadapter
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/jsonstrict"
 )
 
 // Cursor is Cursor's hook protocol (cursor.com/docs/agent/hooks;
@@ -131,6 +135,13 @@ func cursorMCP(st *Step, in map[string]any) error {
 	case map[string]any:
 		input = v
 	case string:
+		// Text that readers would read differently (a duplicate key: the
+		// policies would see one value, the MCP server maybe the other)
+		// is refused, as a duplicate key in the hook's own JSON is.
+		var amb *jsonstrict.Error
+		if err := jsonstrict.Check([]byte(v)); errors.As(err, &amb) {
+			return fmt.Errorf("tool_input: JSON text with %v", amb)
+		}
 		if m, ok := jsonOrString(v).(map[string]any); ok {
 			input = m
 		}

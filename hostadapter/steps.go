@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/jsonstrict"
 )
 
 // The ACS payloads the hosts' events map to (shared/acs schemas, with
@@ -37,10 +38,12 @@ func textContent(s string) map[string]any {
 }
 
 // jsonOrString parses a JSON-stringified value (Cursor sends tool inputs
-// and outputs so), keeping the string when it is not JSON.
+// and outputs so), keeping the string when it is not JSON, or is JSON that
+// readers would read differently (jsonstrict: a duplicate key's both
+// values stay visible in the text).
 func jsonOrString(s string) any {
 	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
+	if err := json.Unmarshal([]byte(s), &v); err != nil || jsonstrict.Check([]byte(s)) != nil {
 		return s
 	}
 	return v
