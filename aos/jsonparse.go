@@ -16,8 +16,10 @@ const maxDepth = 1000
 // (map[string]any, []any, string, float64, bool and nil) in a single pass.
 // Strings without escapes are substrings of the input, not copies: the input
 // must not change while the values are in use. It follows encoding/json's
-// rules: invalid UTF-8 and lone surrogates become U+FFFD, and duplicate keys
-// keep the last value. It is the AOS hot path: a request is parsed once,
+// rules, save that what encoding/json reads differently from other readers
+// makes the body ambiguous (an invalid request): invalid UTF-8 and lone
+// surrogates (U+FFFD there), duplicate keys (the last value there) and keys
+// that differ only in case. It is the AOS hot path: a request is parsed once,
 // and the raw text of the members the endpoint needs (id, params, the
 // wrapped protocol message) is recorded as byte spans instead of re-encoded.
 type parser struct {
@@ -28,6 +30,8 @@ type parser struct {
 	// amb is the first ambiguity found; parsing goes on, so that text that
 	// is not JSON at all is a parse error wherever the ambiguity was.
 	amb *ambiguityError
+	// inKey is set while an object key is parsed (for errors).
+	inKey bool
 	// keys and vals are scratch stacks: the members of the objects and the
 	// elements of the arrays being parsed, from the outermost open one in,
 	// until each ends and is made at its size. They hold at most one entry
@@ -214,7 +218,9 @@ func (p *parser) key() (string, error) {
 	if p.s[p.i] != '"' {
 		return "", p.fail("invalid character %q looking for an object key", p.s[p.i])
 	}
+	p.inKey = true
 	k, err := p.str()
+	p.inKey = false
 	if err != nil {
 		return "", err
 	}

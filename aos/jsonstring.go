@@ -1,13 +1,18 @@
 package aos
 
 import (
+	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
 // String decoding follows encoding/json: the escapes of RFC 8259, surrogate
 // pairs joined, a lone surrogate or an invalid UTF-8 byte replaced by U+FFFD.
-// A string with none of these is returned as a substring of the input.
+// A string with none of these is returned as a substring of the input. The
+// replaced ones make the body ambiguous (other readers keep the bytes, or
+// fail): the first is recorded (p.ambiguous), and the body is refused as an
+// invalid request naming the string, as jsonstrict refuses it on the other
+// surfaces — nothing is decided on the replacement text.
 
 // str parses a string at p.i (which holds '"'). Plain ASCII is skipped
 // eight bytes at a time.
@@ -106,6 +111,8 @@ func (p *parser) strSlow(start, i int) (string, error) {
 						r = d
 						i += 6
 					} else {
+						p.ambiguous(&ambiguityError{p.where(), fmt.Sprintf("%s with a lone surrogate escape %s (offset %d)",
+							p.strKind(), p.s[i-4:i+2], i-4)})
 						r = utf8.RuneError
 					}
 				}
@@ -124,6 +131,8 @@ func (p *parser) strSlow(start, i int) (string, error) {
 		default:
 			r, size := utf8.DecodeRuneInString(p.s[i:])
 			if r == utf8.RuneError && size == 1 {
+				p.ambiguous(&ambiguityError{p.where(), fmt.Sprintf("%s with invalid UTF-8 (byte 0x%02x at offset %d)",
+					p.strKind(), c, i)})
 				b = append(b, p.s[lit:i]...)
 				b = append(b, "\uFFFD"...)
 				lit = i + 1
@@ -155,4 +164,13 @@ func hex4(s string, i int) rune {
 		r = r*16 + rune(c)
 	}
 	return r
+}
+
+// strKind names the string being parsed in an error: a key of the object
+// at the current path, or the string at it.
+func (p *parser) strKind() string {
+	if p.inKey {
+		return "a key"
+	}
+	return "a string"
 }
