@@ -48,6 +48,10 @@ type Security struct {
 //     403 (here or in 1.) carries a JSON-RPC error body as well (refuse);
 //  3. a POST whose Content-Type is not application/json: 415 (a browser's
 //     "simple request" cannot send application/json without a preflight).
+//
+// A refusal with a request body closes the connection after it, without
+// reading the rest of the body (closeUnread): the guard answers before the
+// body deadline would bound a client that trickles it.
 func guard(sec Security, next http.Handler) http.Handler {
 	authOn := sec.Auth.Enabled()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -63,6 +67,7 @@ func guard(sec Security, next http.Handler) http.Handler {
 					if sec.Sessions != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
 						console.IsPage(r.URL.Path) && strings.Contains(r.Header.Get("Accept"), "text/html") {
 						// A browser without a session signs in first.
+						closeUnread(w, r)
 						http.Redirect(w, r, console.LoginPath+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 						return
 					}
@@ -90,7 +95,7 @@ func guard(sec Security, next http.Handler) http.Handler {
 			}
 		}
 		if r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")) {
-			httpError(w, http.StatusUnsupportedMediaType, "unsupported media type: a POST must be Content-Type: application/json")
+			refuseHTTP(w, r, http.StatusUnsupportedMediaType, "unsupported media type: a POST must be Content-Type: application/json")
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -15,10 +15,17 @@ import (
 )
 
 // bodyDeadline bounds reading a request body to d from the start of the
-// request: a client trickling its body is cut off (the read fails and the
-// connection is closed) instead of holding a goroutine and a connection
-// without end. Once the body is read to its end the deadline is lifted, so
-// a long answer (an SSE stream) is not cut by it.
+// request (d 0: no bound): a client trickling its body is cut off (the read
+// fails and the connection is closed) instead of holding a goroutine and a
+// connection without end. Once the body is read to its end the deadline is
+// lifted, so a long answer (an SSE stream) is not cut by it.
+//
+// A body not read to its end when the handler returns (a refusal, a 404,
+// a GET /healthz with a body, an error part way) is not read on either:
+// the connection's read deadline is set to now, so net/http, which would
+// read up to 256 KiB of what is left before writing the response and
+// again after it, writes the response with Connection: close and closes
+// the connection at once.
 func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
@@ -26,12 +33,18 @@ func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
 			return
 		}
 		rc := http.NewResponseController(w)
-		if err := rc.SetReadDeadline(time.Now().Add(d)); err != nil {
-			next.ServeHTTP(w, r) // not a connection that has deadlines (a test recorder)
-			return
+		if d > 0 {
+			if err := rc.SetReadDeadline(time.Now().Add(d)); err != nil {
+				next.ServeHTTP(w, r) // not a connection that has deadlines (a test recorder)
+				return
+			}
 		}
-		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, d: d}
+		b := &deadlineBody{ReadCloser: r.Body, rc: rc, d: d}
+		r.Body = b
 		next.ServeHTTP(w, r)
+		if !b.done.Load() {
+			_ = rc.SetReadDeadline(time.Now())
+		}
 	})
 }
 
@@ -43,17 +56,19 @@ var ErrBodyTimeout = errors.New("request body not received in time (limits.body_
 type deadlineBody struct {
 	io.ReadCloser
 	rc   *http.ResponseController
-	d    time.Duration
-	done bool
+	d    time.Duration // 0: no deadline of its own
+	done atomic.Bool   // read to its end (a handler may read in another goroutine)
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	switch {
-	case err == io.EOF && !b.done:
-		b.done = true
-		_ = b.rc.SetReadDeadline(time.Time{})
-	case errors.Is(err, os.ErrDeadlineExceeded):
+	case err == io.EOF && !b.done.Load():
+		b.done.Store(true)
+		if b.d > 0 {
+			_ = b.rc.SetReadDeadline(time.Time{})
+		}
+	case errors.Is(err, os.ErrDeadlineExceeded) && b.d > 0:
 		err = &bodyTimeoutError{b.d}
 	}
 	return n, err

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -222,4 +223,97 @@ func TestConnLimiter(t *testing.T) {
 	}
 	close(release)
 	wg.Wait()
+}
+
+// TestAttackRefusalLeavesBodyUnread: a request that is refused (no
+// token, a cross-origin Origin, a token without the scope, a wrong
+// Content-Type, a rebinding Host) or answered without its body being read
+// (GET /healthz with a body) gets its answer at once and the connection
+// is closed, while its client is still trickling the body: net/http used
+// to read up to 256 KiB of the body, with no deadline, before writing the
+// refusal. Without limits.body_timeout too (the refusal does not rely on
+// it). A refused request sent whole keeps its JSON-RPC id.
+func TestAttackRefusalLeavesBodyUnread(t *testing.T) {
+	h, s := newGuarded(t, Security{Auth: testAuth(t)})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+	const js = "Content-Type: application/json\r\n"
+	for _, c := range []struct {
+		name, method, path, headers string
+		want                        int
+	}{
+		{"no token", "POST", "/aos", js, 401},
+		{"no token, not JSON-RPC", "POST", "/api/approvals/a1", js, 401},
+		{"cross origin", "POST", "/mcp/x", js + "Authorization: Bearer " + tokDecide + "\r\nOrigin: https://evil.example\r\n", 403},
+		{"no decide scope", "POST", "/aos", js + "Authorization: Bearer " + tokRead + "\r\n", 403},
+		{"not JSON", "POST", "/aos", "Content-Type: text/plain\r\nAuthorization: Bearer " + tokDecide + "\r\n", 415},
+		{"rebinding Host", "POST", "/aos", js, 403},
+		{"body unread", "GET", "/healthz", "", 200},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			host := addr
+			if c.name == "rebinding Host" {
+				host = "evil.example"
+			}
+			fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: %s\r\n%sContent-Length: 100000\r\n\r\nx", c.method, c.path, host, c.headers)
+			stop := make(chan struct{})
+			defer close(stop)
+			go func() { // a byte every 100 ms: the whole body would take hours
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(100 * time.Millisecond):
+						if _, err := conn.Write([]byte("x")); err != nil {
+							return
+						}
+					}
+				}
+			}()
+			t0 := time.Now()
+			_ = conn.SetReadDeadline(t0.Add(5 * time.Second))
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("no answer after %v: %v", time.Since(t0).Round(time.Millisecond), err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			answered := time.Since(t0)
+			_, err = br.ReadByte() // the server closes the connection
+			closed := time.Since(t0)
+			if resp.StatusCode != c.want || !resp.Close {
+				t.Errorf("status %d, Connection: close %v; want %d and close", resp.StatusCode, resp.Close, c.want)
+			}
+			if err == nil || errors.Is(err, os.ErrDeadlineExceeded) || answered > time.Second || closed > 2*time.Second {
+				t.Errorf("answered after %v, read after it %v at %v; want an answer within 1s and the connection closed",
+					answered.Round(time.Millisecond), err, closed.Round(time.Millisecond))
+			}
+		})
+	}
+	if n := s.total(); n != 0 {
+		t.Errorf("%d refused requests reached a surface", n)
+	}
+
+	// Sent whole, a refused request is answered for its id, and the
+	// connection is kept.
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	cl := &http.Client{Transport: tr}
+	for range 2 {
+		resp, err := cl.Post(srv.URL+"/aos", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":"call-9","method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 401 || resp.Close || !strings.Contains(string(b), `"id":"call-9"`) {
+			t.Errorf("whole body: %d close=%v %s", resp.StatusCode, resp.Close, b)
+		}
+	}
 }

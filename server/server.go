@@ -139,11 +139,9 @@ func New(o Options) http.Handler {
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	}
-	var h http.Handler = mux
-	if o.BodyTimeout > 0 {
-		h = bodyDeadline(h, o.BodyTimeout)
-	}
-	return rebindingGuard(guard(o.Security, h))
+	// Outermost: the body deadline holds whatever the path and whoever
+	// answers, and a body left unread is not read on (bodyDeadline).
+	return bodyDeadline(rebindingGuard(guard(o.Security, mux)), o.BodyTimeout)
 }
 
 // holdable lets a surface that holds asked calls (MCP, A2A, dispatch)
@@ -170,6 +168,7 @@ func rebindingGuard(next http.Handler) http.Handler {
 			if rpcSurface(r.URL.Path) {
 				refuse(w, r, http.StatusForbidden, msg)
 			} else {
+				closeUnread(w, r)
 				http.Error(w, msg, http.StatusForbidden)
 			}
 			return
