@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/wardenhq/warden/internal/noredirect"
 )
 
 // cardPaths are where an agent publishes its card: A2A 0.3+/1.0, then the
@@ -21,7 +23,7 @@ func (g *Gate) serveCard(w http.ResponseWriter, r *http.Request, ag *agent) {
 	defer cancel()
 	card, err := g.fetchCard(ctx, ag)
 	if err != nil {
-		g.opts.Logf("a2a %s: agent card: %v", ag.name, err)
+		g.opts.Logf("a2a %s: agent card: %v%s", ag.name, err, noredirect.Target(err))
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadGateway)
 		_ = json.NewEncoder(w).Encode(map[string]string{"error": "agent card of " + ag.name + ": " + err.Error()})
@@ -98,6 +100,10 @@ func (g *Gate) getCard(ctx context.Context, ag *agent, u string) (map[string]any
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("upstream did not answer within %s", g.opts.Timeout)
+		}
+		var re *noredirect.Error
+		if errors.As(err, &re) {
+			return nil, fmt.Errorf("upstream %w", re)
 		}
 		return nil, fmt.Errorf("upstream unreachable: %v", err)
 	}

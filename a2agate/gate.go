@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/noredirect"
 	"github.com/wardenhq/warden/internal/sealid"
 	"github.com/wardenhq/warden/internal/traceparent"
 	"github.com/wardenhq/warden/jsonrpc"
@@ -54,7 +55,8 @@ type Options struct {
 	// PublicURL/a2a/{agent}. Empty: the scheme and Host of the card request.
 	PublicURL string
 	// Client calls the upstreams; nil: a client with dial, TLS and header
-	// timeouts and no overall timeout (streams are long-lived).
+	// timeouts and no overall timeout (streams are long-lived). Redirects
+	// are not followed, unless Client has a CheckRedirect of its own.
 	Client *http.Client
 	// Timeout bounds a non-streaming call to an upstream (until its whole
 	// response is read) and the agent card fetch. Default DefaultTimeout.
@@ -125,6 +127,10 @@ func New(dec warden.Core, agents map[string]warden.Upstream, opts Options) *Gate
 			MaxIdleConnsPerHost:   32,
 		}}
 	}
+	// An upstream's redirect is not followed (it would carry the
+	// configured headers and the message elsewhere): the call fails as the
+	// upstream failing, and the log says where it pointed.
+	g.client = noredirect.Client(g.client)
 	for name, up := range agents {
 		if name == "" {
 			name = up.Name
@@ -491,13 +497,16 @@ func (g *Gate) upstreamError(w http.ResponseWriter, x *exchange, err error, time
 		err = ue.Err // url.Error repeats the URL, which may hold a token
 	}
 	var ne net.Error
+	var re *noredirect.Error
 	switch {
 	case timedOut || errors.As(err, &ne) && ne.Timeout():
 		why = fmt.Sprintf("did not answer within %s", g.opts.Timeout)
+	case errors.As(err, &re):
+		why = re.Error()
 	default:
 		why = "unreachable: " + err.Error()
 	}
-	g.opts.Logf("a2a %s: upstream %s %s", x.ag.name, x.ag.public, why)
+	g.opts.Logf("a2a %s: upstream %s %s%s", x.ag.name, x.ag.public, why, noredirect.Target(err))
 	refuse(w, x, upstreamFailed(x, "upstream agent "+x.ag.name+" "+why))
 }
 

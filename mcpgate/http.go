@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/noredirect"
 	"github.com/wardenhq/warden/internal/sealid"
 	"github.com/wardenhq/warden/internal/traceparent"
 	"github.com/wardenhq/warden/jsonrpc"
@@ -36,7 +37,8 @@ type HTTPOptions struct {
 	// answer over it is refused as garbage.
 	MaxBatch int
 	// Client calls the upstreams (default: a client with a 10s dial timeout
-	// and no total timeout, which would cut streams).
+	// and no total timeout, which would cut streams). Redirects are not
+	// followed, unless Client has a CheckRedirect of its own.
 	Client *http.Client
 	// Logf reports upstream failures (never headers or bodies). Nil: silent.
 	Logf func(format string, args ...any)
@@ -96,6 +98,11 @@ func NewHTTP(dec warden.Core, upstreams map[string]warden.Upstream, opts HTTPOpt
 			IdleConnTimeout:     90 * time.Second,
 		}}
 	}
+	// An upstream's redirect is not followed (it would carry the
+	// configured headers and the call elsewhere): the request fails as
+	// the upstream failing (CodeUpstream, HTTP 502), and the log says where
+	// it pointed.
+	opts.Client = noredirect.Client(opts.Client)
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
@@ -200,6 +207,10 @@ func (h *HTTP) upstreamError(up *upstream, c *call, err error) string {
 	if errors.As(err, &ne) && ne.Timeout() {
 		return fmt.Sprintf("MCP server %q timed out", up.server)
 	}
+	var re *noredirect.Error
+	if errors.As(err, &re) {
+		return fmt.Sprintf("MCP server %q %v", up.server, re)
+	}
 	return fmt.Sprintf("MCP server %q is unreachable", up.server)
 }
 
@@ -297,7 +308,7 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 	resp, err := h.opts.Client.Do(req)
 	if err != nil {
 		msg := h.upstreamError(up, c, err)
-		h.opts.Logf("mcp %s: POST: %s", up.server, msg)
+		h.opts.Logf("mcp %s: POST: %s%s", up.server, msg, noredirect.Target(err))
 		h.failRequests(w, up, fwdIDs, local, isBatch, msg)
 		return
 	}
@@ -402,7 +413,7 @@ func (h *HTTP) answerServer(up *upstream, r *http.Request, sid string, body []by
 	}
 	resp, err := h.opts.Client.Do(req)
 	if err != nil {
-		h.opts.Logf("mcp %s: answering a denied server request: %s", up.server, h.upstreamError(up, c, err))
+		h.opts.Logf("mcp %s: answering a denied server request: %s%s", up.server, h.upstreamError(up, c, err), noredirect.Target(err))
 		return
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, int64(h.opts.MaxMessage)))
@@ -463,7 +474,7 @@ func (h *HTTP) forward(w http.ResponseWriter, r *http.Request, up *upstream) {
 	resp, err := h.opts.Client.Do(req)
 	if err != nil {
 		msg := h.upstreamError(up, c, err)
-		h.opts.Logf("mcp %s: %s: %s", up.server, r.Method, msg)
+		h.opts.Logf("mcp %s: %s: %s%s", up.server, r.Method, msg, noredirect.Target(err))
 		writeUpstreamError(w, http.StatusBadGateway, up.server, msg)
 		return
 	}
