@@ -109,7 +109,7 @@ func New(o Options) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	if o.Metrics != nil {
-		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Metrics.Registry, promhttp.HandlerOpts{}))
+		mux.Handle("GET /metrics", serverWide(promhttp.HandlerFor(o.Metrics.Registry, promhttp.HandlerOpts{})))
 	}
 	mux.HandleFunc("GET /api/hooks/runs", runsHandler(o.Store, o.RunsBytes))
 	mux.HandleFunc("GET /api/runs", apiRunsHandler(o.Store, o.RunsBytes))
