@@ -116,7 +116,13 @@ func scanStripe(s string, k *sink) bool {
 
 // secretKeyNames are the assignment keys (compared case-insensitively, '-'
 // and '_' alike, as a suffix of the key) whose values are secrets.
-var secretKeyNames = [...]string{"api_key", "apikey", "secret", "secret_key", "secretkey", "access_key", "accesskey", "token", "authorization"}
+var secretKeyNames = [...]string{"api_key", "apikey", "secret", "secret_key", "secretkey", "access_key", "accesskey", "token", "authorization",
+	"password", "passwd", "passphrase", "private_key", "privatekey"}
+
+// notSecretKeyNames are keys that end like a secret's but name a pagination
+// cursor (compared as secretKeyNames are): an opaque, random-looking value
+// that grants nothing.
+var notSecretKeyNames = [...]string{"page_token", "pagetoken", "next_token", "nexttoken", "continuation_token", "continuationtoken", "sync_token", "synctoken"}
 
 // scanAssign finds key<sep>value assignments with secret-looking keys and
 // high-entropy values; false means stop.
@@ -152,29 +158,8 @@ func scanAssign(s string, sep byte, k *sink) bool {
 			}
 			v++
 		}
-		for n := 0; v < len(s) && n < 3 && (s[v] == ' ' || s[v] == '\t'); n++ {
-			v++
-		}
-		if v < len(s) && (s[v] == '"' || s[v] == '\'') {
-			v++
-		}
-		for _, scheme := range [...]string{"bearer ", "token ", "basic "} {
-			if hasPrefixFold(s, v, scheme) {
-				v += len(scheme)
-				break
-			}
-		}
-		end := v
-		for end < len(s) && end-v < 512 && ctab[s[end]]&cValue != 0 && s[end] != '=' {
-			end++
-		}
-		for n := 0; n < 3 && end < len(s) && s[end] == '='; n++ {
-			end++ // base64 padding
-		}
-		for end > v && s[end-1] == '.' {
-			end--
-		}
-		if end-v < 16 || !highEntropy(s[v:end]) {
+		v, end, ok := secretValue(s, v)
+		if !ok {
 			continue
 		}
 		if !k.add(v, end) {
@@ -185,29 +170,72 @@ func scanAssign(s string, sep byte, k *sink) bool {
 	return true
 }
 
+// secretValue finds the value of an assignment whose key names a secret,
+// starting at s[v] (just after the separator): up to three blanks, an
+// opening quote, a Bearer/Token/Basic scheme, then a run of value bytes
+// (at most 512, '=' only as base64 padding, trailing dots dropped). ok
+// when that run is 16+ bytes of high entropy (highEntropy).
+func secretValue(s string, v int) (start, end int, ok bool) {
+	for n := 0; v < len(s) && n < 3 && (s[v] == ' ' || s[v] == '\t'); n++ {
+		v++
+	}
+	if v < len(s) && (s[v] == '"' || s[v] == '\'') {
+		v++
+	}
+	for _, scheme := range [...]string{"bearer ", "token ", "basic "} {
+		if hasPrefixFold(s, v, scheme) {
+			v += len(scheme)
+			break
+		}
+	}
+	end = v
+	for end < len(s) && end-v < 512 && ctab[s[end]]&cValue != 0 && s[end] != '=' {
+		end++
+	}
+	for n := 0; n < 3 && end < len(s) && s[end] == '='; n++ {
+		end++ // base64 padding
+	}
+	for end > v && s[end-1] == '.' {
+		end--
+	}
+	return v, end, end-v >= 16 && highEntropy(s[v:end])
+}
+
 // secretKey reports whether an assignment key names a secret.
 func secretKey(key string) bool {
 	for _, name := range secretKeyNames {
-		if len(key) < len(name) {
-			continue
-		}
-		t := key[len(key)-len(name):]
-		ok := true
-		for x := 0; x < len(name) && ok; x++ {
-			c := t[x]
-			if isUpper(c) {
-				c += 'a' - 'A'
+		if keySuffix(key, name) {
+			for _, not := range notSecretKeyNames {
+				if keySuffix(key, not) {
+					return false
+				}
 			}
-			if c == '-' {
-				c = '_'
-			}
-			ok = c == name[x]
-		}
-		if ok {
 			return true
 		}
 	}
 	return false
+}
+
+// keySuffix reports whether key ends in name (lower case, '_' for '-'),
+// ignoring case and with '-' and '_' alike.
+func keySuffix(key, name string) bool {
+	if len(key) < len(name) {
+		return false
+	}
+	t := key[len(key)-len(name):]
+	for x := 0; x < len(name); x++ {
+		c := t[x]
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		if c == '-' {
+			c = '_'
+		}
+		if c != name[x] {
+			return false
+		}
+	}
+	return true
 }
 
 // mixedAlnum reports whether v has both a letter and a digit.

@@ -252,7 +252,11 @@ func (a *Activation) detectString(k int, s string) ref.Val {
 		case 0:
 			m.pii = kindList(detect.PII(s))
 		case 1:
-			m.secrets = kindList(detect.Secrets(s))
+			kinds := detect.Secrets(s)
+			if a.isText(s) && (len(kinds) == 0 || kinds[0] != detect.FieldKind) && a.secretField() {
+				kinds = append([]string{detect.FieldKind}, kinds...) // "api_key" sorts first
+			}
+			m.secrets = kindList(kinds)
 		case 2:
 			m.injection = types.Double(detect.Injection(s))
 		}
@@ -264,6 +268,40 @@ func (a *Activation) detectString(k int, s string) ref.Val {
 		return m.secrets
 	}
 	return m.injection
+}
+
+// isText reports whether s is the event's text view (the variable text,
+// already built: a detector's argument that is not it was never equal to
+// it unless text was read).
+func (a *Activation) isText(s string) bool {
+	return s != "" && a.have&(1<<varText) != 0 && s == a.ev.Text()
+}
+
+// secretField reports whether the strings the event's text view is made of
+// (the payload but its context) hold a secret by its key: secrets(text)
+// finds {"api_key": "…"} and an AOS input named password as it finds
+// api_key=… in a text (detect.Field).
+func (a *Activation) secretField() bool {
+	p := a.ev.Payload
+	for k, v := range p {
+		if k == contextKey {
+			continue
+		}
+		if s, ok := v.(string); ok {
+			if _, ok := detect.Field(k, s); ok {
+				return true
+			}
+		} else if detect.HasSecretField(v) {
+			return true
+		}
+	}
+	if s, ok := p["value"].(string); ok {
+		if name, ok := detect.PairKey(p); ok {
+			_, ok = detect.Field(name, s)
+			return ok
+		}
+	}
+	return false
 }
 
 // noKinds is the detectors' answer when they find nothing: one shared

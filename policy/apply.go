@@ -178,7 +178,7 @@ func redactDoc(doc map[string]any, kinds []string, paths [][]string) bool {
 			if k == contextKey {
 				continue
 			}
-			if nv, ok := redactValue(v, kinds); ok {
+			if nv, ok := redactMember(k, v, kinds); ok {
 				doc[k] = nv
 				changed = true
 			}
@@ -189,7 +189,7 @@ func redactDoc(doc map[string]any, kinds []string, paths [][]string) bool {
 	for _, toks := range paths {
 		if len(toks) == 0 {
 			for k, v := range doc {
-				if nv, ok := redactValue(v, kinds); ok {
+				if nv, ok := redactMember(k, v, kinds); ok {
 					doc[k] = nv
 					changed = true
 				}
@@ -200,12 +200,24 @@ func redactDoc(doc map[string]any, kinds []string, paths [][]string) bool {
 		if err != nil {
 			continue
 		}
-		if nv, ok := redactValue(s.val, kinds); ok {
+		if nv, ok := redactMember(toks[len(toks)-1], s.val, kinds); ok {
 			s.set(nv)
 			changed = true
 		}
 	}
 	return changed
+}
+
+// redactMember is redactValue for the value x of member key: a string is
+// also judged by its key (detect.RedactField: {"api_key": "…"}).
+func redactMember(key string, x any, kinds []string) (any, bool) {
+	nx, changed := redactValue(x, kinds)
+	if s, ok := nx.(string); ok {
+		if ns, ok := detect.RedactField(key, s, kinds); ok {
+			return ns, true
+		}
+	}
+	return nx, changed
 }
 
 // redactValue redacts v in place where it can (objects, arrays) and returns
@@ -217,9 +229,19 @@ func redactValue(v any, kinds []string) (any, bool) {
 	case map[string]any:
 		changed := false
 		for k, x := range t {
-			if nx, ok := redactValue(x, kinds); ok {
+			if nx, ok := redactMember(k, x, kinds); ok {
 				t[k] = nx
 				changed = true
+			}
+		}
+		// A name/value pair (an AOS input, a header list): the value is
+		// judged by the name it is stored under.
+		if s, ok := t["value"].(string); ok {
+			if name, ok := detect.PairKey(t); ok {
+				if ns, ok := detect.RedactField(name, s, kinds); ok {
+					t["value"] = ns
+					changed = true
+				}
 			}
 		}
 		return t, changed
