@@ -11,6 +11,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers driver "sqlite"
+
+	"github.com/wardenhq/warden/internal/tracehash"
 )
 
 // dsn returns the file: URI of path with the given query parameters.
@@ -104,6 +106,13 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := migrate(ctx, wdb); err != nil {
 		return fail(fmt.Errorf("sqlite: %s: %w", path, err))
 	}
+	key, keyWhere, err := tracehash.ResolveKey(opts.ChainKey, opts.ChainKeyFile)
+	if err != nil {
+		return fail(fmt.Errorf("sqlite: %w", err))
+	}
+	if err := ensureChain(ctx, wdb, key, keyWhere); err != nil {
+		return fail(fmt.Errorf("%w (%s)", err, path))
+	}
 	dbFile, err := os.Stat(path)
 	if err != nil {
 		return fail(fmt.Errorf("sqlite: %w", err))
@@ -137,6 +146,8 @@ func Open(dir string, opts Options) (*Store, error) {
 		queue:    make(chan *request, opts.QueueSize),
 		done:     make(chan struct{}),
 		batch:    make([]*request, 0, opts.MaxBatch),
+		chainKey: key,
+		keyed:    tracehash.NewKeyed(key),
 	}
 	if err := s.connect(); err != nil {
 		return fail(err)

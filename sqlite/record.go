@@ -41,7 +41,7 @@ type request struct {
 	// to the next (event, surface, decision, policy, tool, ...) reuses the
 	// box instead of allocating one (see boxString).
 	boxed [nCols]driver.Value
-	// content is SHA-256 of the record's canonical encoding (hash.go),
+	// content is SHA-256 of the record's canonical encoding, v2 (hash.go),
 	// computed by fill so that the writer only chains it.
 	content [32]byte
 	canon   *canon
@@ -108,9 +108,10 @@ func (r *request) fill(rec *warden.Record) error {
 		codes, codeBytes = string(r.codes), r.codes
 	}
 	us := rec.Time.UnixMicro()
+	shadow := rec.ShadowDecision()
 	in := resLen + len(rec.Input) // the input's end
 	out := in + len(rec.Output)   // the output's end
-	r.canon.Digest(&rowContent{
+	r.canon.DigestV2(&rowContent{
 		ID: rec.ID, TimeUS: us, Event: rec.Event, Surface: rec.Surface, Direction: rec.Direction,
 		RequestID: rec.RequestID, AgentID: rec.AgentID, SessionID: rec.SessionID,
 		TurnID: rec.TurnID, StepID: rec.StepID, Decision: rec.Decision, Reason: rec.Reason,
@@ -118,6 +119,7 @@ func (r *request) fill(rec *warden.Record) error {
 		LatencyUS: rec.LatencyUS, Results: r.blob[:resLen], Input: r.blob[resLen:in],
 		Output: r.blob[in:out], PolicyRevision: rec.PolicyRevision, Views: r.blob[out:],
 		Caller: rec.Caller, Tenant: rec.Tenant, ApprovalID: rec.ApprovalID, Tool: rec.Tool,
+		Shadow: shadow,
 	}, &r.content)
 	a := &r.args
 	a[0].Value = rec.ID
@@ -148,7 +150,7 @@ func (r *request) fill(rec *warden.Record) error {
 	a[25].Value = r.boxString(25, rec.Tool)
 	a[prevHashArg].Value = nil // set by the writer
 	a[hashArg].Value = nil
-	a[shadowArg].Value = rec.ShadowDecision()
+	a[shadowArg].Value = shadow
 	return nil
 }
 

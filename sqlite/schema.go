@@ -244,6 +244,19 @@ var migrations = []migration{
 		indexed INTEGER NOT NULL
 	);
 	INSERT INTO trace_log (one, indexed) VALUES (1, 0);`),
+	// 14 → 15: the chain marker (chainkey.go, internal/tracehash): where
+	// the records keyed with the chain key start, how many unhashed
+	// records the trace may start with, the key's id and a MAC over them
+	// with the key. One row, written by the first Open with the key.
+	sqlStep(`CREATE TABLE trace_chain (
+		one         INTEGER NOT NULL PRIMARY KEY CHECK (one = 1),
+		version     INTEGER NOT NULL,
+		anchor_pos  INTEGER NOT NULL, -- rowid of the head when the key was first used (0: none)
+		anchor_hash BLOB NOT NULL,    -- its hash (x'': none)
+		legacy      INTEGER NOT NULL, -- unhashed records the trace may start with
+		key_id      TEXT NOT NULL,
+		mac         BLOB NOT NULL
+	);`),
 }
 
 // migrateCursor adds the policy revision and the views (stored after the

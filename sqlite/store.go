@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/tracehash"
 )
 
 // FileName is the database file inside the store directory.
@@ -71,6 +72,13 @@ type Options struct {
 	// MaxUnindexed bounds the records answered and not yet indexed with
 	// Log (default DefaultMaxUnindexed); past it Record fails.
 	MaxUnindexed int
+	// ChainKey is the key the records are chained under (32 bytes,
+	// HMAC-SHA256; chainkey.go, docs/verify.md). When nil, it is read from
+	// ChainKeyFile, else from tracehash.DefaultKeyFile ($WARDEN_TRACE_KEY_FILE,
+	// else $XDG_CONFIG_HOME/warden/trace.chain.key), created there when
+	// there is none. A trace keyed with another key does not open.
+	ChainKey     []byte
+	ChainKeyFile string
 }
 
 // Stats are the writer's counters since Open.
@@ -106,6 +114,12 @@ type Store struct {
 	// decision makes (an ACS session, a session's labels); nil from
 	// OpenReadOnly, where rdb serves them (pointReader).
 	pdb *sql.DB
+
+	// chainKey is the key the records are chained under (nil from
+	// OpenReadOnly); keyed chains with it, on the writer goroutine (with
+	// a trace log, the indexer's).
+	chainKey []byte
+	keyed    *tracehash.Keyed
 
 	// Writer side; nil for a store from OpenReadOnly.
 	wdb      *sql.DB

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wardenhq/warden/internal/tracehash"
+	"github.com/wardenhq/warden/internal/tracesql"
 	"github.com/wardenhq/warden/sigkey"
 )
 
@@ -28,6 +30,12 @@ const (
 	// (it was forged or changed), or it was not signed by this data
 	// directory's key.
 	BrokenCheckpoint = "checkpoint"
+	// BrokenMarker: the trace's chain marker does not hold under the
+	// chain key given (another key, a changed marker, or none at all).
+	BrokenMarker = "marker"
+	// BrokenApproval: an approval's state, approver or use in the
+	// approvals table is not what the trace's records say.
+	BrokenApproval = "approval"
 )
 
 // Broken is the first broken link Verify found.
@@ -58,11 +66,27 @@ type Checkpoint struct {
 
 // VerifyReport is what Verify found.
 type VerifyReport struct {
-	Verified   int64       `json:"verified"` // hashed rows whose links hold (up to the break)
-	Legacy     int64       `json:"legacy"`   // rows from before the chain (no hash), skipped
-	Head       string      `json:"head"`     // the newest row's hash when the chain holds
-	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
-	Broken     *Broken     `json:"broken,omitempty"`
+	Verified int64 `json:"verified"` // hashed rows whose links hold (up to the break)
+	Legacy   int64 `json:"legacy"`   // rows from before the chain (no hash), skipped
+	// BeforeKey and Keyed split Verified: rows from before the chain key
+	// (their unkeyed SHA-256 hash recomputed: an editor who recomputes
+	// the hashes passes), and rows chained under the key.
+	BeforeKey int64 `json:"before_key"`
+	Keyed     int64 `json:"keyed"`
+	// ChainKey is the id of the key the trace's marker names ("" when it
+	// names none); KeyChecked, whether Verify had that key and checked
+	// every keyed row's MAC (else it checked only their linkage: that each
+	// names the hash stored before it).
+	ChainKey   string `json:"chain_key"`
+	KeyChecked bool   `json:"key_checked"`
+	// Approvals and ApprovalsUnchecked count the approvals checked
+	// against the trace's records, and those whose ask record retention
+	// has deleted (not checked).
+	Approvals          int64       `json:"approvals"`
+	ApprovalsUnchecked int64       `json:"approvals_unchecked"`
+	Head               string      `json:"head"` // the newest row's hash when the chain holds
+	Checkpoint         *Checkpoint `json:"checkpoint,omitempty"`
+	Broken             *Broken     `json:"broken,omitempty"`
 }
 
 // OK reports whether the whole chain holds.
@@ -72,19 +96,35 @@ const verifySQL = `SELECT rowid, id, time, event, surface, direction, request_id
 	agent_id, session_id, turn_id, step_id, decision, reason, reason_codes,
 	policy_id, policy_version, latency_us, blob_off, results_len, input_len,
 	output_len, policy_revision, views_len, caller, tenant, approval_id, tool,
-	prev_hash, hash FROM runs ORDER BY rowid`
+	shadow, prev_hash, hash FROM runs ORDER BY rowid`
+
+// VerifyOptions say what Verify checks with.
+type VerifyOptions struct {
+	// Key is the chain key (internal/tracehash); when nil, KeyFile's, else
+	// the store's own (Open's), else tracehash.DefaultKeyFile's when that
+	// file exists. NoKey checks without a key: the keyed records' linkage
+	// only.
+	Key     []byte
+	KeyFile string
+	NoKey   bool
+	// Pub, when not nil, is the key the newest checkpoint must be signed
+	// by, of any algorithm (VerifyWithPublicKey).
+	Pub *sigkey.PublicKey
+}
 
 // Verify walks the trace in insertion order recomputing each row's hash
 // (hash.go) and checking that it names the previous row's hash, starting
 // from the newest checkpoint (whose signature it checks) or from the first
-// hashed row. It reads one snapshot in one streaming query: memory is one
-// row and its blob, however long the trace. A broken link is reported in
-// the VerifyReport; the error is for a trace it could not read.
+// hashed row, with the chain key the store has (VerifyOptions). It reads
+// one snapshot in one streaming query: memory is one row and its blob,
+// however long the trace (and the records that name an approval, which it
+// checks the approvals table against). A broken link is reported in the
+// VerifyReport; the error is for a trace it could not read.
 //
 // The chain cannot show that the newest records were deleted: compare the
 // reported head with one seen earlier (or published) for that.
 func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
-	return s.VerifyWithKey(ctx, nil)
+	return s.VerifyWith(ctx, VerifyOptions{})
 }
 
 // VerifyWithKey is Verify with the checkpoint's expected signer: when pub
@@ -108,6 +148,38 @@ func (s *Store) VerifyWithKey(ctx context.Context, pub ed25519.PublicKey) (*Veri
 // acs.signing_key as `warden keys new` wrote its .pub): when want is not
 // nil, the newest checkpoint must be signed by it.
 func (s *Store) VerifyWithPublicKey(ctx context.Context, want *sigkey.PublicKey) (*VerifyReport, error) {
+	return s.VerifyWith(ctx, VerifyOptions{Pub: want})
+}
+
+// verifyKey is the chain key o says to verify with (nil: none).
+func (s *Store) verifyKey(o VerifyOptions) ([]byte, error) {
+	switch {
+	case o.NoKey:
+		return nil, nil
+	case o.Key != nil:
+		return o.Key, nil
+	case o.KeyFile != "":
+		k, err := tracehash.ReadKey(o.KeyFile)
+		if err == nil && k == nil {
+			err = fmt.Errorf("trace chain key %s: no such file", o.KeyFile)
+		}
+		return k, err
+	case s.chainKey != nil:
+		return s.chainKey, nil
+	}
+	f, err := tracehash.DefaultKeyFile()
+	if err != nil {
+		return nil, nil // no default place: no key
+	}
+	return tracehash.ReadKey(f)
+}
+
+// VerifyWith is Verify with o's chain key and checkpoint signer.
+func (s *Store) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
+	key, err := s.verifyKey(o)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: verify: %w", err)
+	}
 	if err := s.caughtUp(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite: verify: %w", err)
 	}
@@ -131,11 +203,57 @@ func (s *Store) VerifyWithPublicKey(ctx context.Context, want *sigkey.PublicKey)
 	}
 	if cp != nil {
 		rep.Checkpoint = cp
-		if why := s.checkCheckpoint(cp, want); why != "" {
+		if why := s.checkCheckpoint(cp, o.Pub); why != "" {
 			rep.Broken = &Broken{RowID: cp.LastRowID, ID: cp.LastID, Reason: BrokenCheckpoint, Detail: why}
 			return rep, nil
 		}
 		prev, _ = decodeHash(cp.LastHash)
+	}
+	marker, err := readMarker(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	markerBroken := func(detail string) (*VerifyReport, error) {
+		rep.Broken = &Broken{Reason: BrokenMarker, Detail: detail}
+		return rep, nil
+	}
+	var keyed *tracehash.Keyed
+	if marker != nil {
+		rep.ChainKey = marker.KeyID
+	}
+	if key != nil {
+		if marker == nil {
+			return markerBroken("the trace has no chain marker: no record in it is keyed (the marker was removed, or the trace was never opened by a warden with a chain key)")
+		}
+		if why := marker.Check(key); why != "" {
+			return markerBroken(why)
+		}
+		keyed, rep.KeyChecked = tracehash.NewKeyed(key), true
+	}
+	// after: the rows walked now are keyed (after the marker's anchor).
+	after := false
+	if marker != nil {
+		anchor := hex.EncodeToString(marker.AnchorHash)
+		switch {
+		case len(marker.AnchorHash) == 0:
+			after = true // keyed from the first hashed row
+		case cp != nil && cp.LastHash == anchor:
+			after = true
+		default:
+			var h []byte
+			err := conn.QueryRowContext(ctx, `SELECT hash FROM runs WHERE rowid = ?`, marker.AnchorPos).Scan(&h)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return nil, fmt.Errorf("sqlite: verify: %w", err)
+			}
+			switch {
+			case err == nil && bytes.Equal(h, marker.AnchorHash):
+				// walked up to it, then keyed
+			case cp != nil:
+				after = true // retention deleted it: every row left is keyed
+			default:
+				return markerBroken(fmt.Sprintf("the record the chain key starts after (rowid %d, hash %s) is not in the trace: it was changed or deleted", marker.AnchorPos, anchor))
+			}
+		}
 	}
 
 	rows, err := conn.QueryContext(ctx, verifySQL)
@@ -146,11 +264,14 @@ func (s *Store) VerifyWithPublicKey(ctx context.Context, want *sigkey.PublicKey)
 	c := newCanon()
 	var (
 		w       row
+		shadow  string
 		ph, h   []byte
 		blob    []byte
 		pos     int64
 		chained = cp != nil && cp.LastHash != "" // a hashed row has been seen (or deleted)
 		content [sha256.Size]byte
+		sum     [sha256.Size]byte
+		appr    tracesql.Approvals
 	)
 	for rows.Next() {
 		r := &w.rec
@@ -158,46 +279,67 @@ func (s *Store) VerifyWithPublicKey(ctx context.Context, want *sigkey.PublicKey)
 			&r.RequestID, &r.AgentID, &r.SessionID, &r.TurnID, &r.StepID,
 			&r.Decision, &r.Reason, &w.codes, &r.PolicyID, &r.PolicyVersion,
 			&r.LatencyUS, &w.off, &w.nRes, &w.nIn, &w.nOut, &r.PolicyRevision, &w.nVws,
-			&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool, &ph, &h); err != nil {
+			&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool, &shadow, &ph, &h); err != nil {
 			return nil, s.readErr(ctx, "verify: read run", err)
 		}
 		pos++
-		if !chained && len(h) == 0 && len(ph) == 0 {
-			rep.Legacy++
-			continue
-		}
-		chained = true
 		broken := func(reason, detail string) (*VerifyReport, error) {
 			rep.Broken = &Broken{Position: pos, RowID: w.rowid, ID: r.ID, Reason: reason, Detail: detail}
 			rep.Head = ""
 			return rep, nil
 		}
-		n := w.nRes + w.nIn + w.nOut + w.nVws
-		if int64(cap(blob)) < n {
-			blob = make([]byte, n)
-		}
-		blob = blob[:n]
-		if n > 0 {
-			if err := s.rblobs.readAt(blob, w.off); err != nil {
-				return broken(BrokenEdited, fmt.Sprintf("its blob cannot be read: %v", err))
+		if !chained && len(h) == 0 && len(ph) == 0 {
+			if marker != nil && rep.Legacy >= marker.Legacy {
+				return broken(BrokenEdited, fmt.Sprintf("it has no hash, but the trace's chain marker says the trace starts with %d records from before the hash chain: its hashes were removed", marker.Legacy))
 			}
+			rep.Legacy++
+			continue
 		}
-		i, o, v := w.nRes, w.nRes+w.nIn, w.nRes+w.nIn+w.nOut
-		c.Digest(&rowContent{
-			ID: r.ID, TimeUS: w.us, Event: r.Event, Surface: r.Surface, Direction: r.Direction,
-			RequestID: r.RequestID, AgentID: r.AgentID, SessionID: r.SessionID,
-			TurnID: r.TurnID, StepID: r.StepID, Decision: r.Decision, Reason: r.Reason,
-			ReasonCodes: w.codes, PolicyID: r.PolicyID, PolicyVersion: r.PolicyVersion,
-			LatencyUS: r.LatencyUS, Results: blob[:i], Input: blob[i:o], Output: blob[o:v],
-			PolicyRevision: r.PolicyRevision, Views: blob[v:], Caller: r.Caller,
-			Tenant: r.Tenant, ApprovalID: r.ApprovalID, Tool: r.Tool,
-		}, &content)
+		chained = true
 		if len(ph) != 0 && len(ph) != sha256.Size {
 			return broken(BrokenEdited, fmt.Sprintf("its prev_hash is %d bytes, not a SHA-256 hash", len(ph)))
 		}
-		sum := chainHash(&content, ph)
-		if !bytes.Equal(sum[:], h) {
-			return broken(BrokenEdited, "its stored hash is not the hash of its content and prev_hash: the record was changed")
+		if after && keyed == nil {
+			// Without the key a keyed row's hash cannot be recomputed:
+			// its linkage alone is checked.
+			if len(h) != sha256.Size {
+				return broken(BrokenEdited, fmt.Sprintf("its hash is %d bytes, not a keyed hash", len(h)))
+			}
+			copy(sum[:], h)
+		} else {
+			n := w.nRes + w.nIn + w.nOut + w.nVws
+			if int64(cap(blob)) < n {
+				blob = make([]byte, n)
+			}
+			blob = blob[:n]
+			if n > 0 {
+				if err := s.rblobs.readAt(blob, w.off); err != nil {
+					return broken(BrokenEdited, fmt.Sprintf("its blob cannot be read: %v", err))
+				}
+			}
+			i, o, v := w.nRes, w.nRes+w.nIn, w.nRes+w.nIn+w.nOut
+			rc := &rowContent{
+				ID: r.ID, TimeUS: w.us, Event: r.Event, Surface: r.Surface, Direction: r.Direction,
+				RequestID: r.RequestID, AgentID: r.AgentID, SessionID: r.SessionID,
+				TurnID: r.TurnID, StepID: r.StepID, Decision: r.Decision, Reason: r.Reason,
+				ReasonCodes: w.codes, PolicyID: r.PolicyID, PolicyVersion: r.PolicyVersion,
+				LatencyUS: r.LatencyUS, Results: blob[:i], Input: blob[i:o], Output: blob[o:v],
+				PolicyRevision: r.PolicyRevision, Views: blob[v:], Caller: r.Caller,
+				Tenant: r.Tenant, ApprovalID: r.ApprovalID, Tool: r.Tool, Shadow: shadow,
+			}
+			if after {
+				c.DigestV2(rc, &content)
+				sum = keyed.Chain(&content, ph)
+			} else {
+				c.Digest(rc, &content)
+				sum = chainHash(&content, ph)
+			}
+			if !bytes.Equal(sum[:], h) {
+				if after {
+					return broken(BrokenEdited, "its stored hash is not the keyed hash of its content and prev_hash: the record was changed (or rehashed without the chain key)")
+				}
+				return broken(BrokenEdited, "its stored hash is not the hash of its content and prev_hash: the record was changed")
+			}
 		}
 		if !bytes.Equal(ph, prev) {
 			at, err := rowWithHash(ctx, conn, ph)
@@ -216,12 +358,57 @@ func (s *Store) VerifyWithPublicKey(ctx context.Context, want *sigkey.PublicKey)
 		}
 		prev = append(prev[:0], sum[:]...)
 		rep.Verified++
+		if after {
+			rep.Keyed++
+		} else {
+			rep.BeforeKey++
+			if marker != nil && w.rowid == marker.AnchorPos && bytes.Equal(sum[:], marker.AnchorHash) {
+				after = true
+			}
+		}
+		if r.ApprovalID != "" {
+			appr.Add(r.ApprovalID, tracesql.ApprovalRecord{ID: r.ID, Surface: r.Surface,
+				Decision: r.Decision, Caller: r.Caller, Codes: w.codes})
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.readErr(ctx, "verify: read runs", err)
 	}
+	rows.Close()
+	if b, err := checkApprovals(ctx, conn, &appr); err != nil {
+		return nil, err
+	} else if b != nil {
+		rep.Broken = b
+		return rep, nil
+	}
+	rep.Approvals, rep.ApprovalsUnchecked = appr.Checked, appr.Unchecked
 	rep.Head = hex.EncodeToString(prev)
 	return rep, nil
+}
+
+// checkApprovals checks every approval against the trace's records that
+// name it (tracesql.Approvals); the first that does not hold is returned.
+func checkApprovals(ctx context.Context, conn *sql.Conn, appr *tracesql.Approvals) (*Broken, error) {
+	rows, err := conn.QueryContext(ctx, `SELECT id, state, decided_by, record_id, decision_record_id,
+		used_record_id, hold, used_at FROM approvals ORDER BY rowid`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: verify: read approvals: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a tracesql.ApprovalRow
+		if err := rows.Scan(&a.ID, &a.State, &a.DecidedBy, &a.RecordID, &a.DecisionRecordID,
+			&a.UsedRecordID, &a.Hold, &a.UsedAt); err != nil {
+			return nil, fmt.Errorf("sqlite: verify: read approval: %w", err)
+		}
+		if why := appr.Check(a); why != "" {
+			return &Broken{ID: a.ID, Reason: BrokenApproval, Detail: why}, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: verify: read approvals: %w", err)
+	}
+	return nil, nil
 }
 
 // rowWithHash is the rowid of a row whose hash is h, 0 for none. It scans

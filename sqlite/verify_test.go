@@ -192,9 +192,11 @@ func TestVerifyDetects(t *testing.T) {
 func TestVerifyLegacyRows(t *testing.T) {
 	dir := t.TempDir()
 	chainTrace(t, dir, 20)
-	// Rows written before the chain have no hashes.
-	sqlExec(t, rawDB(t, dir), `UPDATE runs SET hash = x'', prev_hash = x'' WHERE rowid <= 5`)
+	// Rows written before the chain have no hashes (and a trace from
+	// before the chain key has no marker: the next Open writes it).
+	makeLegacy(t, dir, `rowid <= 5`)
 	sqlExec(t, rawDB(t, dir), `UPDATE runs SET prev_hash = x'' WHERE rowid = 6`)
+	open(t, dir, Options{}).Close()
 	// The writer restarts the chain after legacy rows; here the sixth row
 	// was re-chained by hand, so it is edited now.
 	if rep := verifyDir(t, dir); rep.OK() || rep.Legacy != 5 || rep.Broken.Reason != BrokenEdited {
@@ -205,13 +207,23 @@ func TestVerifyLegacyRows(t *testing.T) {
 	s := open(t, dir, Options{})
 	recordAll(t, s, testRecord("old1", time.Now()), testRecord("old2", time.Now()))
 	s.Close()
-	sqlExec(t, rawDB(t, dir), `UPDATE runs SET hash = x'', prev_hash = x''`)
+	makeLegacy(t, dir, `true`)
 	s = open(t, dir, Options{})
 	recordAll(t, s, testRecord("new1", time.Now()), testRecord("new2", time.Now()))
 	s.Close()
 	if rep := verifyDir(t, dir); !rep.OK() || rep.Legacy != 2 || rep.Verified != 2 {
 		t.Fatalf("%+v %+v", rep, rep.Broken)
 	}
+}
+
+// makeLegacy makes the rows where cond holds rows from before the hash
+// chain (schema 6 and older: no hashes), in a trace from before the chain
+// key (schema 14: no marker).
+func makeLegacy(t *testing.T, dir, cond string) {
+	t.Helper()
+	db := rawDB(t, dir)
+	sqlExec(t, db, `UPDATE runs SET hash = x'', prev_hash = x'' WHERE `+cond)
+	sqlExec(t, db, `DELETE FROM trace_chain`)
 }
 
 func TestVerifyPrunedLegacyRows(t *testing.T) {
@@ -222,7 +234,7 @@ func TestVerifyPrunedLegacyRows(t *testing.T) {
 		recordAll(t, s, testRecord(fmt.Sprintf("old%d", i), t0.Add(time.Duration(i)*time.Hour)))
 	}
 	s.Close()
-	sqlExec(t, rawDB(t, dir), `UPDATE runs SET hash = x'', prev_hash = x''`)
+	makeLegacy(t, dir, `true`)
 	s = open(t, dir, Options{})
 	recordAll(t, s, testRecord("new0", t0.Add(10*time.Hour)), testRecord("new1", t0.Add(11*time.Hour)))
 	now := t0.Add(13 * time.Hour)

@@ -331,7 +331,7 @@ func (s *Store) write(b []*request, logTo uint64) (err error) {
 				}
 				continue
 			}
-			r.hash = chainHash(&r.content, head)
+			r.hash = s.keyed.Chain(&r.content, head)
 			n := copy(r.prev[:], head)
 			r.args[prevHashArg].Value = r.prev[:n]
 			r.args[hashArg].Value = r.hash[:]

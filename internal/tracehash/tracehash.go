@@ -33,8 +33,12 @@ import (
 	"hash"
 )
 
-// Tag starts every canonical encoding.
-const Tag = "warden.trace.v1"
+// Tag starts every canonical encoding of a record from before the chain
+// key (v1); TagV2 every one hashed under a chain key (key.go).
+const (
+	Tag   = "warden.trace.v1"
+	TagV2 = "warden.trace.v2"
+)
 
 // Size is the size of a hash in bytes.
 const Size = sha256.Size
@@ -52,6 +56,9 @@ type Row struct {
 	PolicyRevision                                           string
 	Views                                                    []byte
 	Caller, Tenant, ApprovalID, Tool                         string
+	// Shadow is the shadow set's verdict (runs.shadow, "" for none): in
+	// the v2 encoding only (DigestV2).
+	Shadow string
 }
 
 // Canon computes content digests, reusing its buffers. Not safe for
@@ -64,9 +71,9 @@ type Canon struct {
 // NewCanon returns a Canon.
 func NewCanon() *Canon { return &Canon{h: sha256.New(), buf: make([]byte, 0, 512)} }
 
-func (c *Canon) reset() {
+func (c *Canon) reset(tag string) {
 	c.h.Reset()
-	c.buf = append(c.buf[:0], Tag...)
+	c.buf = append(c.buf[:0], tag...)
 }
 
 func (c *Canon) str(s string) {
@@ -96,7 +103,21 @@ func (c *Canon) sum(dst *[Size]byte) {
 
 // Digest sets dst to SHA-256(canonical(f)), the record's content digest.
 func (c *Canon) Digest(f *Row, dst *[Size]byte) {
-	c.reset()
+	c.fields(Tag, f)
+	c.sum(dst)
+}
+
+// DigestV2 sets dst to SHA-256(canonicalV2(f)): the tag TagV2, the fields
+// of Digest in the same order, then shadow. Records written under a chain
+// key (key.go) are hashed with it.
+func (c *Canon) DigestV2(f *Row, dst *[Size]byte) {
+	c.fields(TagV2, f)
+	c.str(f.Shadow)
+	c.sum(dst)
+}
+
+func (c *Canon) fields(tag string, f *Row) {
+	c.reset(tag)
 	c.str(f.ID)
 	c.int(f.TimeUS)
 	c.str(f.Event)
@@ -122,7 +143,6 @@ func (c *Canon) Digest(f *Row, dst *[Size]byte) {
 	c.str(f.Tenant)
 	c.str(f.ApprovalID)
 	c.str(f.Tool)
-	c.sum(dst)
 }
 
 // Chain is SHA-256(content || prev), the record's hash; prev is the previous
