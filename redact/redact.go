@@ -48,8 +48,13 @@ func New(key []byte) *Redactor {
 
 // Filter redacts rec in place (its fields are replaced, never the bytes or
 // slices they share with the decision's outcome): Input, Output and Views
-// (JSON, kept valid), Reason, and each result's Reason, Error, Refused and
-// Patch. It is a warden.RecordFilter.
+// (JSON, kept valid), Reason, Event, Tool, ReasonCodes, and each result's
+// Reason, Error, Refused and Patch. The ids (ID, RequestID, AgentID,
+// SessionID, TurnID, StepID, ApprovalID), the principal (Caller, Tenant)
+// and what the configuration names (PolicyID, PolicyVersion, a result's
+// Guardian, PolicyID, Kind, Labels) are kept: they join the trace to the
+// rest of the store and are not the step's content (docs/security.md). It
+// is a warden.RecordFilter.
 func (r *Redactor) Filter(rec *warden.Record) {
 	if !mayMatch(rec) {
 		return
@@ -58,6 +63,19 @@ func (r *Redactor) Filter(rec *warden.Record) {
 	rec.Output = r.JSON(rec.Output)
 	rec.Views = r.JSON(rec.Views)
 	rec.Reason = r.String(rec.Reason)
+	rec.Event = r.String(rec.Event)
+	rec.Tool = r.String(rec.Tool)
+	for i, code := range rec.ReasonCodes {
+		if c := r.String(code); c != code {
+			codes := append([]string(nil), rec.ReasonCodes...) // the outcome's: copy
+			codes[i] = c
+			for j := i + 1; j < len(codes); j++ {
+				codes[j] = r.String(codes[j])
+			}
+			rec.ReasonCodes = codes
+			break
+		}
+	}
 	copied := false
 	for i := range rec.Results {
 		res := rec.Results[i]
@@ -83,11 +101,11 @@ const sep = "\x00"
 
 var bufs = sync.Pool{New: func() any { return new([]byte) }}
 
-// mayMatch reports whether any text of rec holds a detector match: it runs
-// the detectors once over all of them, joined by sep, rather than once per
-// string (most records hold none, and most strings are short). A match in
-// one text is a match in the joined texts, so false means Filter has
-// nothing to do.
+// mayMatch reports whether any text of rec holds a detector match, or its
+// JSON a secret by its key (detect.Field): it runs the detectors once over
+// all of them, joined by sep, rather than once per string (most records
+// hold none, and most strings are short). A match in one text is a match
+// in the joined texts, so false means Filter has nothing to do.
 func mayMatch(rec *warden.Record) bool {
 	bp := bufs.Get().(*[]byte)
 	buf := (*bp)[:0]
@@ -95,18 +113,29 @@ func mayMatch(rec *warden.Record) bool {
 		buf = append(buf, s...)
 		buf = append(buf, sep...)
 	}
-	walk(rec.Input, add)
-	walk(rec.Output, add)
-	walk(rec.Views, add)
+	field := false
+	fields := func(_, _ int, key, value string) {
+		if !field {
+			_, field = detect.Field(key, value)
+		}
+	}
+	walk(rec.Input, add, fields)
+	walk(rec.Output, add, fields)
+	walk(rec.Views, add, fields)
 	add(0, 0, rec.Reason)
+	add(0, 0, rec.Event)
+	add(0, 0, rec.Tool)
+	for _, code := range rec.ReasonCodes {
+		add(0, 0, code)
+	}
 	for i := range rec.Results {
 		res := &rec.Results[i]
 		add(0, 0, res.Reason)
 		add(0, 0, res.Error)
 		add(0, 0, res.Refused)
-		walk(res.Patch, add)
+		walk(res.Patch, add, fields)
 	}
-	found := len(buf) > 0 && len(detect.Find(unsafe.String(&buf[0], len(buf)), kinds)) > 0
+	found := field || len(buf) > 0 && len(detect.Find(unsafe.String(&buf[0], len(buf)), kinds)) > 0
 	if cap(buf) <= 1<<20 {
 		*bp = buf
 		bufs.Put(bp)
@@ -216,35 +245,51 @@ func (r *Redactor) JSON(b json.RawMessage) json.RawMessage {
 	// the matches are (a match in one text is a match in the joined texts,
 	// overlapping that text: TestSeparator); only the texts a match
 	// overlaps are then redacted one by one.
+	// A string that is a secret by its key (detect.Field: {"api_key":
+	// "…"}, an AOS input named password) is a match too.
 	j := joins.Get().(*joined)
 	defer j.put()
 	walk(b, func(start, end int, s string) {
 		j.pieces = append(j.pieces, piece{start, end, len(j.buf), len(j.buf) + len(s)})
 		j.buf = append(j.buf, s...)
 		j.buf = append(j.buf, sep...)
+	}, func(start, _ int, key, value string) {
+		if m, ok := detect.Field(key, value); ok {
+			j.fields = append(j.fields, fieldMatch{start, m})
+		}
 	})
 	if len(j.buf) == 0 {
 		return b
 	}
 	text := unsafe.String(&j.buf[0], len(j.buf))
 	ms := detect.Find(text, kinds)
-	if len(ms) == 0 {
+	if len(ms) == 0 && len(j.fields) == 0 {
 		return b
 	}
+	// A pair's value is found when its object closes: sort by token.
+	slices.SortStableFunc(j.fields, func(a, b fieldMatch) int { return a.start - b.start })
 	var out []byte
-	last, mi := 0, 0
+	last, mi, fi := 0, 0, 0
 	for _, p := range j.pieces {
 		for mi < len(ms) && ms[mi].End <= p.bs {
 			mi++
 		}
-		if mi == len(ms) {
+		for fi < len(j.fields) && j.fields[fi].start < p.start {
+			fi++
+		}
+		field := fi < len(j.fields) && j.fields[fi].start == p.start
+		if mi == len(ms) && fi == len(j.fields) {
 			break
 		}
-		if ms[mi].Start >= p.be {
+		if !field && (mi == len(ms) || ms[mi].Start >= p.be) {
 			continue
 		}
 		s := text[p.bs:p.be]
-		if pms := detect.Find(s, kinds); len(pms) > 0 {
+		pms := detect.Find(s, kinds)
+		if field {
+			pms = withField(pms, j.fields[fi].m)
+		}
+		if len(pms) > 0 {
 			out = append(out, b[last:p.start]...)
 			out = appendString(out, r.replace(s, pms))
 			last = p.end
@@ -260,10 +305,30 @@ func (r *Redactor) JSON(b json.RawMessage) json.RawMessage {
 // its bounds in the joined texts.
 type piece struct{ start, end, bs, be int }
 
+// fieldMatch is a string of a JSON value that is a secret by its key: its
+// token's start in the value and the match in the string.
+type fieldMatch struct {
+	start int
+	m     detect.Match
+}
+
+// withField adds the field match f to the sorted, non-overlapping matches
+// ms of the same string, unless one of them overlaps it.
+func withField(ms []detect.Match, f detect.Match) []detect.Match {
+	i := 0
+	for ; i < len(ms) && ms[i].End <= f.Start; i++ {
+	}
+	if i < len(ms) && ms[i].Start < f.End {
+		return ms
+	}
+	return slices.Insert(ms, i, f)
+}
+
 // joined holds the joined texts of one JSON value (pooled).
 type joined struct {
 	buf    []byte
 	pieces []piece
+	fields []fieldMatch
 }
 
 var joins = sync.Pool{New: func() any { return new(joined) }}
@@ -272,18 +337,26 @@ func (j *joined) put() {
 	if cap(j.buf) > 1<<20 || cap(j.pieces) > 1<<14 {
 		return
 	}
-	j.buf, j.pieces = j.buf[:0], j.pieces[:0]
+	j.buf, j.pieces, j.fields = j.buf[:0], j.pieces[:0], j.fields[:0]
 	joins.Put(j)
 }
 
 // walk calls fn with each string (decoded; object keys included) and each
-// number of the JSON text b, and the bounds of its token in b. A string
-// shares b's memory when it holds no escape: fn must not keep it.
-func walk(b []byte, fn func(start, end int, s string)) {
+// number of the JSON text b, and the bounds of its token in b. When field
+// is not nil, walk also calls it with each string stored under a key: an
+// object member's value (key: the member's name) and the "value" member of
+// a name/value pair (key: the pair's "name" member, or else its "key"
+// member; detect.PairKey), with the value's token bounds. A string shares
+// b's memory when it holds no escape: fn and field must not keep it.
+func walk(b []byte, fn func(start, end int, s string), field func(start, end int, key, value string)) {
 	if len(b) == 0 {
 		return
 	}
 	src := unsafe.String(&b[0], len(b)) // read only; b is never written
+	// The open containers (field only): an object's pair members so far.
+	var st [16]frame
+	stack := st[:0]
+	key, keyed := "", false // the member name whose value comes next
 	for i := 0; i < len(b); {
 		c := b[i]
 		switch {
@@ -299,6 +372,24 @@ func walk(b []byte, fn func(start, end int, s string)) {
 			if ok {
 				fn(i, end, s)
 			}
+			if field != nil {
+				j := end
+				for j < len(b) && isSpace(b[j]) {
+					j++
+				}
+				if j < len(b) && b[j] == ':' { // a member's name
+					key, keyed = s, ok
+					i = j + 1
+					continue
+				}
+				if keyed && ok {
+					field(i, end, key, s)
+					if n := len(stack); n > 0 && stack[n-1].obj {
+						stack[n-1].member(key, s, i, end)
+					}
+				}
+				keyed = false
+			}
 			i = end
 		case c == '-' || c >= '0' && c <= '9':
 			end := i + 1
@@ -306,12 +397,54 @@ func walk(b []byte, fn func(start, end int, s string)) {
 				end++
 			}
 			fn(i, end, src[i:end])
-			i = end
+			i, keyed = end, false
+		case field == nil:
+			i++
+		case c == '{' || c == '[':
+			stack = append(stack, frame{obj: c == '{'})
+			i, keyed = i+1, false
+		case c == '}' || c == ']':
+			if n := len(stack); n > 0 {
+				if f := &stack[n-1]; f.rank > 0 && f.ve > 0 {
+					field(f.vs, f.ve, f.name, f.value)
+				}
+				stack = stack[:n-1]
+			}
+			i, keyed = i+1, false
 		default:
+			if !isSpace(c) {
+				keyed = false // a literal or ','
+			}
 			i++
 		}
 	}
 }
+
+// frame is an open JSON container of walk: for an object, its "name" (or
+// "key") and "value" string members so far.
+type frame struct {
+	obj    bool
+	rank   uint8 // of name: 0 none, 1 from "key", 2 from "name"
+	name   string
+	vs, ve int // the "value" string's token; ve 0: none
+	value  string
+}
+
+// member notes the string member k: v of an object (token [start, end)).
+func (f *frame) member(k, v string, start, end int) {
+	switch k {
+	case "name":
+		f.rank, f.name = 2, v
+	case "key":
+		if f.rank < 2 {
+			f.rank, f.name = 1, v
+		}
+	case "value":
+		f.vs, f.ve, f.value = start, end, v
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // unquote decodes the JSON string q.
 func unquote(q []byte) (string, bool) {
