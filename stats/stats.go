@@ -8,6 +8,7 @@
 package stats
 
 import (
+	"context"
 	"math/bits"
 	"sync"
 	"time"
@@ -136,6 +137,26 @@ func histUpper(i int) time.Duration {
 
 // Observe counts one decision; it implements warden.Observer.
 func (o *Observer) Observe(ev *warden.Event, out *warden.Outcome, recordErr error) {
+	tool := ""
+	if ev != nil {
+		tool = ev.Tool.Name
+	}
+	o.observe(out, recordErr, tool)
+}
+
+// ObserveRecord counts one decision as Observe does, with the tool name of
+// the record as stored (redacted: a secret used as a tool name is not
+// listed among the most denied tools); it implements
+// warden.RecordObserver.
+func (o *Observer) ObserveRecord(_ context.Context, ev *warden.Event, out *warden.Outcome, rec *warden.Record, recordErr error) {
+	if rec == nil {
+		o.Observe(ev, out, recordErr)
+		return
+	}
+	o.observe(out, recordErr, rec.Tool)
+}
+
+func (o *Observer) observe(out *warden.Outcome, recordErr error, tool string) {
 	at := o.now().Unix() / 60
 	oc := outcomeOf(out, recordErr)
 	h := histIndex(out.Latency)
@@ -147,8 +168,8 @@ func (o *Observer) Observe(ev *warden.Event, out *warden.Outcome, recordErr erro
 	m.outcomes[oc]++
 	m.hist[h]++
 	if oc == Deny {
-		if ev != nil && ev.Tool.Name != "" {
-			m.deniedTools = count(m.deniedTools, ev.Tool.Name)
+		if tool != "" {
+			m.deniedTools = count(m.deniedTools, tool)
 		}
 		if out.PolicyID != "" {
 			m.deniedPolicies = count(m.deniedPolicies, out.PolicyID)
