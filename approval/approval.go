@@ -227,8 +227,8 @@ func (m *Manager) Open(ctx context.Context, ev *warden.Event, out *warden.Outcom
 	}
 	now := m.o.Now().UTC()
 	a := &warden.Approval{
-		ID: rec.ApprovalID, State: warden.ApprovalPending, Event: ev.Name, Surface: ev.Surface,
-		SessionID: ev.SessionID, AgentID: ev.Agent.ID, Tool: ev.Tool.Name,
+		ID: rec.ApprovalID, State: warden.ApprovalPending, Event: m.o.Redact(ev.Name), Surface: ev.Surface,
+		SessionID: ev.SessionID, AgentID: ev.Agent.ID, Tool: m.o.Redact(ev.Tool.Name),
 		Summary: Summary(ev, m.o.Redact), Reason: m.o.Redact(out.Reason), PolicyID: out.PolicyID,
 		Created: now, RecordID: rec.ID, Caller: ev.Principal.Name, Tenant: ev.Principal.Tenant,
 		Key: key, Hold: holds(ev.Surface),
@@ -367,7 +367,8 @@ func (m *Manager) expire(id, reason string) *warden.Approval {
 // with a reason, by principal by (a tenant's approver decides only its
 // tenant's approvals: another tenant's is ErrApprovalNotFound; the
 // caller that asked cannot decide it: ErrSelfApproval). An approval that
-// is no longer pending is warden.ErrApprovalDecided (409).
+// is no longer pending is warden.ErrApprovalDecided (409). The reason is
+// redacted (Options.Redact) before it is stored.
 func (m *Manager) Decide(ctx context.Context, id string, approve bool, by warden.Principal, reason string) (*warden.Approval, error) {
 	a, err := m.Get(ctx, id, by.Tenant)
 	if err != nil {
@@ -380,6 +381,10 @@ func (m *Manager) Decide(ctx context.Context, id string, approve bool, by warden
 	if approve {
 		state = warden.ApprovalApproved
 	}
+	// Stored, listed and streamed redacted, as the trace record of the
+	// decision has it: an approver who pastes a secret into the reason does
+	// not put it in the approvals table.
+	reason = m.o.Redact(reason)
 	a, err = m.o.Store.DecideApproval(ctx, id, state, by.Name, reason, m.o.Now().UTC())
 	if err != nil {
 		if errors.Is(err, warden.ErrApprovalDecided) && a != nil && a.State == warden.ApprovalExpired {
