@@ -91,14 +91,15 @@ func newRequest(rec *warden.Record, timeout time.Duration) (*request, error) {
 		size: len(res) + len(in) + len(out) + len(views)}
 	c := canons.Get().(*tracehash.Canon)
 	defer canons.Put(c)
-	c.Digest(&tracehash.Row{
+	shadow := rec.ShadowDecision()
+	c.DigestV2(&tracehash.Row{
 		ID: rec.ID, TimeUS: us, Event: rec.Event, Surface: rec.Surface, Direction: rec.Direction,
 		RequestID: rec.RequestID, AgentID: rec.AgentID, SessionID: rec.SessionID,
 		TurnID: rec.TurnID, StepID: rec.StepID, Decision: rec.Decision, Reason: rec.Reason,
 		ReasonCodes: codes, PolicyID: rec.PolicyID, PolicyVersion: rec.PolicyVersion,
 		LatencyUS: rec.LatencyUS, Results: res, Input: in, Output: out,
 		PolicyRevision: rec.PolicyRevision, Views: views, Caller: rec.Caller,
-		Tenant: rec.Tenant, ApprovalID: rec.ApprovalID, Tool: rec.Tool,
+		Tenant: rec.Tenant, ApprovalID: rec.ApprovalID, Tool: rec.Tool, Shadow: shadow,
 	}, &r.content)
 	var codesArg any
 	if codes != nil {
@@ -108,7 +109,7 @@ func newRequest(rec *warden.Record, timeout time.Duration) (*request, error) {
 		rec.RequestID, rec.AgentID, rec.SessionID, rec.TurnID, rec.StepID, rec.Decision,
 		rec.Reason, codesArg, rec.PolicyID, rec.PolicyVersion, rec.LatencyUS,
 		res, in, out, rec.PolicyRevision, views, rec.Caller, rec.Tenant,
-		rec.ApprovalID, rec.Tool, rec.ShadowDecision(), nil, nil}
+		rec.ApprovalID, rec.Tool, shadow, nil, nil}
 	return r, nil
 }
 
@@ -293,7 +294,7 @@ func (s *Store) writeFast(ctx context.Context, b []*request) (bool, error) {
 	seq, head := s.headSeq, s.headHash
 	for _, r := range b {
 		seq++
-		h := tracehash.Chain(&r.content, head)
+		h := s.keyed.Chain(&r.content, head)
 		r.row[seqCol], r.row[prevCol], r.row[hashCol] = seq, nonNil(head), h[:]
 		head = h[:]
 		for i, v := range r.row {
@@ -373,7 +374,7 @@ func (s *Store) writeLocked(ctx context.Context, b []*request) error {
 		}
 		seen[r.id] = true
 		seq++
-		h := tracehash.Chain(&r.content, head)
+		h := s.keyed.Chain(&r.content, head)
 		r.row[seqCol], r.row[prevCol], r.row[hashCol] = seq, nonNil(head), h[:]
 		head = h[:]
 		for i, v := range r.row {

@@ -215,6 +215,19 @@ var migrations = []migration{
 	// disk instead of 2.6 (docs/postgres.md says how to take the other
 	// side of that trade: ALTER TABLE runs RESET (toast_tuple_target)).
 	sqlStep(`ALTER TABLE runs SET (toast_tuple_target = 8160)`),
+	// 5 → 6: the chain marker (chainkey.go, internal/tracehash): the seq
+	// and hash of the chain's head when the chain key was first used (the
+	// records after it are keyed), the key's id and a MAC over them with
+	// the key. One row, written by the first Open with the key.
+	sqlStep(`CREATE TABLE trace_chain (
+		one         boolean NOT NULL PRIMARY KEY DEFAULT true CHECK (one),
+		version     bigint NOT NULL,
+		anchor_pos  bigint NOT NULL, -- seq of the head when the key was first used (0: none)
+		anchor_hash bytea NOT NULL,  -- its hash (empty: none)
+		legacy      bigint NOT NULL, -- always 0: every PostgreSQL record is hashed
+		key_id      text NOT NULL,
+		mac         bytea NOT NULL
+	)`),
 }
 
 // A migration changes the schema inside migrate's transaction.

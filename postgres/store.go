@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/tracehash"
 )
 
 // Defaults of Options.
@@ -55,6 +56,15 @@ type Options struct {
 	// with its size, its duration and its error (the trace's batch
 	// metrics); it must not block.
 	OnBatch func(size int, dur time.Duration, err error)
+	// ChainKey is the key the records are chained under (32 bytes,
+	// HMAC-SHA256; chainkey.go, docs/verify.md): every replica writing the
+	// database needs the same. When nil, it is read from ChainKeyFile,
+	// else from tracehash.DefaultKeyFile ($WARDEN_TRACE_KEY_FILE, else
+	// $XDG_CONFIG_HOME/warden/trace.chain.key), created there when there
+	// is none. A database keyed with another key does not open for
+	// writing. ReadOnly stores read no key at Open.
+	ChainKey     []byte
+	ChainKeyFile string
 }
 
 func (o *Options) defaults() {
@@ -110,6 +120,11 @@ type Store struct {
 	headKnown bool
 
 	labels labelReader // the session label reads waiting (labelread.go)
+
+	// chainKey is the key records are chained under (nil when ReadOnly);
+	// keyed chains with it, on the writer goroutine.
+	chainKey []byte
+	keyed    *tracehash.Keyed
 }
 
 // TraceStats are the writer's counters since Open.
@@ -182,6 +197,15 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		close(s.done)
 		return s, nil
 	}
+	key, where, err := tracehash.ResolveKey(opts.ChainKey, opts.ChainKeyFile)
+	if err == nil {
+		err = ensureChain(ctx, pool, key, where)
+	}
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s.chainKey, s.keyed = key, tracehash.NewKeyed(key)
 	s.queue = make(chan *request, opts.MaxPending)
 	go s.run()
 	return s, nil

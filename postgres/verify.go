@@ -6,10 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wardenhq/warden/internal/tracehash"
+	"github.com/wardenhq/warden/internal/tracesql"
 )
 
 // Reasons a link of the chain is broken (Broken.Reason), as the SQLite
@@ -24,6 +27,12 @@ const (
 	// BrokenReordered: the row is intact and its predecessor is in the
 	// trace, but not just before it.
 	BrokenReordered = "reordered"
+	// BrokenMarker: the chain marker does not hold under the chain key
+	// given (another key, a changed marker, or none at all).
+	BrokenMarker = "marker"
+	// BrokenApproval: an approval's state, approver or use is not what the
+	// trace's records say.
+	BrokenApproval = "approval"
 )
 
 // Broken is the first broken link Verify found.
@@ -35,47 +44,136 @@ type Broken struct {
 	Detail   string `json:"detail"`
 }
 
-// VerifyReport is what Verify found.
+// VerifyReport is what Verify found (the SQLite store's fields, without
+// its legacy rows and checkpoints: every PostgreSQL record is hashed, and
+// nothing is pruned).
 type VerifyReport struct {
-	Verified int64   `json:"verified"` // rows whose links hold (up to the break)
-	Head     string  `json:"head"`     // the newest row's hash when the chain holds
-	Broken   *Broken `json:"broken,omitempty"`
+	Verified int64 `json:"verified"` // rows whose links hold (up to the break)
+	// BeforeKey and Keyed split Verified: rows from before the chain key
+	// (unkeyed SHA-256: an editor who recomputes the hashes passes), and
+	// rows chained under the key.
+	BeforeKey int64 `json:"before_key"`
+	Keyed     int64 `json:"keyed"`
+	// ChainKey is the id of the key the marker names; KeyChecked, whether
+	// Verify had it and checked every keyed row's MAC (else only their
+	// linkage).
+	ChainKey   string `json:"chain_key"`
+	KeyChecked bool   `json:"key_checked"`
+	// Approvals and ApprovalsUnchecked count the approvals checked against
+	// the trace's records, and those whose ask record is not in it.
+	Approvals          int64   `json:"approvals"`
+	ApprovalsUnchecked int64   `json:"approvals_unchecked"`
+	Head               string  `json:"head"` // the newest row's hash when the chain holds
+	Broken             *Broken `json:"broken,omitempty"`
 }
 
 // OK reports whether the whole chain holds.
 func (r *VerifyReport) OK() bool { return r.Broken == nil }
 
+// VerifyOptions say which chain key Verify checks with: Key; else
+// KeyFile's; else the store's own (a store open for writing); else
+// tracehash.DefaultKeyFile's when that file exists. NoKey checks without
+// one (the keyed records' linkage only).
+type VerifyOptions struct {
+	Key     []byte
+	KeyFile string
+	NoKey   bool
+}
+
+func (s *Store) verifyKey(o VerifyOptions) ([]byte, error) {
+	switch {
+	case o.NoKey:
+		return nil, nil
+	case o.Key != nil:
+		return o.Key, nil
+	case o.KeyFile != "":
+		k, err := tracehash.ReadKey(o.KeyFile)
+		if err == nil && k == nil {
+			err = fmt.Errorf("trace chain key %s: no such file", o.KeyFile)
+		}
+		return k, err
+	case s.chainKey != nil:
+		return s.chainKey, nil
+	}
+	f, err := tracehash.DefaultKeyFile()
+	if err != nil {
+		return nil, nil
+	}
+	return tracehash.ReadKey(f)
+}
+
 // Verify walks the trace in seq order recomputing each row's hash
 // (internal/tracehash) and checking that it names the previous row's hash,
 // in one snapshot (a read-only REPEATABLE READ transaction) read as one
-// streaming query: memory is one row, however long the trace, and writers
-// go on meanwhile. A broken link is reported in the VerifyReport; the error
-// is for a trace it could not read.
+// streaming query: memory is one row, however long the trace (and the
+// records that name an approval, which it checks the approvals table
+// against), and writers go on meanwhile. A broken link is reported in the
+// VerifyReport; the error is for a trace it could not read.
 //
 // The chain cannot show that the newest records were deleted: compare the
 // reported head with one seen earlier (or published) for that.
 func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
+	return s.VerifyWith(ctx, VerifyOptions{})
+}
+
+// VerifyWith is Verify with o's chain key.
+func (s *Store) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
+	key, err := s.verifyKey(o)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: verify: %w", err)
+	}
 	tx, err := s.beginRead(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: verify: %w", err)
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck // read only
-	rows, err := tx.Query(ctx, scanCols+` ORDER BY seq`)
+	rep := &VerifyReport{}
+	marker, err := readMarker(ctx, tx, false)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: verify: %w", err)
+	}
+	markerBroken := func(detail string) (*VerifyReport, error) {
+		rep.Broken = &Broken{Reason: BrokenMarker, Detail: detail}
+		return rep, nil
+	}
+	var keyed *tracehash.Keyed
+	if marker != nil {
+		rep.ChainKey = marker.KeyID
+	}
+	if key != nil {
+		if marker == nil {
+			return markerBroken("the trace has no chain marker: no record in it is keyed (the marker was removed, or no warden with a chain key has written it)")
+		}
+		if why := marker.Check(key); why != "" {
+			return markerBroken(why)
+		}
+		keyed, rep.KeyChecked = tracehash.NewKeyed(key), true
+	}
+	// Rows after the anchor's seq are keyed; with no marker at all every
+	// row is checked as from before the key (v1).
+	anchor := int64(math.MaxInt64)
+	if marker != nil {
+		anchor = marker.AnchorPos
+	}
+	rows, err := tx.Query(ctx, strings.Replace(scanCols, "prev_hash, hash", "prev_hash, hash, shadow", 1)+` ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: verify: %w", err)
 	}
 	defer rows.Close()
-	rep := &VerifyReport{}
 	c := tracehash.NewCanon()
 	var (
-		w       row
-		prev    []byte
-		pos     int64
-		content [tracehash.Size]byte
+		w         row
+		shadow    string
+		prev      []byte
+		pos       int64
+		content   [tracehash.Size]byte
+		sum       [tracehash.Size]byte
+		sawAnchor = marker == nil || marker.AnchorPos == 0
+		appr      tracesql.Approvals
 	)
 	for rows.Next() {
 		w = row{}
-		if err := rows.Scan(w.dest()...); err != nil {
+		if err := rows.Scan(append(w.dest(), &shadow)...); err != nil {
 			return nil, readErr(ctx, "verify: read run", err)
 		}
 		pos++
@@ -84,22 +182,42 @@ func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
 			rep.Broken = &Broken{Position: pos, Seq: w.seq, ID: r.ID, Reason: reason, Detail: detail}
 			return rep, nil
 		}
-		c.Digest(&tracehash.Row{
-			ID: r.ID, TimeUS: w.us, Event: r.Event, Surface: r.Surface, Direction: r.Direction,
-			RequestID: r.RequestID, AgentID: r.AgentID, SessionID: r.SessionID,
-			TurnID: r.TurnID, StepID: r.StepID, Decision: r.Decision, Reason: r.Reason,
-			ReasonCodes: w.codes, PolicyID: r.PolicyID, PolicyVersion: r.PolicyVersion,
-			LatencyUS: r.LatencyUS, Results: w.results, Input: w.in, Output: w.out,
-			PolicyRevision: r.PolicyRevision, Views: w.vws, Caller: r.Caller,
-			Tenant: r.Tenant, ApprovalID: r.ApprovalID, Tool: r.Tool,
-		}, &content)
 		ph := w.prevHash
 		if len(ph) != 0 && len(ph) != tracehash.Size {
 			return broken(BrokenEdited, fmt.Sprintf("its prev_hash is %d bytes, not a SHA-256 hash", len(ph)))
 		}
-		sum := tracehash.Chain(&content, ph)
-		if !bytes.Equal(sum[:], w.hash) {
-			return broken(BrokenEdited, "its stored hash is not the hash of its content and prev_hash: the record was changed")
+		after := w.seq > anchor
+		if after && !sawAnchor {
+			return markerBroken(fmt.Sprintf("the record the chain key starts after (seq %d) is not in the trace: it was changed or deleted", anchor))
+		}
+		if after && keyed == nil {
+			if len(w.hash) != tracehash.Size {
+				return broken(BrokenEdited, fmt.Sprintf("its hash is %d bytes, not a keyed hash", len(w.hash)))
+			}
+			copy(sum[:], w.hash)
+		} else {
+			rc := &tracehash.Row{
+				ID: r.ID, TimeUS: w.us, Event: r.Event, Surface: r.Surface, Direction: r.Direction,
+				RequestID: r.RequestID, AgentID: r.AgentID, SessionID: r.SessionID,
+				TurnID: r.TurnID, StepID: r.StepID, Decision: r.Decision, Reason: r.Reason,
+				ReasonCodes: w.codes, PolicyID: r.PolicyID, PolicyVersion: r.PolicyVersion,
+				LatencyUS: r.LatencyUS, Results: w.results, Input: w.in, Output: w.out,
+				PolicyRevision: r.PolicyRevision, Views: w.vws, Caller: r.Caller,
+				Tenant: r.Tenant, ApprovalID: r.ApprovalID, Tool: r.Tool, Shadow: shadow,
+			}
+			if after {
+				c.DigestV2(rc, &content)
+				sum = keyed.Chain(&content, ph)
+			} else {
+				c.Digest(rc, &content)
+				sum = tracehash.Chain(&content, ph)
+			}
+			if !bytes.Equal(sum[:], w.hash) {
+				if after {
+					return broken(BrokenEdited, "its stored hash is not the keyed hash of its content and prev_hash: the record was changed (or rehashed without the chain key)")
+				}
+				return broken(BrokenEdited, "its stored hash is not the hash of its content and prev_hash: the record was changed")
+			}
 		}
 		if !bytes.Equal(ph, prev) {
 			rows.Close()
@@ -117,12 +235,52 @@ func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
 				return broken(BrokenReordered, fmt.Sprintf("its predecessor (hash %s) is at seq %d, not just before it", got, at))
 			}
 		}
+		if marker != nil && w.seq == anchor {
+			if !bytes.Equal(sum[:], marker.AnchorHash) {
+				return markerBroken(fmt.Sprintf("the record the chain key starts after (seq %d) is not the one the marker names: it was changed", anchor))
+			}
+			sawAnchor = true
+		}
 		prev = append(prev[:0], sum[:]...)
 		rep.Verified++
+		if after {
+			rep.Keyed++
+		} else {
+			rep.BeforeKey++
+		}
+		if r.ApprovalID != "" {
+			appr.Add(r.ApprovalID, tracesql.ApprovalRecord{ID: r.ID, Surface: r.Surface,
+				Decision: r.Decision, Caller: r.Caller, Codes: w.codes})
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, readErr(ctx, "verify: read runs", err)
 	}
+	rows.Close()
+	if !sawAnchor {
+		return markerBroken(fmt.Sprintf("the record the chain key starts after (seq %d) is not in the trace: it was changed or deleted", anchor))
+	}
+	arows, err := tx.Query(ctx, `SELECT id, state, decided_by, record_id, decision_record_id,
+		used_record_id, hold, used_at FROM approvals ORDER BY created, id`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: verify: read approvals: %w", err)
+	}
+	defer arows.Close()
+	for arows.Next() {
+		var a tracesql.ApprovalRow
+		if err := arows.Scan(&a.ID, &a.State, &a.DecidedBy, &a.RecordID, &a.DecisionRecordID,
+			&a.UsedRecordID, &a.Hold, &a.UsedAt); err != nil {
+			return nil, fmt.Errorf("postgres: verify: read approval: %w", err)
+		}
+		if why := appr.Check(a); why != "" {
+			rep.Broken = &Broken{ID: a.ID, Reason: BrokenApproval, Detail: why}
+			return rep, nil
+		}
+	}
+	if err := arows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: verify: read approvals: %w", err)
+	}
+	rep.Approvals, rep.ApprovalsUnchecked = appr.Checked, appr.Unchecked
 	rep.Head = hex.EncodeToString(prev)
 	return rep, nil
 }
