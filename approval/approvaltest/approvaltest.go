@@ -34,11 +34,14 @@ func ApproveAll(ctx context.Context, m *approval.Manager, by string) *Approver {
 		for ctx.Err() == nil {
 			list, _ := m.List(ctx, warden.ApprovalQuery{State: warden.ApprovalPending})
 			for _, p := range list {
+				// Locked across the decision: the call it releases may be
+				// answered before the append, and a test reading Approved
+				// then must see it.
+				a.mu.Lock()
 				if _, err := m.Decide(ctx, p.ID, true, warden.Principal{Name: by}, "approved by the test"); err == nil {
-					a.mu.Lock()
 					a.seen = append(a.seen, p)
-					a.mu.Unlock()
 				}
+				a.mu.Unlock()
 			}
 			select {
 			case <-ctx.Done():
