@@ -35,17 +35,18 @@ func approveAll(t *testing.T, url string) func() []string {
 				resp.Body.Close()
 			}
 			for _, a := range list.Approvals {
+				// Locked across the decision: the call it releases may be
+				// answered before the append.
+				mu.Lock()
 				resp, err := http.Post(url+"/api/approvals/"+a.ID, "application/json",
 					bytes.NewReader([]byte(`{"decision":"approve","reason":"e2e"}`)))
-				if err != nil {
-					continue
+				if err == nil {
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						seen = append(seen, a.PolicyID)
+					}
 				}
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					mu.Lock()
-					seen = append(seen, a.PolicyID)
-					mu.Unlock()
-				}
+				mu.Unlock()
 			}
 			select {
 			case <-ctx.Done():
