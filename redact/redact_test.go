@@ -104,6 +104,7 @@ func TestJSONMalformed(t *testing.T) {
 func FuzzJSON(f *testing.F) {
 	f.Add([]byte(`{"body":"aws_access_key_id=AKIAIOSFODNN7EXAMPLE","card":4111111111111111}`))
 	f.Add([]byte(`["a@b.example\n", 1e5, "\ud800"]`))
+	f.Add([]byte(`{"api_key":"Zx8fQ2mP9wLk3Rt7Vb1N","in":[{"value":"p4Ss-W0rd-Xy7Zq9Lk2M","name":"pass\u0077ord"}]}`))
 	r := New(make([]byte, KeySize))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		in := string(b)
