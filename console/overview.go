@@ -41,10 +41,13 @@ type overviewData struct {
 
 // overview serves the last hour at a glance: decisions per second by
 // outcome, p50/p99 latency, the most denied tools and policies, and the
-// pending approvals, as charts drawn here in SVG.
+// pending approvals, as charts drawn here in SVG. A viewer with a tenant
+// sees its tenant's decisions and approvals only; one without, every
+// tenant's (as the runs API).
 func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	d := overviewData{}
 	p := page{Title: "Overview", Nav: "overview", Data: &d}
+	tenant := warden.PrincipalFrom(r.Context()).Tenant
 	var pts []stats.Point
 	if c.o.Stats == nil {
 		d.NoStats = true
@@ -54,8 +57,8 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 			pts[i].Time = now.Add(time.Duration(i-59) * time.Minute)
 		}
 	} else {
-		pts = c.o.Stats.Series(60)
-		d.Hour = c.o.Stats.Summary(time.Hour, overviewTop)
+		pts = c.o.Stats.Series(tenant, 60)
+		d.Hour = c.o.Stats.Summary(tenant, time.Hour, overviewTop)
 		d.Since = d.Hour.Since
 		d.Total, d.Denied = d.Hour.Outcomes.Total(), d.Hour.Outcomes[stats.Deny]
 		d.Rate = trimFloat(float64(d.Total) / 3600)
@@ -66,7 +69,6 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	if c.o.Approvals != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
 		defer cancel()
-		tenant := warden.PrincipalFrom(r.Context()).Tenant
 		recent, err := c.o.Approvals.List(ctx, warden.ApprovalQuery{Tenant: tenant, Limit: maxOverviewApprovals})
 		if err != nil {
 			d.Err = "listing approvals: " + err.Error()

@@ -39,8 +39,9 @@ type policiesData struct {
 // policies serves the policies in force: the viewer's tenant's set (or,
 // for a viewer without a tenant, the shared set or ?tenant='s), with each
 // policy's source, mode and how often it matched and decided in the last
-// hour and day; and the set's shadow set, if any, with where it disagreed
-// with the live decisions of the last day.
+// hour and day — in the decisions of the set's tenant (of every caller for
+// the shared set) — and the set's shadow set, if any, with where it
+// disagreed with the live decisions of the last day.
 func (c *Console) policies(w http.ResponseWriter, r *http.Request) {
 	d := policiesData{Tenants: c.o.Tenants}
 	p := page{Title: "Policies", Nav: "policies", Data: &d}
@@ -70,7 +71,7 @@ func (c *Console) policies(w http.ResponseWriter, r *http.Request) {
 	d.Revision, d.Sources, d.Status = set.Revision(), set.Sources(), c.o.Policies.ReloadStatus(d.Tenant)
 	var hour, day stats.Summary
 	if c.o.Stats != nil {
-		hour, day = c.o.Stats.Summary(time.Hour, 0), c.o.Stats.Summary(24*time.Hour, 0)
+		hour, day = c.o.Stats.Summary(d.Tenant, time.Hour, 0), c.o.Stats.Summary(d.Tenant, 24*time.Hour, 0)
 	}
 	for _, pol := range set.Policies() {
 		row := rowOfPolicy(pol)

@@ -29,9 +29,19 @@ type Point struct {
 	P50, P99 time.Duration
 }
 
+// of is the minute's counts of tenant: every decision's for "", nil when
+// the tenant did not decide in it.
+func (m *minute) of(tenant string) *counts {
+	if tenant == "" {
+		return &m.counts
+	}
+	return m.tenants[tenant]
+}
+
 // Series returns the last n minutes (at most Minutes), oldest first, the
-// current minute last. Minutes without decisions are zero points.
-func (o *Observer) Series(n int) []Point {
+// current minute last, of tenant's decisions (every decision's for "").
+// Minutes without decisions are zero points.
+func (o *Observer) Series(tenant string, n int) []Point {
 	n = min(max(n, 0), Minutes)
 	now := o.now().Unix() / 60
 	out := make([]Point, n)
@@ -42,12 +52,16 @@ func (o *Observer) Series(n int) []Point {
 		p.Time = time.Unix(at*60, 0).UTC()
 		o.mu.Lock()
 		m := &o.minutes[((at%Minutes)+Minutes)%Minutes]
-		ok := m.at == at
+		var c *counts
+		if m.at == at {
+			c = m.of(tenant)
+		}
+		ok := c != nil
 		if ok {
-			for k, v := range m.outcomes {
+			for k, v := range c.outcomes {
 				p.Outcomes[k] = uint64(v)
 			}
-			hist = m.hist
+			hist = c.hist
 		}
 		o.mu.Unlock()
 		if ok {
@@ -86,11 +100,12 @@ type Summary struct {
 	Policies map[string]PolicyCount
 }
 
-// Summary aggregates the last d (rounded up to whole minutes, at most a
-// day, the current minute included), keeping the top most denied tools and
-// policies. The lock is taken one minute at a time, so a summary never
-// holds up decisions for long.
-func (o *Observer) Summary(d time.Duration, top int) Summary {
+// Summary aggregates tenant's decisions (every decision's for "") of the
+// last d (rounded up to whole minutes, at most a day, the current minute
+// included), keeping the top most denied tools and policies. The lock is
+// taken one minute at a time, so a summary never holds up decisions for
+// long.
+func (o *Observer) Summary(tenant string, d time.Duration, top int) Summary {
 	n := int((d + time.Minute - 1) / time.Minute)
 	n = min(max(n, 1), Minutes)
 	now := o.now().Unix() / 60
@@ -100,20 +115,20 @@ func (o *Observer) Summary(d time.Duration, top int) Summary {
 	for at := now - int64(n-1); at <= now; at++ {
 		o.mu.Lock()
 		m := &o.minutes[((at%Minutes)+Minutes)%Minutes]
-		if m.at == at {
-			for k, v := range m.outcomes {
+		if c := m.of(tenant); m.at == at && c != nil {
+			for k, v := range c.outcomes {
 				s.Outcomes[k] += uint64(v)
 			}
-			for k, v := range m.hist {
+			for k, v := range c.hist {
 				hist[k] += uint64(v)
 			}
-			for k, v := range m.deniedTools {
+			for k, v := range c.deniedTools {
 				tools[k] += uint64(v)
 			}
-			for k, v := range m.deniedPolicies {
+			for k, v := range c.deniedPolicies {
 				policies[k] += uint64(v)
 			}
-			for k, c := range m.policies {
+			for k, c := range c.policies {
 				pc := s.Policies[k]
 				pc.Matched += uint64(c[0])
 				pc.Decided += uint64(c[1])

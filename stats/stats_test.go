@@ -90,13 +90,13 @@ func TestObserveSummary(t *testing.T) {
 	o.Observe(decision(warden.Deny, 50*time.Microsecond, "http_post", "no-secrets", pol("no-secrets", "enforce")))
 
 	t.Run("last minute", func(t *testing.T) {
-		s := o.Summary(time.Minute, 10)
+		s := o.Summary("", time.Minute, 10)
 		if s.Outcomes.Total() != 1 || s.Outcomes[Deny] != 1 {
 			t.Errorf("outcomes %v", s.Outcomes)
 		}
 	})
 	t.Run("last hour", func(t *testing.T) {
-		s := o.Summary(time.Hour, 10)
+		s := o.Summary("", time.Hour, 10)
 		want := Counts{Allow: 2, Modify: 1, Ask: 1, Deny: 4, Error: 1}
 		if s.Outcomes != want {
 			t.Errorf("outcomes %v, want %v", s.Outcomes, want)
@@ -121,12 +121,12 @@ func TestObserveSummary(t *testing.T) {
 		}
 	})
 	t.Run("top 1", func(t *testing.T) {
-		if s := o.Summary(time.Hour, 1); len(s.DeniedTools) != 1 || s.DeniedTools[0].Key != "http_post" {
+		if s := o.Summary("", time.Hour, 1); len(s.DeniedTools) != 1 || s.DeniedTools[0].Key != "http_post" {
 			t.Errorf("top 1: %v", s.DeniedTools)
 		}
 	})
 	t.Run("series", func(t *testing.T) {
-		pts := o.Series(5)
+		pts := o.Series("", 5)
 		if len(pts) != 5 {
 			t.Fatalf("%d points", len(pts))
 		}
@@ -143,7 +143,7 @@ func TestObserveSummary(t *testing.T) {
 	t.Run("a day later the minutes are reused", func(t *testing.T) {
 		c.add(24 * time.Hour)
 		o.Observe(decision(warden.Allow, time.Microsecond, "", ""))
-		if s := o.Summary(24*time.Hour, 10); s.Outcomes.Total() != 1 || len(s.Policies) != 0 {
+		if s := o.Summary("", 24*time.Hour, 10); s.Outcomes.Total() != 1 || len(s.Policies) != 0 {
 			t.Errorf("after a day: %+v", s)
 		}
 	})
@@ -156,7 +156,7 @@ func TestKeysBounded(t *testing.T) {
 		id := fmt.Sprintf("p%d", i)
 		o.Observe(decision(warden.Deny, time.Microsecond, fmt.Sprintf("t%d", i), id, warden.Result{PolicyID: id}))
 	}
-	s := o.Summary(time.Minute, -1)
+	s := o.Summary("", time.Minute, -1)
 	if len(s.DeniedTools) != MaxKeys+1 || len(s.Policies) != MaxKeys+1 || len(s.DeniedPolicies) != MaxKeys+1 {
 		t.Fatalf("keys: %d tools, %d policies, %d denied policies", len(s.DeniedTools), len(s.Policies), len(s.DeniedPolicies))
 	}
@@ -175,14 +175,14 @@ func TestConcurrent(t *testing.T) {
 			for i := range 1000 {
 				o.Observe(decision(warden.Deny, time.Duration(i)*time.Microsecond, "t", fmt.Sprint("p", g), warden.Result{PolicyID: fmt.Sprint("p", g)}))
 				if i%100 == 0 {
-					_ = o.Summary(time.Hour, 5)
-					_ = o.Series(60)
+					_ = o.Summary("", time.Hour, 5)
+					_ = o.Series("", 60)
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	if s := o.Summary(time.Hour, 5); s.Outcomes[Deny] != 4000 {
+	if s := o.Summary("", time.Hour, 5); s.Outcomes[Deny] != 4000 {
 		t.Errorf("counted %d", s.Outcomes[Deny])
 	}
 }
@@ -225,6 +225,6 @@ func BenchmarkSummaryDay(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = o.Summary(24*time.Hour, 10)
+		_ = o.Summary("", 24*time.Hour, 10)
 	}
 }
