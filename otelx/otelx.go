@@ -24,6 +24,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -39,6 +40,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden/internal/noredirect"
 )
 
 // ScopeName is the instrumentation scope of warden's spans.
@@ -140,6 +142,11 @@ func newSpanExporter(cfg config.OTel) (sdktrace.SpanExporter, error) {
 		if len(cfg.Headers) > 0 {
 			opts = append(opts, otlptracehttp.WithHeaders(cfg.Headers))
 		}
+		// A collector's redirect is not followed: it would carry the spans
+		// and otel.headers (tokens) wherever its Location points. The
+		// client's own timeout is the export's.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		opts = append(opts, otlptracehttp.WithHTTPClient(noredirect.Client(&http.Client{Transport: tr, Timeout: cfg.Timeout})))
 		return otlptracehttp.New(ctx, opts...)
 	case config.OTelGRPC:
 		opts := []otlptracegrpc.Option{
