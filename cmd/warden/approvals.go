@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/noredirect"
 )
 
 // approvalsTimeout bounds one approvals API call.
@@ -140,6 +141,9 @@ func cut(s string, n int) string {
 // apiClient calls a warden server's JSON API with a bearer token.
 type apiClient struct{ base, token string }
 
+// apiHTTP is apiClient's HTTP client: it follows no redirect.
+var apiHTTP = noredirect.Client(nil)
+
 // do sends one request; it returns the status and, for an error status,
 // the server's error message; a 2xx body is decoded into out.
 func (c apiClient) do(ctx context.Context, method, path string, body []byte, out any) (int, string, error) {
@@ -157,7 +161,9 @@ func (c apiClient) do(ctx context.Context, method, path string, body []byte, out
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// A redirect is not followed: Go keeps the bearer token on a redirect
+	// to another port of the same host.
+	resp, err := apiHTTP.Do(req)
 	if err != nil {
 		return 0, "", err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/hostadapter"
+	"github.com/wardenhq/warden/internal/noredirect"
 )
 
 const hookUsage = "hook claude-code|codex|cursor|gemini [--config F] [--policy P]... [--builtin=false] [--data DIR] | [--server URL --token T] [--timeout D] [--fail-open] < hook.json" +
@@ -126,7 +127,7 @@ func hookDecider(gf *guardianFlags, data, server, token, tokenFile, agentID stri
 		if token == "" {
 			token = os.Getenv("WARDEN_TOKEN")
 		}
-		c.T = &hostadapter.HTTP{URL: u.String() + "/acs", Token: token, Client: &http.Client{Timeout: timeout}}
+		c.T = &hostadapter.HTTP{URL: u.String() + "/acs", Token: token, Client: noredirect.Client(&http.Client{Timeout: timeout})}
 		return c, func() {}, nil
 	}
 	if data == "" {
