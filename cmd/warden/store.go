@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -91,43 +90,6 @@ func cmdMigrate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "ok: schema version %d, already current\n", from)
 	} else {
 		fmt.Fprintf(stdout, "ok: migrated the schema from version %d to %d\n", from, postgres.SchemaVersion)
-	}
-	return exitOK
-}
-
-// verifyPostgres is `warden verify --store URL`: exit 0 when the chain
-// holds, 1 naming the first broken record.
-func verifyPostgres(url, format string, stdout, stderr io.Writer) int {
-	st, _, err := openReadTrace(url, "")
-	if err != nil {
-		return fail(stderr, "%v", err)
-	}
-	s := st.(*postgres.Store)
-	defer s.Close()
-	ctx, cancel := interrupted()
-	defer cancel()
-	rep, err := s.Verify(ctx)
-	if err != nil {
-		return fail(stderr, "verifying the trace in PostgreSQL: %v", err)
-	}
-	if format == "json" {
-		b, _ := json.MarshalIndent(struct {
-			OK bool `json:"ok"`
-			*postgres.VerifyReport
-		}{rep.OK(), rep}, "", "  ")
-		fmt.Fprintf(stdout, "%s\n", b)
-	} else if b := rep.Broken; b != nil {
-		fmt.Fprintf(stdout, "BROKEN at record %s (position %d, seq %d): %s: %s\n%d records verified before it\n",
-			b.ID, b.Position, b.Seq, b.Reason, b.Detail, rep.Verified)
-	} else {
-		head := rep.Head
-		if head == "" {
-			head = "(none)"
-		}
-		fmt.Fprintf(stdout, "ok: %d records verified, head %s\n", rep.Verified, head)
-	}
-	if !rep.OK() {
-		return exitError
 	}
 	return exitOK
 }

@@ -33,7 +33,7 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
 	recs, err := warden.Collect(context.Background(), st, warden.Query{}, 1)
-	if err != nil || !strings.HasSuffix(strings.TrimSpace(out), recs[0].Hash) {
+	if err != nil || !strings.Contains(out, "head "+recs[0].Hash+"\n") {
 		t.Fatalf("head is not the newest record's hash %v: %s", err, out)
 	}
 	st.Close()
