@@ -129,6 +129,7 @@ func TestAttackCaseVariantKeysEverywhere(t *testing.T) {
 		{"/mcp: the tool name", "/mcp/up", agent, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","Name":"send_email","arguments":{}}}`, 200, inCase},
 		{"/a2a: the role", "/a2a/ag", agent, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","Role":"agent","messageId":"m1","parts":[{"kind":"text","text":"hi"}]}}}`, 200, inCase},
 		{"dispatch: the event", "/api/hooks/dispatch", agent, `{"event":"tool.pre_call","Event":"session.start","payload":{"session_id":"s","tool_name":"send_email","tool_input":{}}}`, 400, inCase},
+		{"dispatch: the event in another case only", "/api/hooks/dispatch", agent, `{"Event":"tool.pre_call","payload":{"session_id":"s","tool_name":"send_email","tool_input":{}}}`, 400, "spelled exactly"},
 		{"dispatch: the tool name", "/api/hooks/dispatch", agent, `{"event":"tool.pre_call","payload":{"session_id":"s","tool_name":"send_email","Tool_Name":"ls","tool_input":{}}}`, 400, inCase},
 	})
 }

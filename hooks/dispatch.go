@@ -127,11 +127,15 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Event   string          `json:"event"`
 		Payload json.RawMessage `json:"payload"`
 	}
-	if err := jsonstrict.Check(body); err != nil && !errors.Is(err, jsonstrict.ErrSyntax) {
-		httpError(w, http.StatusBadRequest, "body: "+err.Error())
-		return
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	// Strict decoding, as every JSON body warden reads (jsonstrict.Decode):
+	// no duplicate or case-variant keys, no invalid UTF-8 or lone
+	// surrogate, "event" and "payload" spelled exactly.
+	if err := jsonstrict.Decode(body, &req); err != nil {
+		var amb *jsonstrict.Error
+		if errors.As(err, &amb) {
+			httpError(w, http.StatusBadRequest, "body: "+err.Error())
+			return
+		}
 		httpError(w, http.StatusBadRequest, "body: expected {\"event\": NAME, \"payload\": {...}}: "+err.Error())
 		return
 	}

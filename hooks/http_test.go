@@ -132,6 +132,7 @@ func TestDispatchAndCatalogOverHTTP(t *testing.T) {
 	for bad, want := range map[string]string{
 		`{"event":"tool.pre_call","payload":{"tool_name":"edit_file","tool_input":{"path":"/etc/shadow","path":"/a"}}}`: `duplicate key \"path\" in payload.tool_input`,
 		`{"event":"tool.pre_call","Event":"session.start","payload":{}}`:                                                `keys \"event\" and \"Event\" differ only in case`,
+		`{"Event":"tool.pre_call","payload":{}}`:                                                                        `unknown key \"Event\"`,
 	} {
 		if code, body := post(bad); code != 400 || !strings.Contains(body, want) {
 			t.Errorf("%s: %d %s, want 400 naming %s", bad, code, body, want)

@@ -392,6 +392,12 @@ func (sc *scanner) skipValue() bool {
 // A value that does not fit v's types is encoding/json's error.
 func Decode(data []byte, v any) error {
 	if err := Check(data); err != nil {
+		var anyValue any
+		if errors.Is(err, ErrSyntax) {
+			if jerr := json.Unmarshal(data, &anyValue); jerr != nil { // where the text stops being JSON
+				return fmt.Errorf("%w: %v", ErrSyntax, jerr)
+			}
+		}
 		return err
 	}
 	if names := fieldNames(v); names != nil {
