@@ -127,10 +127,10 @@ func (d *Dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Event   string          `json:"event"`
 		Payload json.RawMessage `json:"payload"`
 	}
-	// Strict decoding, as every JSON body warden reads (jsonstrict.Decode):
-	// no duplicate or case-variant keys, no invalid UTF-8 or lone
-	// surrogate, "event" and "payload" spelled exactly.
-	if err := jsonstrict.Decode(body, &req); err != nil {
+	// Strict decoding, as every JSON body warden reads (jsonstrict): no
+	// duplicate or case-variant keys, no invalid UTF-8 or lone surrogate,
+	// "event" and "payload" spelled exactly (other keys are ignored).
+	if err := jsonstrict.DecodeOpen(body, &req); err != nil {
 		var amb *jsonstrict.Error
 		if errors.As(err, &amb) {
 			httpError(w, http.StatusBadRequest, "body: "+err.Error())

@@ -58,6 +58,20 @@ func TestDecode(t *testing.T) {
 	if err := Decode([]byte(`{"a":1,"B":2}`), &m); err != nil || len(m) != 2 {
 		t.Fatalf("map: %v %v", m, err)
 	}
+	// DecodeOpen: other keys are ignored; one that names a field in
+	// another case is not.
+	var open struct {
+		Event string `json:"event"`
+	}
+	if err := DecodeOpen([]byte(`{"event":"a","extra":1}`), &open); err != nil || open.Event != "a" {
+		t.Fatalf("DecodeOpen with another key: %v %q", err, open.Event)
+	}
+	if err := DecodeOpen([]byte(`{"EVENT":"a"}`), &open); err == nil || err.Error() != `unknown key "EVENT" (the keys are "event", spelled exactly) at the top level` {
+		t.Fatalf("DecodeOpen with a key in another case: %v", err)
+	}
+	if err := DecodeOpen([]byte(`{"event":"a","Event":"b"}`), &open); err == nil {
+		t.Fatal("DecodeOpen took case-variant keys")
+	}
 	// A value of the wrong type is encoding/json's error.
 	if err := Decode([]byte(`{"decision":1}`), &body{}); err == nil {
 		t.Fatal("a number decoded into a string")

@@ -390,7 +390,15 @@ func (sc *scanner) skipValue() bool {
 // exactly as its json name (an *Error as well): encoding/json would match
 // "Decision" to the field "decision", a reader of the body's text would not.
 // A value that does not fit v's types is encoding/json's error.
-func Decode(data []byte, v any) error {
+func Decode(data []byte, v any) error { return decode(data, v, false) }
+
+// DecodeOpen is Decode for a body that may carry other keys than v's
+// fields, ignored as encoding/json ignores them (the hooks dispatch
+// envelope): a key that names a field only in another case is still
+// refused.
+func DecodeOpen(data []byte, v any) error { return decode(data, v, true) }
+
+func decode(data []byte, v any, open bool) error {
 	if err := Check(data); err != nil {
 		var anyValue any
 		if errors.Is(err, ErrSyntax) {
@@ -404,7 +412,10 @@ func Decode(data []byte, v any) error {
 		var unknown string
 		found := false
 		Members(data, func(k string, _ []byte) bool {
-			if !names[k] {
+			if names[k] {
+				return true
+			}
+			if !open || nameInCase(names, k) {
 				unknown, found = strings.Clone(k), true
 			}
 			return !found
@@ -423,8 +434,20 @@ func Decode(data []byte, v any) error {
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
+	if !open {
+		dec.DisallowUnknownFields()
+	}
 	return dec.Decode(v)
+}
+
+// nameInCase reports whether k is one of names in another case.
+func nameInCase(names map[string]bool, k string) bool {
+	for n := range names {
+		if strings.EqualFold(n, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // fieldNames returns the json names of the exported fields of the struct v
