@@ -75,9 +75,9 @@ func TestParse(t *testing.T) {
 				t.Fatalf("limits %+v", c.Limits)
 			}
 		}},
-		{name: "limits", yaml: "hooks:\n  - {name: h, events: [tool.pre_call], command: [true]}\nlimits: {batch: 10, response_bytes: 1MiB, connections: 64, header_timeout: 2s, body_timeout: 5s, hook_procs: 2, runs_bytes: 64KiB}\n",
+		{name: "limits", yaml: "hooks:\n  - {name: h, events: [tool.pre_call], command: [true]}\nlimits: {batch: 10, response_bytes: 1MiB, connections: 64, header_timeout: 2s, body_timeout: 5s, hook_procs: 2, runs_bytes: 64KiB, tenant_streams: 4}\n",
 			check: func(t *testing.T, c *Config) {
-				want := Limits{Batch: 10, ResponseBytes: 1 << 20, Connections: 64, HeaderTimeout: 2 * time.Second, BodyTimeout: 5 * time.Second, HookProcs: 2, RunsBytes: 64 << 10}
+				want := Limits{Batch: 10, ResponseBytes: 1 << 20, Connections: 64, HeaderTimeout: 2 * time.Second, BodyTimeout: 5 * time.Second, HookProcs: 2, RunsBytes: 64 << 10, TenantStreams: 4}
 				if c.Limits != want {
 					t.Fatalf("limits %+v, want %+v", c.Limits, want)
 				}
@@ -85,6 +85,7 @@ func TestParse(t *testing.T) {
 					t.Fatalf("hook MaxProcs %d, want limits.hook_procs", c.Hooks[0].MaxProcs)
 				}
 			}},
+		{name: "limits bad tenant_streams", yaml: "limits:\n  tenant_streams: 0\n", wantErr: `warden.yaml:2: limits.tenant_streams: expected an integer in 1..10000, got "0"`},
 		{name: "limits bad batch", yaml: "limits:\n  batch: 0\n", wantErr: `warden.yaml:2: limits.batch: expected an integer in 1..1000000, got "0"`},
 		{name: "limits bad size", yaml: "limits:\n  connections: 10\n  runs_bytes: lots\n", wantErr: `warden.yaml:3: limits.runs_bytes: expected a size`},
 		{name: "limits bad duration", yaml: "limits:\n  body_timeout: forever\n", wantErr: `warden.yaml:2: limits.body_timeout: expected a duration`},

@@ -32,6 +32,9 @@ type Limits struct {
 	HookProcs int
 	// RunsBytes bounds one /api/hooks/runs response (limits.runs_bytes).
 	RunsBytes int64
+	// TenantStreams bounds the runs streams, and the approvals streams,
+	// one tenant's callers hold open at once (limits.tenant_streams).
+	TenantStreams int
 }
 
 // DefaultLimits are the limits used where the config sets none.
@@ -44,11 +47,12 @@ func DefaultLimits() Limits {
 		BodyTimeout:   30 * time.Second,
 		HookProcs:     8,
 		RunsBytes:     8 << 20,
+		TenantStreams: 16,
 	}
 }
 
 // limitKeys lists the keys of `limits:`, for messages.
-const limitKeys = "batch, response_bytes, connections, header_timeout, body_timeout, hook_procs, runs_bytes"
+const limitKeys = "batch, response_bytes, connections, header_timeout, body_timeout, hook_procs, runs_bytes, tenant_streams"
 
 // parseLimits reads the `limits:` mapping over the defaults.
 func parseLimits(file string, v *yaml.Node) (Limits, ErrorList) {
@@ -94,6 +98,8 @@ func parseLimits(file string, v *yaml.Node) (Limits, ErrorList) {
 			count(n, k.Value, &l.Connections, 1_000_000)
 		case "hook_procs":
 			count(n, k.Value, &l.HookProcs, 10_000)
+		case "tenant_streams":
+			count(n, k.Value, &l.TenantStreams, 10_000)
 		case "response_bytes":
 			size(n, k.Value, &l.ResponseBytes)
 		case "runs_bytes":

@@ -48,6 +48,10 @@ type Options struct {
 	// store (0: DefaultRunsPoll).
 	RunsStreams int
 	RunsPoll    time.Duration
+	// TenantStreams bounds the runs streams, and the approvals streams,
+	// the callers of one tenant hold open at once (limits.tenant_streams;
+	// 0: DefaultTenantStreams).
+	TenantStreams int
 	// Done, when closed, ends the open streams (the server is shutting
 	// down: http.Server.Shutdown waits for handlers, and a stream's would
 	// otherwise wait for its client). nil: never.
@@ -141,7 +145,7 @@ func New(o Options) http.Handler {
 	}
 	// Outermost: the body deadline holds whatever the path and whoever
 	// answers, and a body left unread is not read on (bodyDeadline).
-	return bodyDeadline(rebindingGuard(guard(o.Security, mux)), o.BodyTimeout)
+	return bodyDeadline(rebindingGuard(guard(o.Security, limitTenantStreams(o.TenantStreams, mux))), o.BodyTimeout)
 }
 
 // holdable lets a surface that holds asked calls (MCP, A2A, dispatch)
