@@ -11,7 +11,9 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // Scope is a set of permissions, a bit each.
@@ -91,11 +93,104 @@ type Token struct {
 
 // Config is the auth section of the config file. Its zero value is no auth:
 // every surface is open.
+//
+// Once a Config is in use, read it through its methods: Replace may put
+// other credentials in force at any time (a reload), and the methods read
+// them under a lock.
 type Config struct {
 	Tokens []Token
 	// Clients map verified client-certificate subjects to scopes
 	// (auth.clients, with tls.client_ca).
 	Clients []Client
+}
+
+// live guards the Tokens and Clients of every Config against Replace. It is
+// written only on a reload, and readers do not block each other.
+var live sync.RWMutex
+
+// Replace puts next's tokens and clients in force in c: every request
+// checked from then on (a bearer token, a client certificate, a console
+// session of a token) is checked against them; a removed token, and the
+// sessions of a removed or rehashed token, stop working at once. It
+// returns what changed. The slices are taken as they are and must not be
+// modified afterwards.
+func (c *Config) Replace(next Config) Changes {
+	live.Lock()
+	defer live.Unlock()
+	ch := diff(Config{Tokens: c.Tokens, Clients: c.Clients}, next)
+	c.Tokens, c.Clients = next.Tokens, next.Clients
+	return ch
+}
+
+// Snapshot returns the credentials in force (the slices are shared; they
+// are never modified, only replaced).
+func (c *Config) Snapshot() Config {
+	if c == nil {
+		return Config{}
+	}
+	live.RLock()
+	defer live.RUnlock()
+	return Config{Tokens: c.Tokens, Clients: c.Clients}
+}
+
+// Changes names what a Replace changed: tokens by name, clients by
+// subject (never a token or its hash). Changed are those kept under the
+// same name with another hash, scopes or tenant.
+type Changes struct {
+	Added, Removed, Changed []string
+}
+
+// Empty reports whether nothing changed.
+func (ch Changes) Empty() bool {
+	return len(ch.Added) == 0 && len(ch.Removed) == 0 && len(ch.Changed) == 0
+}
+
+// diff compares two sets of credentials: "token NAME", "client SUBJECT".
+func diff(old, next Config) Changes {
+	var ch Changes
+	type entry struct {
+		key string
+		val any
+	}
+	var before, after []entry
+	for _, t := range old.Tokens {
+		before = append(before, entry{"token " + t.Name, t})
+	}
+	for _, cl := range old.Clients {
+		before = append(before, entry{"client " + cl.Subject, cl})
+	}
+	for _, t := range next.Tokens {
+		after = append(after, entry{"token " + t.Name, t})
+	}
+	for _, cl := range next.Clients {
+		after = append(after, entry{"client " + cl.Subject, cl})
+	}
+	find := func(list []entry, key string) (entry, bool) {
+		for _, e := range list {
+			if e.key == key {
+				return e, true
+			}
+		}
+		return entry{}, false
+	}
+	for _, a := range after {
+		b, ok := find(before, a.key)
+		switch {
+		case !ok:
+			ch.Added = append(ch.Added, a.key)
+		case b.val != a.val:
+			ch.Changed = append(ch.Changed, a.key)
+		}
+	}
+	for _, b := range before {
+		if _, ok := find(after, b.key); !ok {
+			ch.Removed = append(ch.Removed, b.key)
+		}
+	}
+	slices.Sort(ch.Added)
+	slices.Sort(ch.Removed)
+	slices.Sort(ch.Changed)
+	return ch
 }
 
 // Client is a client certificate allowed in: the subject of a certificate
@@ -108,7 +203,14 @@ type Client struct {
 }
 
 // Enabled reports whether any credential is configured.
-func (c *Config) Enabled() bool { return c != nil && (len(c.Tokens) > 0 || len(c.Clients) > 0) }
+func (c *Config) Enabled() bool {
+	if c == nil {
+		return false
+	}
+	live.RLock()
+	defer live.RUnlock()
+	return len(c.Tokens) > 0 || len(c.Clients) > 0
+}
 
 // LookupSubject returns the client entry for a verified certificate's
 // subject (an exact match of the string form).
@@ -116,6 +218,8 @@ func (c *Config) LookupSubject(subject string) (Client, bool) {
 	if c == nil || subject == "" {
 		return Client{}, false
 	}
+	live.RLock()
+	defer live.RUnlock()
 	for _, cl := range c.Clients {
 		if cl.Subject == subject {
 			return cl, true
@@ -133,15 +237,18 @@ func (c *Config) Lookup(bearer string) (Token, bool) {
 		return Token{}, false
 	}
 	sum := sha256.Sum256([]byte(bearer))
+	live.RLock()
+	tokens := c.Tokens
+	live.RUnlock()
 	found := -1
-	for i := range c.Tokens {
-		eq := subtle.ConstantTimeCompare(sum[:], c.Tokens[i].SHA256[:])
+	for i := range tokens {
+		eq := subtle.ConstantTimeCompare(sum[:], tokens[i].SHA256[:])
 		found = subtle.ConstantTimeSelect(eq, i, found)
 	}
 	if found < 0 {
 		return Token{}, false
 	}
-	return c.Tokens[found], true
+	return tokens[found], true
 }
 
 // TokenPrefix starts every token NewToken makes, so a leaked one is easy to

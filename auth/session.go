@@ -83,7 +83,8 @@ func (s *Sessions) mac(name, exp string, sum []byte) string {
 // Check returns the token a session cookie value stands for, with the
 // token's current scopes and tenant; false for a value that is malformed,
 // forged, expired, or whose token is no longer configured with the hash it
-// was issued for. The MAC is compared in constant time.
+// was issued for (Config.Replace included: a reload ends the sessions of
+// the tokens it removes or rehashes). The MAC is compared in constant time.
 func (s *Sessions) Check(value string) (Token, bool) {
 	if s == nil || len(value) > 1024 {
 		return Token{}, false
@@ -116,6 +117,8 @@ func (c *Config) byName(name string) (Token, bool) {
 	if c == nil {
 		return Token{}, false
 	}
+	live.RLock()
+	defer live.RUnlock()
 	for _, t := range c.Tokens {
 		if t.Name == name {
 			return t, true

@@ -86,6 +86,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		cfg = c
 	}
+	reloadCfg := newConfigReload(opts.ConfigFile, cfg) // what SIGHUP reloads besides the policies
 	opts.Config, opts.ConfigFile = cfg, ""
 	if *storeURL == "" {
 		*storeURL = cfg.Store
@@ -207,28 +208,29 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	shutdown := make(chan struct{}) // closed as shutdown begins: ends the runs streams
 	handler := server.New(server.Options{
-		AOS:         aos.NewHandler(gd, aos.Options{Version: version, MaxBatch: lim.Batch, MaxResponse: lim.ResponseBytes, Logf: logf}),
-		ACS:         acsGuardian,
-		ACSSessions: acs.SessionHandler(store),
-		AgBOM:       agbom.Handler(store),
-		Dispatch:    gd.Dispatcher(),
-		HookCatalog: gd.Hooks().CatalogHandler(),
-		A2A:         a2aProxy,
-		MCP:         mcpGateway,
-		Store:       store,
-		Approvals:   gd.Approvals(),
-		Metrics:     metrics,
-		Pprof:       *pprof,
-		RunsBytes:   lim.RunsBytes,
-		BodyTimeout: lim.BodyTimeout,
-		Done:        shutdown,
-		Security:    server.Security{Auth: &cfg.Auth, Origins: cfg.Origins, Sessions: sessions},
-		Stats:       counts,
-		Policies:    gd,
-		Tenants:     cfg.TenantNames(),
-		Trace:       traceHTTP,
-		Readyz:      fl.readyz,
-		Instances:   fl.instancesHandler(),
+		AOS:           aos.NewHandler(gd, aos.Options{Version: version, MaxBatch: lim.Batch, MaxResponse: lim.ResponseBytes, Logf: logf}),
+		ACS:           acsGuardian,
+		ACSSessions:   acs.SessionHandler(store),
+		AgBOM:         agbom.Handler(store),
+		Dispatch:      gd.Dispatcher(),
+		HookCatalog:   gd.Hooks().CatalogHandler(),
+		A2A:           a2aProxy,
+		MCP:           mcpGateway,
+		Store:         store,
+		Approvals:     gd.Approvals(),
+		Metrics:       metrics,
+		Pprof:         *pprof,
+		RunsBytes:     lim.RunsBytes,
+		BodyTimeout:   lim.BodyTimeout,
+		TenantStreams: lim.TenantStreams,
+		Done:          shutdown,
+		Security:      server.Security{Auth: &cfg.Auth, Origins: cfg.Origins, Sessions: sessions},
+		Stats:         counts,
+		Policies:      gd,
+		Tenants:       cfg.TenantNames(),
+		Trace:         traceHTTP,
+		Readyz:        fl.readyz,
+		Instances:     fl.instancesHandler(),
 	})
 
 	inner, err := net.Listen("tcp", *addr)
@@ -260,7 +262,9 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		ConnState:         ln.ConnState,
 		ReadHeaderTimeout: lim.HeaderTimeout,
 		// No ReadTimeout: the body has limits.body_timeout (server.Options),
-		// lifted once the body is read, so streams are not cut by it.
+		// on every path, lifted once the body is read, so streams are not
+		// cut by it; a refusal, or any answer that leaves the body unread,
+		// closes the connection at once instead of reading on.
 		WriteTimeout:   60 * time.Second,
 		IdleTimeout:    120 * time.Second,
 		MaxHeaderBytes: 1 << 20,
@@ -293,7 +297,9 @@ loop:
 		select {
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
-				_ = gd.Reload(log.With("signal", "SIGHUP")) // logs what changed, or at WARN why not
+				hup := log.With("signal", "SIGHUP")
+				_ = gd.Reload(hup) // logs what changed, or at WARN why not
+				reloadCfg.reload(hup)
 				continue
 			}
 			log.Info("shutting down", "signal", sig.String())
