@@ -102,6 +102,8 @@ type Config struct {
 	// Clients map verified client-certificate subjects to scopes
 	// (auth.clients, with tls.client_ca).
 	Clients []Client
+
+	changed chan struct{} // closed by the next Replace (Changed); under live
 }
 
 // live guards the Tokens and Clients of every Config against Replace. It is
@@ -119,7 +121,22 @@ func (c *Config) Replace(next Config) Changes {
 	defer live.Unlock()
 	ch := diff(Config{Tokens: c.Tokens, Clients: c.Clients}, next)
 	c.Tokens, c.Clients = next.Tokens, next.Clients
+	if c.changed != nil {
+		close(c.changed)
+		c.changed = nil
+	}
 	return ch
+}
+
+// Changed returns a channel closed by the next Replace of c: a request
+// that outlives its check (a stream) checks its credential again then.
+func (c *Config) Changed() <-chan struct{} {
+	live.Lock()
+	defer live.Unlock()
+	if c.changed == nil {
+		c.changed = make(chan struct{})
+	}
+	return c.changed
 }
 
 // Snapshot returns the credentials in force (the slices are shared; they

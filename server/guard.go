@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"mime"
 	"net/http"
 	"net/url"
@@ -88,9 +89,13 @@ func guard(sec Security, next http.Handler) http.Handler {
 					refuse(w, r, http.StatusForbidden, "forbidden: "+how+" "+tok.Name+" lacks the "+need.String()+" scope")
 					return
 				}
+				ctx := r.Context()
+				if _, stream := tenantStreamPaths[r.URL.Path]; stream {
+					ctx = context.WithValue(ctx, recheckKey{}, recheck(sec, r, tok, how))
+				}
 				r.Header.Del("Authorization")
 				dropSessionCookie(r)
-				ctx := warden.WithPrincipal(r.Context(), warden.Principal{Name: tok.Name, Tenant: tok.Tenant})
+				ctx = warden.WithPrincipal(ctx, warden.Principal{Name: tok.Name, Tenant: tok.Tenant})
 				r = r.WithContext(auth.WithScopes(ctx, tok.Scopes))
 			}
 		}
@@ -128,6 +133,35 @@ func credential(sec Security, r *http.Request) (auth.Token, string) {
 		}
 	}
 	return auth.Token{}, ""
+}
+
+// recheckKey is the context key of a stream request's recheck function.
+type recheckKey struct{}
+
+// recheck returns a function that reports whether the credential r
+// authenticated with (as tok, how) still stands for tok, with the same
+// scopes and tenant: after a reload (auth.Config.Replace) a stream opened
+// with a credential that is gone or changed ends (endRevoked).
+func recheck(sec Security, r *http.Request, tok auth.Token, how string) func() bool {
+	b, subject, cookie := bearer(r), verifiedSubject(r), ""
+	if c, err := r.Cookie(auth.SessionCookie); err == nil {
+		cookie = c.Value
+	}
+	return func() bool {
+		var now auth.Token
+		ok := false
+		switch how {
+		case viaToken:
+			now, ok = sec.Auth.Lookup(b)
+		case viaCert:
+			var cl auth.Client
+			cl, ok = sec.Auth.LookupSubject(subject)
+			now = auth.Token{Name: cl.Subject, Scopes: cl.Scopes, Tenant: cl.Tenant}
+		case viaCookie:
+			now, ok = sec.Sessions.Check(cookie)
+		}
+		return ok && now.Name == tok.Name && now.Scopes == tok.Scopes && now.Tenant == tok.Tenant
+	}
 }
 
 // dropSessionCookie removes the console's session cookie from r's Cookie

@@ -145,7 +145,7 @@ func New(o Options) http.Handler {
 	}
 	// Outermost: the body deadline holds whatever the path and whoever
 	// answers, and a body left unread is not read on (bodyDeadline).
-	return bodyDeadline(rebindingGuard(guard(o.Security, limitTenantStreams(o.TenantStreams, mux))), o.BodyTimeout)
+	return bodyDeadline(rebindingGuard(guard(o.Security, guardStreams(o.Security, o.TenantStreams, mux))), o.BodyTimeout)
 }
 
 // holdable lets a surface that holds asked calls (MCP, A2A, dispatch)

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sync"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/auth"
 )
 
 // DefaultTenantStreams bounds the streams of one kind (the runs stream,
@@ -30,19 +32,31 @@ type tenantStreams struct {
 	open map[[2]string]int // {kind, tenant} → streams open
 }
 
-// limitTenantStreams refuses a stream request (GET /api/runs/stream, GET
-// /api/approvals/stream) of a tenant that already holds max streams of
-// that kind open: 503 with Retry-After, as past the global bound. It sits
-// behind the guard, which puts the caller's tenant in the context.
-func limitTenantStreams(max int, next http.Handler) http.Handler {
+// guardStreams sits behind the guard (which puts the caller's tenant and
+// a recheck of its credential in the context) in front of the streams
+// (GET /api/runs/stream, GET /api/approvals/stream). It refuses the stream
+// of a tenant that already holds max streams of that kind open: 503 with
+// Retry-After, as past the global bound. And it ends a stream whose
+// credential a reload removed or changed (endRevoked).
+func guardStreams(sec Security, max int, next http.Handler) http.Handler {
 	if max <= 0 {
 		max = DefaultTenantStreams
 	}
 	s := &tenantStreams{max: max, open: map[[2]string]int{}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		kind, ok := tenantStreamPaths[r.URL.Path]
+		if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if still, ok := r.Context().Value(recheckKey{}).(func() bool); ok && sec.Auth != nil {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			go endRevoked(ctx, cancel, sec.Auth, still)
+			r = r.WithContext(ctx)
+		}
 		tenant := warden.PrincipalFrom(r.Context()).Tenant
-		if !ok || tenant == "" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		if tenant == "" {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -66,4 +80,22 @@ func limitTenantStreams(max int, next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// endRevoked cancels a stream's context once a reload of a (the
+// credentials in force) leaves its credential out (still reports false),
+// so the stream ends as a new request with it would be refused.
+func endRevoked(ctx context.Context, cancel context.CancelFunc, a *auth.Config, still func() bool) {
+	for {
+		changed := a.Changed()
+		if !still() {
+			cancel()
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
 }

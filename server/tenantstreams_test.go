@@ -2,7 +2,9 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -112,5 +114,78 @@ func TestAttackTenantStreams(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 		})
+	}
+}
+
+// TestAttackStreamOfRemovedToken: a runs or approvals stream opened with a
+// token (or its console session) that a reload then removes ends, as a
+// new request with it is refused; the stream of a token the reload keeps
+// goes on.
+func TestAttackStreamOfRemovedToken(t *testing.T) {
+	st := storetest.NewMem()
+	m := approval.New(approval.Options{Store: st, Trace: st})
+	t.Cleanup(m.Close)
+	c := &auth.Config{}
+	for _, name := range []string{"gone", "kept"} {
+		h, err := auth.ParseHash(auth.Hash("wdn_" + name + "-0123456789"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Tokens = append(c.Tokens, auth.Token{Name: name, SHA256: h, Scopes: auth.Read, Tenant: "acme"})
+	}
+	sessions := auth.NewSessions(bytes.Repeat([]byte{9}, auth.SessionKeySize), c)
+	cookie, _ := sessions.Issue(c.Tokens[0])
+	done := make(chan struct{})
+	srv := httptest.NewServer(New(Options{AOS: http.NotFoundHandler(), Store: st, Approvals: m, Done: done,
+		Security: Security{Auth: c, Sessions: sessions}}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(done) })
+
+	// stream opens a stream and returns a channel closed when it ends.
+	stream := func(path, token, cookie string) <-chan struct{} {
+		t.Helper()
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if cookie != "" {
+			req.AddCookie(&http.Cookie{Name: auth.SessionCookie, Value: cookie})
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d", path, resp.StatusCode)
+		}
+		ended := make(chan struct{})
+		go func() {
+			defer close(ended)
+			defer resp.Body.Close()
+			_, _ = io.Copy(io.Discard, resp.Body)
+		}()
+		t.Cleanup(func() { resp.Body.Close() })
+		return ended
+	}
+	var gone, kept []<-chan struct{}
+	for _, path := range []string{"/api/runs/stream", "/api/approvals/stream"} {
+		gone = append(gone, stream(path, "wdn_gone-0123456789", ""), stream(path, "", cookie))
+		kept = append(kept, stream(path, "wdn_kept-0123456789", ""))
+	}
+	time.Sleep(100 * time.Millisecond)
+	c.Replace(auth.Config{Tokens: c.Tokens[1:]})
+	for i, ended := range gone {
+		select {
+		case <-ended:
+		case <-time.After(3 * time.Second):
+			t.Errorf("stream %d of the removed token still open 3s after the reload", i)
+		}
+	}
+	for i, ended := range kept {
+		select {
+		case <-ended:
+			t.Errorf("stream %d of the kept token ended", i)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }
