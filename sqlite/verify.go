@@ -153,25 +153,7 @@ func (s *Store) VerifyWithPublicKey(ctx context.Context, want *sigkey.PublicKey)
 
 // verifyKey is the chain key o says to verify with (nil: none).
 func (s *Store) verifyKey(o VerifyOptions) ([]byte, error) {
-	switch {
-	case o.NoKey:
-		return nil, nil
-	case o.Key != nil:
-		return o.Key, nil
-	case o.KeyFile != "":
-		k, err := tracehash.ReadKey(o.KeyFile)
-		if err == nil && k == nil {
-			err = fmt.Errorf("trace chain key %s: no such file", o.KeyFile)
-		}
-		return k, err
-	case s.chainKey != nil:
-		return s.chainKey, nil
-	}
-	f, err := tracehash.DefaultKeyFile()
-	if err != nil {
-		return nil, nil // no default place: no key
-	}
-	return tracehash.ReadKey(f)
+	return tracehash.VerifyKey(o.NoKey, o.Key, o.KeyFile, s.chainKey)
 }
 
 // VerifyWith is Verify with o's chain key and checkpoint signer.

@@ -198,3 +198,29 @@ func ResolveKey(key []byte, file string) (k []byte, where string, err error) {
 	k, err = LoadKey(file)
 	return k, file, err
 }
+
+// VerifyKey is the chain key a verify checks with: none with noKey; else
+// key; else the file keyFile names (which must exist); else own, the key
+// of a store open for writing; else the default key file's, when there is
+// one (nil when not: linkage only).
+func VerifyKey(noKey bool, key []byte, keyFile string, own []byte) ([]byte, error) {
+	switch {
+	case noKey:
+		return nil, nil
+	case key != nil:
+		return key, nil
+	case keyFile != "":
+		k, err := ReadKey(keyFile)
+		if err == nil && k == nil {
+			err = fmt.Errorf("trace chain key %s: no such file", keyFile)
+		}
+		return k, err
+	case own != nil:
+		return own, nil
+	}
+	f, err := DefaultKeyFile()
+	if err != nil {
+		return nil, nil // no default place: no key
+	}
+	return ReadKey(f)
+}
