@@ -119,19 +119,14 @@ func (s *Store) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport,
 		rep.Broken = &Broken{Reason: BrokenMarker, Detail: detail}
 		return rep, nil
 	}
-	var keyed *tracehash.Keyed
 	if marker != nil {
 		rep.ChainKey = marker.KeyID
 	}
-	if key != nil {
-		if marker == nil {
-			return markerBroken("the trace has no chain marker: no record in it is keyed (the marker was removed, or no warden with a chain key has written it)")
-		}
-		if why := marker.Check(key); why != "" {
-			return markerBroken(why)
-		}
-		keyed, rep.KeyChecked = tracehash.NewKeyed(key), true
+	keyed, why := tracehash.OpenMarker(marker, key)
+	if why != "" {
+		return markerBroken(why)
 	}
+	rep.KeyChecked = keyed != nil
 	// Rows after the anchor's seq are keyed; with no marker at all every
 	// row is checked as from before the key (v1).
 	anchor := int64(math.MaxInt64)

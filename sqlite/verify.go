@@ -199,19 +199,14 @@ func (s *Store) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport,
 		rep.Broken = &Broken{Reason: BrokenMarker, Detail: detail}
 		return rep, nil
 	}
-	var keyed *tracehash.Keyed
 	if marker != nil {
 		rep.ChainKey = marker.KeyID
 	}
-	if key != nil {
-		if marker == nil {
-			return markerBroken("the trace has no chain marker: no record in it is keyed (the marker was removed, or the trace was never opened by a warden with a chain key)")
-		}
-		if why := marker.Check(key); why != "" {
-			return markerBroken(why)
-		}
-		keyed, rep.KeyChecked = tracehash.NewKeyed(key), true
+	keyed, why := tracehash.OpenMarker(marker, key)
+	if why != "" {
+		return markerBroken(why)
 	}
+	rep.KeyChecked = keyed != nil
 	// after: the rows walked now are keyed (after the marker's anchor).
 	after := false
 	if marker != nil {

@@ -224,3 +224,20 @@ func VerifyKey(noKey bool, key []byte, keyFile string, own []byte) ([]byte, erro
 	}
 	return ReadKey(f)
 }
+
+// OpenMarker checks a trace's marker m against key, for a verify: the
+// Keyed to check the keyed records with (nil without a key), or why the
+// marker fails ("" when it holds). With a key, a trace with no marker
+// fails: none of its records is keyed.
+func OpenMarker(m *Marker, key []byte) (*Keyed, string) {
+	switch {
+	case key == nil:
+		return nil, ""
+	case m == nil:
+		return nil, "the trace has no chain marker: no record in it is keyed (the marker was removed, or no warden with a chain key has written it)"
+	}
+	if why := m.Check(key); why != "" {
+		return nil, why
+	}
+	return NewKeyed(key), ""
+}
