@@ -49,22 +49,9 @@ type Broken struct {
 // nothing is pruned).
 type VerifyReport struct {
 	Verified int64 `json:"verified"` // rows whose links hold (up to the break)
-	// BeforeKey and Keyed split Verified: rows from before the chain key
-	// (unkeyed SHA-256: an editor who recomputes the hashes passes), and
-	// rows chained under the key.
-	BeforeKey int64 `json:"before_key"`
-	Keyed     int64 `json:"keyed"`
-	// ChainKey is the id of the key the marker names; KeyChecked, whether
-	// Verify had it and checked every keyed row's MAC (else only their
-	// linkage).
-	ChainKey   string `json:"chain_key"`
-	KeyChecked bool   `json:"key_checked"`
-	// Approvals and ApprovalsUnchecked count the approvals checked against
-	// the trace's records, and those whose ask record is not in it.
-	Approvals          int64   `json:"approvals"`
-	ApprovalsUnchecked int64   `json:"approvals_unchecked"`
-	Head               string  `json:"head"` // the newest row's hash when the chain holds
-	Broken             *Broken `json:"broken,omitempty"`
+	tracesql.KeyedCounts
+	Head   string  `json:"head"` // the newest row's hash when the chain holds
+	Broken *Broken `json:"broken,omitempty"`
 }
 
 // OK reports whether the whole chain holds.

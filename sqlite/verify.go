@@ -68,25 +68,10 @@ type Checkpoint struct {
 type VerifyReport struct {
 	Verified int64 `json:"verified"` // hashed rows whose links hold (up to the break)
 	Legacy   int64 `json:"legacy"`   // rows from before the chain (no hash), skipped
-	// BeforeKey and Keyed split Verified: rows from before the chain key
-	// (their unkeyed SHA-256 hash recomputed: an editor who recomputes
-	// the hashes passes), and rows chained under the key.
-	BeforeKey int64 `json:"before_key"`
-	Keyed     int64 `json:"keyed"`
-	// ChainKey is the id of the key the trace's marker names ("" when it
-	// names none); KeyChecked, whether Verify had that key and checked
-	// every keyed row's MAC (else it checked only their linkage: that each
-	// names the hash stored before it).
-	ChainKey   string `json:"chain_key"`
-	KeyChecked bool   `json:"key_checked"`
-	// Approvals and ApprovalsUnchecked count the approvals checked
-	// against the trace's records, and those whose ask record retention
-	// has deleted (not checked).
-	Approvals          int64       `json:"approvals"`
-	ApprovalsUnchecked int64       `json:"approvals_unchecked"`
-	Head               string      `json:"head"` // the newest row's hash when the chain holds
-	Checkpoint         *Checkpoint `json:"checkpoint,omitempty"`
-	Broken             *Broken     `json:"broken,omitempty"`
+	tracesql.KeyedCounts
+	Head       string      `json:"head"` // the newest row's hash when the chain holds
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+	Broken     *Broken     `json:"broken,omitempty"`
 }
 
 // OK reports whether the whole chain holds.
