@@ -14,6 +14,33 @@ import (
 
 var tagRE = regexp.MustCompile(`\[REDACTED:([a-z_]+):([0-9a-f]{8})\]`)
 
+// checkJSON redacts in with r and checks the result: in unchanged, valid
+// JSON, tags of exactly kinds in order, every keep substring still there.
+func checkJSON(t *testing.T, r *Redactor, in []byte, kinds, keep []string) []byte {
+	t.Helper()
+	orig := string(in)
+	got := r.JSON(in)
+	if string(in) != orig {
+		t.Fatalf("input modified: %s", in)
+	}
+	if !json.Valid(got) {
+		t.Fatalf("invalid JSON: %s", got)
+	}
+	var found []string
+	for _, m := range tagRE.FindAllStringSubmatch(string(got), -1) {
+		found = append(found, m[1])
+	}
+	if strings.Join(found, ",") != strings.Join(kinds, ",") {
+		t.Errorf("kinds %v, want %v in %s", found, kinds, got)
+	}
+	for _, k := range keep {
+		if !strings.Contains(string(got), k) {
+			t.Errorf("%q lost: %s", k, got)
+		}
+	}
+	return got
+}
+
 func TestJSON(t *testing.T) {
 	r := New([]byte("0123456789abcdef0123456789abcdef"))
 	cases := []struct {
@@ -35,25 +62,7 @@ func TestJSON(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			in := []byte(c.in)
-			got := r.JSON(in)
-			if string(in) != c.in {
-				t.Fatalf("input modified: %s", in)
-			}
-			if !json.Valid(got) {
-				t.Fatalf("invalid JSON: %s", got)
-			}
-			var kinds []string
-			for _, m := range tagRE.FindAllStringSubmatch(string(got), -1) {
-				kinds = append(kinds, m[1])
-			}
-			if strings.Join(kinds, ",") != strings.Join(c.kinds, ",") {
-				t.Errorf("kinds %v, want %v in %s", kinds, c.kinds, got)
-			}
-			for _, k := range c.keep {
-				if !strings.Contains(string(got), k) {
-					t.Errorf("%q lost: %s", k, got)
-				}
-			}
+			got := checkJSON(t, r, in, c.kinds, c.keep)
 			for _, secret := range []string{"AKIAIOSFODNN7EXAMPLE", "4111", "alice@", "ghp_"} {
 				if strings.Contains(string(got), secret) {
 					t.Errorf("%s left in %s", secret, got)
