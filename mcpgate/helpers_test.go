@@ -1,8 +1,11 @@
 package mcpgate
 
 import (
+	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -57,4 +60,23 @@ func toolNames(r *mcp.ListToolsResult) []string {
 		n = append(n, t.Name)
 	}
 	return n
+}
+
+// checkProgress calls the test server's slow tool with a progress token
+// and waits for the three progress notifications it sends to reach the
+// client (progress counts them).
+func checkProgress(t *testing.T, ctx context.Context, cs *mcp.ClientSession, args map[string]any, progress *atomic.Int32) {
+	t.Helper()
+	p := &mcp.CallToolParams{Name: "slow", Arguments: args}
+	p.SetProgressToken("tok-1")
+	if _, err := cs.CallTool(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for progress.Load() < 3 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if progress.Load() < 3 {
+		t.Fatalf("progress notifications = %d, want 3", progress.Load())
+	}
 }
