@@ -39,6 +39,7 @@ type slowConn struct {
 	statusAt       time.Time // zero: no status line
 	closedAt       time.Time // zero: the server never closed it
 	dialErr        error
+	readErr        error // what ended the read when no status line came
 	unexpectedRead string
 }
 
@@ -62,6 +63,10 @@ func trickle(addr string, a *slowBodyAttack, stop <-chan struct{}) *slowConn {
 	}
 	head := a.method + " " + a.path + " HTTP/1.1\r\n" + host + a.headers + framing + "\r\n"
 	if _, err := io.WriteString(conn, head); err != nil {
+		// Reset before the request was sent: the connection limiter
+		// evicted it (on a loaded machine the server can accept it
+		// before this side writes). Like a failed connect.
+		c.dialErr = err
 		return c
 	}
 	done := make(chan struct{})
@@ -71,6 +76,7 @@ func trickle(addr string, a *slowBodyAttack, stop <-chan struct{}) *slowConn {
 		line, err := br.ReadString('\n')
 		if err != nil {
 			c.closedAt = time.Now()
+			c.readErr = err
 			return
 		}
 		c.statusAt = time.Now()
@@ -117,7 +123,9 @@ func trickle(addr string, a *slowBodyAttack, stop <-chan struct{}) *slowConn {
 // body for its JSON-RPC id for at most 1 s) and is closed right after it;
 // a trickled body on an open path (/healthz) is cut at limits.body_timeout
 // (4 s here). /healthz, on a fresh connection, answers within 1 s
-// throughout.
+// throughout. A connection the limiter evicts before the server read its
+// request (a loaded machine) is closed unanswered; that counts as closed
+// in time, and at most one in ten may go that way.
 func TestAttackSlowBodyAfterRefusal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e: builds and runs the warden binary; skipped with -short")
@@ -236,7 +244,7 @@ limits:
 
 	// Every connection that had its deadline before the attack ended was
 	// answered with the status its request earns and closed in time.
-	type tally struct{ conns, answered, inTime, closed int }
+	type tally struct{ conns, answered, evicted, inTime, closed int }
 	dialErrs := 0
 	byAttack := map[string]*tally{}
 	for _, c := range results {
@@ -249,16 +257,30 @@ limits:
 		if c.start.Add(a.closeIn).After(end) {
 			continue // it had not had its time yet
 		}
-		tl.conns++
 		switch {
 		case c.dialErr != nil:
 			// Under this churn of short connections on one address pair a
 			// connect now and then meets a reset (a 4-tuple the kernel
-			// still holds); /healthz's probes are what say whether
-			// clients get in.
+			// still holds, or an eviction before the request was
+			// written); /healthz's probes are what say whether clients
+			// get in.
 			dialErrs++
 			continue
+		}
+		tl.conns++
+		switch {
 		case c.statusAt.IsZero():
+			// No status line: the connection limiter closed it to make
+			// room (it evicts the oldest connection the server has not
+			// yet read a request from, after 50 ms; on a loaded machine
+			// that can be an attacker whose headers were sent but not
+			// yet read). That is a close in time, not an answer.
+			if !c.closedAt.IsZero() && c.closedAt.Sub(c.start) <= a.closeIn {
+				tl.evicted++
+				tl.closed++
+			} else {
+				t.Logf("%s: no status line and not closed within %v (read: %v)", a.name, a.closeIn, c.readErr)
+			}
 			continue
 		}
 		tl.answered++
@@ -278,11 +300,15 @@ limits:
 		if tl == nil {
 			tl = &tally{}
 		}
-		t.Logf("%-24s %3d connections, %3d answered, %3d within %v, %3d closed within %v",
-			a.name+":", tl.conns, tl.answered, tl.inTime, a.statusIn, tl.closed, a.closeIn)
-		if tl.conns == 0 || tl.answered != tl.conns || tl.inTime != tl.conns || tl.closed != tl.conns {
-			t.Errorf("%s: of %d connections, %d answered, %d within %v, %d closed within %v",
-				a.name, tl.conns, tl.answered, tl.inTime, a.statusIn, tl.closed, a.closeIn)
+		t.Logf("%-24s %3d connections, %3d answered, %3d evicted unanswered, %3d answered within %v, %3d closed within %v",
+			a.name+":", tl.conns, tl.answered, tl.evicted, tl.inTime, a.statusIn, tl.closed, a.closeIn)
+		// Every connection is closed in time; every answered one is
+		// answered in time; evictions stay the exception (at most one
+		// in ten), so a server that dropped requests unanswered fails.
+		if tl.conns == 0 || tl.answered+tl.evicted != tl.conns || tl.inTime != tl.answered ||
+			tl.closed != tl.conns || tl.evicted*10 > tl.conns {
+			t.Errorf("%s: of %d connections, %d answered, %d evicted unanswered, %d answered within %v, %d closed within %v",
+				a.name, tl.conns, tl.answered, tl.evicted, tl.inTime, a.statusIn, tl.closed, a.closeIn)
 		}
 	}
 }
