@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/wardenhq/warden/labels"
 )
 
 // Handler decides about events. An error means the handler could not decide —
@@ -136,7 +138,7 @@ func (c *Chain) Decide(ctx context.Context, ev *Event) Outcome {
 			r.Decision, r.Reason = Allow.String(), d.Reason
 		}
 		if len(d.Labels) > 0 {
-			out.Labels = MergeLabels(out.Labels, d.Labels)
+			out.Labels = labels.Merge(out.Labels, d.Labels)
 		}
 		switch d.Verdict {
 		case Deny:
@@ -263,4 +265,21 @@ func joinReason(a, b string) string {
 		return a
 	}
 	return a + "; " + b
+}
+
+// UsesSessionLabels reports whether deciding an event named event may read
+// its session's labels: whether a step has a condition (When) or a
+// handler that does not say (labels.User), or one that says it does.
+func (c *Chain) UsesSessionLabels(event string) bool {
+	for i := range c.steps {
+		st := &c.steps[i]
+		if st.When != nil {
+			return true
+		}
+		u, ok := st.Handler.(interface{ UsesSessionLabels(event string) bool })
+		if !ok || u.UsesSessionLabels(event) {
+			return true
+		}
+	}
+	return false
 }

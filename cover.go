@@ -14,10 +14,6 @@ type Cover struct {
 	PolicyID string `json:"policy_id"`
 }
 
-// CodeApprovalCovered is the reason code of a decision in which a policy's
-// ask was covered by the approval of the request the step answers.
-const CodeApprovalCovered = "approval_covered"
-
 // Covers returns the asks an approval let through in out: every enforced
 // result that asked or deferred, when out is a step an approver approved
 // (Approved); nil otherwise. A surface keeps them with the request, for

@@ -53,10 +53,6 @@ type Result struct {
 	Labels []string `json:"labels,omitempty"`
 }
 
-// KindLabels is the Kind of the result a record gets when its step added
-// labels to its session (Guardian "session"; Labels lists them).
-const KindLabels = "labels"
-
 // Outcome is the chain's composed answer for one event: Allow, Deny, Modify,
 // Ask or Defer. Each surface maps it to its wire; Ask and Defer hold the step
 // for someone to decide (until approvals exist, every surface answers them

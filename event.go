@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/wardenhq/warden/internal/jsonappend"
 )
 
 // Event is one step an agent is about to take, normalized so that every policy
@@ -204,51 +206,13 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// ClonePayload deep-copies a decoded JSON payload so a handler can change the
-// copy without touching the event (handlers never mutate an Event); nil
-// becomes an empty object. Scalars are shared: they are immutable.
-func ClonePayload(p map[string]any) map[string]any {
-	if p == nil {
-		return map[string]any{}
-	}
-	return cloneJSON(p).(map[string]any)
-}
-
-func cloneJSON(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, x := range t {
-			m[k] = cloneJSON(x)
-		}
-		return m
-	case []any:
-		a := make([]any, len(t))
-		for i, x := range t {
-			a[i] = cloneJSON(x)
-		}
-		return a
-	}
-	return v
-}
-
-// provenanceJSON is the wire shape of a Provenance in the views
-// (AppendViewsJSON writes it; Record.Provenance reads it back).
-type provenanceJSON struct {
-	Field       string   `json:"field"`
-	ID          string   `json:"provenance_id"`
-	Origin      string   `json:"origin"`
-	SourceID    string   `json:"source_id,omitempty"`
-	DerivedFrom []string `json:"derived_from,omitempty"`
-}
-
 // ViewsJSON returns the event's views as a JSON object named as policies
 // name them (agent, user, session, turn, step, tool, message, reasoning,
 // and provenance, session.labels and mcp when not empty), for the trace: a
 // replay can see what the policies saw. nil if they do not encode (tool
 // arguments are decoded JSON, so they always do). See AppendViewsJSON.
 func (e *Event) ViewsJSON() json.RawMessage {
-	return pooledJSON(e.AppendViewsJSON)
+	return jsonappend.Pooled(e.AppendViewsJSON)
 }
 
 // AppendViewsJSON appends the views ViewsJSON returns to dst: byte for byte
@@ -260,39 +224,39 @@ func (e *Event) ViewsJSON() json.RawMessage {
 // {tool_changes} (when any), approved (when any: see Cover). An error (a NaN or a value encoding/json
 // refuses in the tool arguments) leaves a partial object in dst.
 func (e *Event) AppendViewsJSON(dst []byte) ([]byte, error) {
-	dst = AppendJSONString(append(dst, `{"agent":{"id":`...), e.Agent.ID)
-	dst = AppendJSONString(append(dst, `,"name":`...), e.Agent.Name)
-	dst = AppendJSONString(append(dst, `,"version":`...), e.Agent.Version)
-	dst = AppendJSONString(append(dst, `,"provider":`...), e.Agent.Provider)
-	dst = AppendJSONString(append(dst, `,"model":`...), e.Agent.Model)
-	dst = AppendJSONString(append(dst, `},"user":{"id":`...), e.User.ID)
-	dst = AppendJSONString(append(dst, `,"email":`...), e.User.Email)
-	dst = AppendJSONString(append(dst, `,"name":`...), e.User.Name)
-	dst = AppendJSONString(append(dst, `,"organization":`...), e.User.Organization)
-	dst = AppendJSONString(append(dst, `},"session":{"id":`...), e.SessionID)
+	dst = jsonappend.String(append(dst, `{"agent":{"id":`...), e.Agent.ID)
+	dst = jsonappend.String(append(dst, `,"name":`...), e.Agent.Name)
+	dst = jsonappend.String(append(dst, `,"version":`...), e.Agent.Version)
+	dst = jsonappend.String(append(dst, `,"provider":`...), e.Agent.Provider)
+	dst = jsonappend.String(append(dst, `,"model":`...), e.Agent.Model)
+	dst = jsonappend.String(append(dst, `},"user":{"id":`...), e.User.ID)
+	dst = jsonappend.String(append(dst, `,"email":`...), e.User.Email)
+	dst = jsonappend.String(append(dst, `,"name":`...), e.User.Name)
+	dst = jsonappend.String(append(dst, `,"organization":`...), e.User.Organization)
+	dst = jsonappend.String(append(dst, `},"session":{"id":`...), e.SessionID)
 	if len(e.SessionLabels) > 0 {
-		dst = AppendJSONStrings(append(dst, `,"labels":`...), e.SessionLabels)
+		dst = jsonappend.Strings(append(dst, `,"labels":`...), e.SessionLabels)
 	}
 	if e.LabelsUnread {
 		dst = append(dst, `,"labels_unread":true`...)
 	}
-	dst = AppendJSONString(append(dst, `},"turn":`...), e.TurnID)
-	dst = AppendJSONString(append(dst, `,"step":`...), e.StepID)
-	dst = AppendJSONString(append(dst, `,"tool":{"name":`...), e.Tool.Name)
-	dst = AppendJSONString(append(dst, `,"id":`...), e.Tool.ID)
-	dst = AppendJSONString(append(dst, `,"server":`...), e.Tool.Server)
+	dst = jsonappend.String(append(dst, `},"turn":`...), e.TurnID)
+	dst = jsonappend.String(append(dst, `,"step":`...), e.StepID)
+	dst = jsonappend.String(append(dst, `,"tool":{"name":`...), e.Tool.Name)
+	dst = jsonappend.String(append(dst, `,"id":`...), e.Tool.ID)
+	dst = jsonappend.String(append(dst, `,"server":`...), e.Tool.Server)
 	dst = append(dst, `,"args":`...)
 	if e.Tool.Args == nil {
 		dst = append(dst, '{', '}')
 	} else {
 		var err error
-		if dst, err = appendJSONObject(dst, e.Tool.Args, 0); err != nil {
+		if dst, err = jsonappend.Object(dst, e.Tool.Args, 0); err != nil {
 			return dst, err
 		}
 	}
-	dst = AppendJSONString(append(dst, `},"message":{"role":`...), e.Message.Role)
-	dst = AppendJSONString(append(dst, `,"text":`...), e.Message.Text)
-	dst = AppendJSONString(append(dst, `},"reasoning":`...), e.Reasoning)
+	dst = jsonappend.String(append(dst, `},"message":{"role":`...), e.Message.Role)
+	dst = jsonappend.String(append(dst, `,"text":`...), e.Message.Text)
+	dst = jsonappend.String(append(dst, `},"reasoning":`...), e.Reasoning)
 	// Provenance and mcp are left out when empty: records of events
 	// without them keep the shape they had before.
 	for i, p := range e.Provenance {
@@ -301,14 +265,14 @@ func (e *Event) AppendViewsJSON(dst []byte) ([]byte, error) {
 		} else {
 			dst = append(dst, ',')
 		}
-		dst = AppendJSONString(append(dst, `{"field":`...), p.Field)
-		dst = AppendJSONString(append(dst, `,"provenance_id":`...), p.ID)
-		dst = AppendJSONString(append(dst, `,"origin":`...), p.Origin)
+		dst = jsonappend.String(append(dst, `{"field":`...), p.Field)
+		dst = jsonappend.String(append(dst, `,"provenance_id":`...), p.ID)
+		dst = jsonappend.String(append(dst, `,"origin":`...), p.Origin)
 		if p.SourceID != "" {
-			dst = AppendJSONString(append(dst, `,"source_id":`...), p.SourceID)
+			dst = jsonappend.String(append(dst, `,"source_id":`...), p.SourceID)
 		}
 		if len(p.DerivedFrom) > 0 {
-			dst = AppendJSONStrings(append(dst, `,"derived_from":`...), p.DerivedFrom)
+			dst = jsonappend.Strings(append(dst, `,"derived_from":`...), p.DerivedFrom)
 		}
 		dst = append(dst, '}')
 	}
@@ -319,7 +283,7 @@ func (e *Event) AppendViewsJSON(dst []byte) ([]byte, error) {
 		// Rare (an MCP tools/list answer that changed a pin): encoding/json
 		// writes the changes.
 		var err error
-		if dst, err = appendMarshaled(append(dst, `,"mcp":{"tool_changes":`...), e.ToolChanges); err != nil {
+		if dst, err = jsonappend.Marshaled(append(dst, `,"mcp":{"tool_changes":`...), e.ToolChanges); err != nil {
 			return dst, err
 		}
 		dst = append(dst, '}')
@@ -332,8 +296,8 @@ func (e *Event) AppendViewsJSON(dst []byte) ([]byte, error) {
 		} else {
 			dst = append(dst, ',')
 		}
-		dst = AppendJSONString(append(dst, `{"guardian":`...), c.Guardian)
-		dst = AppendJSONString(append(dst, `,"policy_id":`...), c.PolicyID)
+		dst = jsonappend.String(append(dst, `{"guardian":`...), c.Guardian)
+		dst = jsonappend.String(append(dst, `,"policy_id":`...), c.PolicyID)
 		dst = append(dst, '}')
 	}
 	if len(e.Envelope.Approved) > 0 {

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/wardenhq/warden/labels"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/policy"
@@ -36,7 +39,7 @@ func BenchmarkDecideLabels(b *testing.B) {
 		}}
 	}
 	ctx := context.Background()
-	run := func(b *testing.B, d *warden.Decider, session func(i int) string) {
+	run := func(b *testing.B, d *pipeline.Pipeline, session func(i int) string) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			if _, err := d.Decide(ctx, event(session(i))); err != nil {
@@ -48,19 +51,19 @@ func BenchmarkDecideLabels(b *testing.B) {
 	fresh := func(i int) string { return fmt.Sprintf("s-%d", i) }
 
 	b.Run("off", func(b *testing.B) {
-		d := warden.NewDecider(chain, catalog.Views, storetest.NewMem(), nil)
+		d := pipeline.New(chain, catalog.Views, storetest.NewMem(), nil)
 		run(b, d, same)
 	})
 	b.Run("cached", func(b *testing.B) {
 		mem := storetest.NewMem()
-		d := warden.NewDecider(chain, catalog.Views, mem, nil)
-		d.SetLabels(warden.NewLabelCache(mem, 0, 0))
+		d := pipeline.New(chain, catalog.Views, mem, nil)
+		d.SetLabels(labels.NewCache(mem, 0, 0))
 		run(b, d, same)
 	})
 	b.Run("new-session", func(b *testing.B) {
 		mem := storetest.NewMem()
-		d := warden.NewDecider(chain, catalog.Views, mem, nil)
-		d.SetLabels(warden.NewLabelCache(mem, 0, 0))
+		d := pipeline.New(chain, catalog.Views, mem, nil)
+		d.SetLabels(labels.NewCache(mem, 0, 0))
 		run(b, d, fresh)
 	})
 	b.Run("new-session-sqlite", func(b *testing.B) {
@@ -69,8 +72,8 @@ func BenchmarkDecideLabels(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer st.Close()
-		d := warden.NewDecider(chain, catalog.Views, storetest.NewMem(), nil)
-		d.SetLabels(warden.NewLabelCache(st, 0, 0))
+		d := pipeline.New(chain, catalog.Views, storetest.NewMem(), nil)
+		d.SetLabels(labels.NewCache(st, 0, 0))
 		run(b, d, fresh)
 	})
 }

@@ -7,7 +7,6 @@ package warden
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
 
@@ -128,21 +127,10 @@ const (
 	SurfaceApproval = "approval"
 )
 
-// Surfaces lists every surface, as a record's Surface names it.
-var Surfaces = []string{SurfaceAOS, SurfaceACS, SurfaceMCP, SurfaceA2A, SurfaceHooks, SurfaceSDK}
-
 // Directions of protocol messages. Step events have no direction ("").
 const (
 	Outbound = "outbound"
 	Inbound  = "inbound"
-)
-
-// Reason codes the chain itself produces (policy ids are the other reason codes).
-const (
-	CodeApprovalRequired = "approval_required"
-	CodeGuardianError    = "guardian_error"
-	CodeTraceUnavailable = "trace_unavailable"
-	CodeDefault          = "default_decision"
 )
 
 // Core is what every surface needs of the decision core: one decision,
@@ -152,8 +140,6 @@ type Core interface {
 	Decide(ctx context.Context, ev *Event) (Outcome, error)
 }
 
-var _ Core = (*Decider)(nil)
-
 // Upstream is a server a gateway forwards to, as the config names it.
 // Headers are ${VAR}-expanded; they hold secrets: never log them.
 type Upstream struct {
@@ -161,7 +147,3 @@ type Upstream struct {
 	URL     string
 	Headers map[string]string
 }
-
-// ErrTraceUnavailable wraps store failures: the decision could not be recorded,
-// so it is not given (fail closed).
-var ErrTraceUnavailable = errors.New("trace store unavailable")

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -73,7 +75,7 @@ func packGateway(t *testing.T, v03 bool) (url string, store *memStore) {
 		t.Fatal(err)
 	}
 	store = storetest.NewMem()
-	dec := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, store, nil)
+	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, store, nil)
 	mux := http.NewServeMux()
 	mux.Handle("/a2a/", New(dec, map[string]config.Upstream{"leaky": {Name: "leaky", URL: up.URL}}, Options{}))
 	gw := httptest.NewServer(mux)

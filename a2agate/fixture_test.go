@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
@@ -300,7 +303,7 @@ func newGateway(t *testing.T, agents map[string]string, opts Options) *gateway {
 		t.Fatal(err)
 	}
 	st := storetest.NewMem()
-	dec := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, st, nil)
+	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, st, nil)
 	ups := map[string]config.Upstream{}
 	for name, u := range agents {
 		ups[name] = config.Upstream{Name: name, URL: u, Headers: map[string]string{"X-Upstream-Token": "s3cret-" + name}}
@@ -385,8 +388,8 @@ func errMsg(m map[string]any) string {
 }
 
 // find returns the records of event in direction.
-func find(recs []warden.Record, event, dir string) []warden.Record {
-	var out []warden.Record
+func find(recs []audit.Record, event, dir string) []audit.Record {
+	var out []audit.Record
 	for _, r := range recs {
 		if r.Event == event && r.Direction == dir {
 			out = append(out, r)

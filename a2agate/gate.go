@@ -22,6 +22,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wardenhq/warden/agbom"
+	"github.com/wardenhq/warden/approval"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/internal/noredirect"
 	"github.com/wardenhq/warden/internal/sealid"
@@ -71,7 +74,7 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// AgBOM, when set, records each agent card fetched as an a2a_peer in
 	// the AgBOM of the caller (see agbom.go).
-	AgBOM warden.AgBOMStore
+	AgBOM agbom.Store
 	// Tasks seals the task ids handed to clients (see tasks.go); replicas
 	// sharing its key serve each other's tasks. Nil: a random key for
 	// this proxy (one replica).
@@ -293,7 +296,7 @@ func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
 	if derr != nil {
 		g.opts.Logf("a2a %s: %s not recorded: %v", ag.name, m.event, derr)
 	}
-	out = warden.Settle(r.Context(), g.dec, out) // an asked request waits for its approval
+	out = approval.Settle(r.Context(), g.dec, out) // an asked request waits for its approval
 	x.covers = out.Covers()
 	switch out.Verdict {
 	case warden.Allow:
@@ -448,7 +451,7 @@ func (g *Gate) decideInbound(ctx context.Context, x *exchange, msg map[string]an
 	if derr != nil {
 		g.opts.Logf("a2a %s: %s response not recorded: %v", x.ag.name, x.method.event, derr)
 	}
-	out = warden.Settle(ctx, g.dec, out) // an asked response waits for its approval
+	out = approval.Settle(ctx, g.dec, out) // an asked response waits for its approval
 	var relay map[string]any
 	switch out.Verdict {
 	case warden.Allow:

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
@@ -375,7 +377,7 @@ func TestTasks(t *testing.T) {
 
 // checkTaskRecords: both directions of tasks/get, tasks/cancel and the push
 // config calls are recorded on surface a2a under the task's context id.
-func checkTaskRecords(t *testing.T, recs []warden.Record, ctxID string) {
+func checkTaskRecords(t *testing.T, recs []audit.Record, ctxID string) {
 	t.Helper()
 	for _, ev := range []string{MethodGet, MethodCancel, MethodPushSet, MethodPushGet} {
 		for _, dir := range []string{warden.Outbound, warden.Inbound} {

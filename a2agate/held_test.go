@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/catalog"
@@ -16,7 +18,7 @@ import (
 )
 
 type heldCore struct {
-	d *warden.Decider
+	d *pipeline.Pipeline
 	m *approval.Manager
 }
 
@@ -42,7 +44,7 @@ func TestHeldRequest(t *testing.T) {
 	st := storetest.NewMem()
 	m := approval.New(approval.Options{Store: st, Trace: st, Wait: time.Minute})
 	t.Cleanup(m.Close)
-	dec := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: askWire}), catalog.Views, st, nil)
+	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: askWire}), catalog.Views, st, nil)
 	dec.SetApprovals(m)
 	mux := http.NewServeMux()
 	mux.Handle("/a2a/", New(heldCore{dec, m}, map[string]config.Upstream{"echo": {Name: "echo", URL: up.URL}}, Options{}))
@@ -56,7 +58,7 @@ func TestHeldRequest(t *testing.T) {
 		}()
 		var id string
 		for range 300 {
-			list, _ := m.List(context.Background(), warden.ApprovalQuery{State: warden.ApprovalPending})
+			list, _ := m.List(context.Background(), approval.ApprovalQuery{State: approval.ApprovalPending})
 			if len(list) == 1 {
 				id = list[0].ID
 				break

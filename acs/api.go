@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/wardenhq/warden/acsstate"
+	"github.com/wardenhq/warden/labels"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -20,7 +23,7 @@ const maxAPIEntries = 1000
 // head with the chain_hash values the answers published; and the session's
 // labels (labels, sorted) when st keeps them. A tenant's token sees only
 // its tenant's sessions (scope read, checked by the server).
-func SessionHandler(st warden.ACSSessionStore) http.Handler {
+func SessionHandler(st acsstate.Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		q := r.URL.Query()
@@ -42,9 +45,9 @@ func SessionHandler(st warden.ACSSessionStore) http.Handler {
 		}
 		s, err := st.ACSSession(r.Context(), id)
 		if tenant := warden.PrincipalFrom(r.Context()).Tenant; err == nil && tenant != "" && s.Tenant != tenant {
-			err = warden.ErrNoSession // another tenant's session is not there
+			err = acsstate.ErrNoSession // another tenant's session is not there
 		}
-		if errors.Is(err, warden.ErrNoSession) {
+		if errors.Is(err, acsstate.ErrNoSession) {
 			apiError(w, http.StatusNotFound, fmt.Sprintf("no ACS session %q", id))
 			return
 		}
@@ -63,17 +66,17 @@ func SessionHandler(st warden.ACSSessionStore) http.Handler {
 			m["record_id"] = es[i].RecordID
 			entries[i] = m
 		}
-		labels := []string{} // the session's labels, when the store keeps them
-		if ls, ok := st.(warden.LabelStore); ok {
+		held := []string{} // the session's labels, when the store keeps them
+		if ls, ok := st.(labels.Store); ok {
 			got, err := ls.SessionLabels(r.Context(), s.Tenant, id)
 			if err != nil {
 				apiError(w, http.StatusInternalServerError, "reading the session's labels: "+err.Error())
 				return
 			}
-			labels = append(labels, got...)
+			held = append(held, got...)
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"session": s, "labels": labels, "entries": entries, "after": after})
+		_ = json.NewEncoder(w).Encode(map[string]any{"session": s, "labels": held, "entries": entries, "after": after})
 	})
 }
 

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/wardenhq/warden/acsstate"
 
-	"github.com/wardenhq/warden"
+	"github.com/google/uuid"
 )
 
 // entryTimeLayout is how a ContextEntry's timestamp is written, hashed
@@ -25,7 +25,7 @@ const maxAppendTries = 64
 // hashing: entry_id, step_id, step_type, request_hash, timestamp,
 // decision, and previous_hash (absent for a session's first entry) and
 // entry_hash.
-func EntryObject(e *warden.ACSEntry) map[string]any {
+func EntryObject(e *acsstate.Entry) map[string]any {
 	m := map[string]any{
 		"entry_id": e.EntryID, "step_id": e.StepID, "step_type": e.StepType,
 		"timestamp": e.Timestamp.UTC().Format(entryTimeLayout), "decision": e.Decision,
@@ -45,7 +45,7 @@ func EntryObject(e *warden.ACSEntry) map[string]any {
 // EntryHash computes entry_hash per ACS §8.2: lowercase hex SHA-256 of the
 // JCS form of the entry without entry_hash and previous_hash, followed by
 // the 32 raw bytes of previous_hash (nothing for the first entry).
-func EntryHash(e *warden.ACSEntry) (string, error) {
+func EntryHash(e *acsstate.Entry) (string, error) {
 	m := EntryObject(e)
 	delete(m, "entry_hash")
 	delete(m, "previous_hash")
@@ -68,7 +68,7 @@ func EntryHash(e *warden.ACSEntry) (string, error) {
 // VerifyEntries walks a session's chain, oldest first: each entry's
 // previous_hash is the entry before's entry_hash and its entry_hash
 // re-computes. It returns the head, or the first broken entry.
-func VerifyEntries(entries []warden.ACSEntry) (string, error) {
+func VerifyEntries(entries []acsstate.Entry) (string, error) {
 	prev := ""
 	for i := range entries {
 		e := &entries[i]
@@ -90,12 +90,12 @@ func VerifyEntries(entries []warden.ACSEntry) (string, error) {
 // appendEntry appends the step's ContextEntry to the session's chain on
 // head (the head read before deciding), re-reading the head when another
 // request appended first, and returns the new head.
-func appendEntry(ctx context.Context, st warden.ACSSessionStore, r *request, head, decision, recordID string, now time.Time) (string, error) {
+func appendEntry(ctx context.Context, st acsstate.Store, r *request, head, decision, recordID string, now time.Time) (string, error) {
 	rh, err := RequestHash(r.params)
 	if err != nil {
 		return "", fmt.Errorf("request_hash: %w", err)
 	}
-	e := &warden.ACSEntry{
+	e := &acsstate.Entry{
 		EntryID: uuid.NewString(), StepID: r.requestID, StepType: r.method, RequestHash: rh,
 		Timestamp: now.UTC().Truncate(time.Millisecond), Decision: decision, RecordID: recordID,
 	}
@@ -115,7 +115,7 @@ func appendEntry(ctx context.Context, st warden.ACSSessionStore, r *request, hea
 		if err == nil {
 			return e.EntryHash, nil
 		}
-		if !errors.Is(err, warden.ErrChainMoved) {
+		if !errors.Is(err, acsstate.ErrChainMoved) {
 			return "", err
 		}
 	}

@@ -19,6 +19,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/wardenhq/warden/acsstate"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/jsonrpc"
@@ -43,7 +45,7 @@ const (
 type Options struct {
 	// Sessions keeps the sessions, replay windows and audit chains
 	// (required: the SQLite trace implements it).
-	Sessions warden.ACSSessionStore
+	Sessions acsstate.Store
 	// Keys are the HMAC input keying material by key_id (acs.keys).
 	Keys map[string][]byte
 	// RequireSignatures refuses unsigned requests (-32004) but system/ping.
@@ -280,7 +282,7 @@ func (h *Handler) serve(ctx context.Context, raw []byte, transport string) (msg 
 // negotiated session.
 func (h *Handler) step(ctx context.Context, r *request, keyID string) (map[string]any, *Error) {
 	s, err := h.opts.Sessions.ACSSession(ctx, r.sessionID)
-	if errors.Is(err, warden.ErrNoSession) {
+	if errors.Is(err, acsstate.ErrNoSession) {
 		return nil, errf(CodeCapabilityNotNegotiated, "params.metadata.session_id", "no handshake/hello for session %s: negotiate the session first", clip(r.sessionID)).
 			with("method", r.method)
 	}
@@ -341,7 +343,7 @@ func (h *Handler) remember(ctx context.Context, r *request) *Error {
 	}
 	for i, k := range keys {
 		err := h.opts.Sessions.RememberRequest(ctx, r.sessionID, k, now, h.opts.ReplayWindow)
-		if errors.Is(err, warden.ErrReplay) {
+		if errors.Is(err, acsstate.ErrReplay) {
 			field := "params.request_id"
 			if i > 0 {
 				field = "params.nonce"

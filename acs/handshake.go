@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wardenhq/warden/acsstate"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 )
@@ -89,14 +91,14 @@ func (h *Handler) hello(ctx context.Context, r *request, transport string) (map[
 		if e := sameParty(old, r, tenant, keyID); e != nil {
 			return nil, e
 		}
-	case !errors.Is(err, warden.ErrNoSession):
+	case !errors.Is(err, acsstate.ErrNoSession):
 		return nil, errf(CodeInternal, "", "reading the session: %v", err)
 	}
 	if e := h.remember(ctx, r); e != nil {
 		return nil, e
 	}
 	now := h.opts.Now()
-	s := &warden.ACSSession{ID: r.sessionID, AgentID: r.agentID, Tenant: tenant, KeyID: keyID, Version: version,
+	s := &acsstate.Session{ID: r.sessionID, AgentID: r.agentID, Tenant: tenant, KeyID: keyID, Version: version,
 		Methods: methods, Profiles: profiles, Hello: now, LastSeen: now}
 	if err := h.opts.Sessions.PutACSSession(ctx, s); err != nil {
 		return nil, errf(CodeInternal, "", "storing the session: %v", err)
@@ -106,7 +108,7 @@ func (h *Handler) hello(ctx context.Context, r *request, transport string) (map[
 
 // sameParty refuses a handshake or step of a known session from another
 // agent, tenant or key, or after the session ended.
-func sameParty(s *warden.ACSSession, r *request, tenant, keyID string) *Error {
+func sameParty(s *acsstate.Session, r *request, tenant, keyID string) *Error {
 	switch {
 	case s.Ended:
 		return errf(CodeSessionRefused, "params.metadata.session_id", "session %s has ended (steps/sessionEnd); start a new session", clip(s.ID))
@@ -146,7 +148,7 @@ func evaluatedMethods(p map[string]any) []string {
 }
 
 // negotiated reports whether the session's handshake covers method.
-func negotiated(s *warden.ACSSession, method string) bool {
+func negotiated(s *acsstate.Session, method string) bool {
 	for _, m := range s.Methods {
 		if m == method || (m == mcpWildcard && strings.HasPrefix(method, catalog.ACSMCPPrefix)) {
 			return true

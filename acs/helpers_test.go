@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/acsstate"
+
 	"github.com/google/uuid"
 
-	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -166,7 +167,7 @@ func text(s string) map[string]any {
 	return map[string]any{"content": []any{map[string]any{"type": "text", "value": s}}}
 }
 
-var _ warden.ACSSessionStore = (*storetest.Mem)(nil)
+var _ acsstate.Store = (*storetest.Mem)(nil)
 
 type time_ = time.Time
 

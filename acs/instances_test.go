@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/internal/pgtest"
 	"github.com/wardenhq/warden/postgres"
@@ -16,8 +18,8 @@ import (
 
 // sessionStore is what two instances share: the trace and the ACS state.
 type sessionStore interface {
-	warden.Store
-	warden.ACSSessionStore
+	audit.Store
+	acsstate.Store
 }
 
 // TestTwoInstancesOneSession: two wardens sharing one data directory (two

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/wardenhq/warden/acsstate"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 )
@@ -99,6 +101,6 @@ func checkProvenanceObject(v any, at string) *Error {
 
 // strictProvenance reports whether the session's ClientHello declared
 // acs-provenance: its payloads are held to the strict variants.
-func strictProvenance(s *warden.ACSSession) bool {
+func strictProvenance(s *acsstate.Session) bool {
 	return slices.Contains(s.Profiles, ProfileProvenance)
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/wardenhq/warden/labels"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 )
@@ -50,7 +52,7 @@ func FuzzProvenance(f *testing.F) {
 		if len(ev.Provenance) != n {
 			t.Fatalf("%s %s: %d provenance views for %d fields", method, payload, len(ev.Provenance), n)
 		}
-		if ls := warden.ProvenanceLabels(ev.Provenance); ls != nil && (len(ls) != 1 || ls[0] != warden.LabelUntrustedInput) {
+		if ls := warden.ProvenanceLabels(ev.Provenance); ls != nil && (len(ls) != 1 || ls[0] != labels.UntrustedInput) {
 			t.Fatalf("labels %q", ls)
 		}
 	})

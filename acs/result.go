@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/wardenhq/warden/acsstate"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 )
@@ -18,7 +20,7 @@ var auditOnly = map[string]bool{
 
 // result maps the core's outcome to an ACS result (ACS §6, §6.1) and
 // returns it with the decision answered.
-func (h *Handler) result(ctx context.Context, r *request, s *warden.ACSSession, out *warden.Outcome) (map[string]any, string) {
+func (h *Handler) result(ctx context.Context, r *request, s *acsstate.Session, out *warden.Outcome) (map[string]any, string) {
 	res := map[string]any{"type": "final", "acs_version": s.Version, "request_id": r.requestID}
 	if s.Version == "" {
 		res["acs_version"] = Version

@@ -7,14 +7,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 )
-
-// MaxComponentsPerUpdate bounds the components one agbom/snapshot or
-// agbom/changed may carry (the store's per-agent bound is
-// warden.AgBOMMaxComponents).
-const MaxComponentsPerUpdate = warden.AgBOMMaxComponents
 
 // FromACS turns the payload of an agbom/snapshot or agbom/changed step into
 // a store update for agent (in tenant) at `at`:
@@ -28,11 +25,11 @@ const MaxComponentsPerUpdate = warden.AgBOMMaxComponents
 //
 // Every component must parse (see Parse); an error names the first that
 // does not, and nothing is applied.
-func FromACS(method, tenant, agent string, payload map[string]any, at time.Time) (*warden.AgBOMUpdate, error) {
+func FromACS(method, tenant, agent string, payload map[string]any, at time.Time) (*Update, error) {
 	if agent == "" {
 		return nil, errors.New("the step names no agent (metadata.agent_id)")
 	}
-	u := &warden.AgBOMUpdate{Tenant: tenant, Agent: agent, Source: warden.AgBOMSourceACS, At: at}
+	u := &Update{Tenant: tenant, Agent: agent, Source: SourceACS, At: at}
 	doc, full := payload["agbom"].(map[string]any)
 	switch {
 	case method == catalog.MethodAgBOMSnapshot:
@@ -72,13 +69,13 @@ func FromACS(method, tenant, agent string, payload map[string]any, at time.Time)
 	default:
 		return nil, fmt.Errorf("%s is not an AgBOM method", method)
 	}
-	if len(u.Put)+len(u.Remove) > MaxComponentsPerUpdate {
-		return nil, fmt.Errorf("%d components in one update (at most %d)", len(u.Put)+len(u.Remove), MaxComponentsPerUpdate)
+	if len(u.Put)+len(u.Remove) > MaxComponents {
+		return nil, fmt.Errorf("%d components in one update (at most %d)", len(u.Put)+len(u.Remove), MaxComponents)
 	}
 	return u, nil
 }
 
-func addComponents(u *warden.AgBOMUpdate, v any, field string) error {
+func addComponents(u *Update, v any, field string) error {
 	if v == nil {
 		return nil
 	}
@@ -86,8 +83,8 @@ func addComponents(u *warden.AgBOMUpdate, v any, field string) error {
 	if !ok {
 		return fmt.Errorf("%s: want an array of components", field)
 	}
-	if len(list) > MaxComponentsPerUpdate {
-		return fmt.Errorf("%s: %d components (at most %d)", field, len(list), MaxComponentsPerUpdate)
+	if len(list) > MaxComponents {
+		return fmt.Errorf("%s: %d components (at most %d)", field, len(list), MaxComponents)
 	}
 	for i, x := range list {
 		raw, err := json.Marshal(x)
@@ -115,15 +112,15 @@ func addComponents(u *warden.AgBOMUpdate, v any, field string) error {
 // update past a bound, is logged and changes nothing (the step's record
 // stays in the trace).
 type Observer struct {
-	Store   warden.AgBOMStore
+	Store   Store
 	Timeout time.Duration                 // default 2s
 	Logf    func(format string, a ...any) // default: discard
 	Now     func() time.Time              // default time.Now
 }
 
-var _ warden.Observer = (*Observer)(nil)
+var _ pipeline.Observer = (*Observer)(nil)
 
-// Observe implements warden.Observer.
+// Observe implements pipeline.Observer.
 func (o *Observer) Observe(ev *warden.Event, out *warden.Outcome, recordErr error) {
 	if ev.Name != catalog.MethodAgBOMSnapshot && ev.Name != catalog.MethodAgBOMChanged {
 		return

@@ -32,9 +32,9 @@ func ContentType(format string) string {
 var ErrFormat = errors.New(`format: want "cyclonedx", "spdx" or "acs"`)
 
 // Render reads agent's AgBOM from st and serializes it in format ("":
-// cyclonedx). warden.ErrNoAgBOM when the agent has none; ErrFormat for an
+// cyclonedx). ErrNoAgBOM when the agent has none; ErrFormat for an
 // unknown format.
-func Render(ctx context.Context, st warden.AgBOMStore, tenant, agent, format string) ([]byte, error) {
+func Render(ctx context.Context, st Store, tenant, agent, format string) ([]byte, error) {
 	if format == "" {
 		format = FormatCycloneDX
 	}
@@ -88,7 +88,7 @@ func Canonical(d *Document) ([]byte, error) {
 // A tenant's token reads only its tenant (naming another tenant is a 404,
 // as if the agent were not there); a caller without a tenant reads the
 // tenant it names ("" by default).
-func Handler(st warden.AgBOMStore) http.Handler {
+func Handler(st Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		for name, vs := range q {
@@ -116,7 +116,7 @@ func Handler(st warden.AgBOMStore) http.Handler {
 				apiError(w, http.StatusBadRequest, "format: only with agent")
 				return
 			}
-			list := []warden.AgBOMAgent{}
+			list := []Agent{}
 			if own == "" || tenant == own {
 				as, err := st.AgBOMAgents(r.Context(), tenant, own == "" && !named, 0)
 				if err != nil {
@@ -130,14 +130,14 @@ func Handler(st warden.AgBOMStore) http.Handler {
 			return
 		}
 		var b []byte
-		err := warden.ErrNoAgBOM
+		err := ErrNoAgBOM
 		if own == "" || tenant == own {
 			b, err = Render(r.Context(), st, tenant, agent, format)
 		}
 		switch {
 		case errors.Is(err, ErrFormat):
 			apiError(w, http.StatusBadRequest, err.Error())
-		case errors.Is(err, warden.ErrNoAgBOM):
+		case errors.Is(err, ErrNoAgBOM):
 			apiError(w, http.StatusNotFound, fmt.Sprintf("no AgBOM for agent %q", agent))
 		case err != nil:
 			apiError(w, http.StatusInternalServerError, "reading the AgBOM: "+err.Error())

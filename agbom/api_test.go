@@ -1,4 +1,4 @@
-package agbom
+package agbom_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/agbom"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
@@ -17,7 +19,7 @@ func TestHandler(t *testing.T) {
 	st := storetest.NewMem()
 	ctx := context.Background()
 	put := func(tenant, agent string) {
-		u, err := FromACS(catalog.MethodAgBOMSnapshot, tenant, agent, map[string]any{"components": []any{
+		u, err := agbom.FromACS(catalog.MethodAgBOMSnapshot, tenant, agent, map[string]any{"components": []any{
 			map[string]any{"id": "m", "type": "model", "name": "M"}}}, at)
 		if err != nil {
 			t.Fatal(err)
@@ -28,7 +30,7 @@ func TestHandler(t *testing.T) {
 	}
 	put("", "a1")
 	put("acme", "a2")
-	h := Handler(st)
+	h := agbom.Handler(st)
 	get := func(tenant, query string) (int, string, string) {
 		r := httptest.NewRequest(http.MethodGet, "/api/agbom"+query, nil)
 		if tenant != "" {

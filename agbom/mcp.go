@@ -22,8 +22,8 @@ func MCPToolID(server, tool string) string {
 // pinned holds the pinned hash of each pinned tool. removed names tools
 // the answer no longer lists (dropped). The caller sets Tenant, Agent and
 // At.
-func MCPObservation(server, endpoint string, listed []warden.ToolDef, pinned map[string]string, removed []string) *warden.AgBOMUpdate {
-	u := &warden.AgBOMUpdate{Source: warden.AgBOMSourceMCP}
+func MCPObservation(server, endpoint string, listed []warden.ToolDef, pinned map[string]string, removed []string) *Update {
+	u := &Update{Source: SourceMCP}
 	srv := &Component{ID: MCPServerID(server), Type: TypeMCPServer, Name: server, Endpoint: endpoint,
 		MCPServerFields: &MCPServerFields{Tools: []string{}}}
 	for _, t := range listed {
@@ -46,7 +46,7 @@ func MCPObservation(server, endpoint string, listed []warden.ToolDef, pinned map
 		}
 	}
 	if sc, err := srv.Stored(); err == nil {
-		u.Put = append([]warden.AgBOMComponent{sc}, u.Put...)
+		u.Put = append([]StoredComponent{sc}, u.Put...)
 	}
 	for _, n := range removed {
 		u.Remove = append(u.Remove, MCPToolID(server, n))
@@ -63,7 +63,7 @@ func A2APeerID(name string) string { return "urn:a2a:" + url.PathEscape(name) }
 // credentials; cardURL where the card was found): one a2a_peer component
 // with the card's name, version, provider organization and protocol
 // version. The caller sets Tenant, Agent and At.
-func A2AObservation(name, endpoint, cardURL string, card map[string]any) *warden.AgBOMUpdate {
+func A2AObservation(name, endpoint, cardURL string, card map[string]any) *Update {
 	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 	c := &Component{ID: A2APeerID(name), Type: TypeA2APeer, Name: str(card, "name"), Version: str(card, "version"),
 		Description: str(card, "description"), Endpoint: endpoint,
@@ -85,7 +85,7 @@ func A2AObservation(name, endpoint, cardURL string, card map[string]any) *warden
 	if c.A2APeerFields.ProtocolVersion == "" {
 		c.A2APeerFields.ProtocolVersion = "unknown"
 	}
-	u := &warden.AgBOMUpdate{Source: warden.AgBOMSourceA2A}
+	u := &Update{Source: SourceA2A}
 	if sc, err := c.Stored(); err == nil {
 		u.Put = append(u.Put, sc)
 	}

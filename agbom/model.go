@@ -2,7 +2,7 @@
 // every agent: the canonical component graph (ACS agbom/component.json)
 // built from the agent's agbom/snapshot and agbom/changed steps and from
 // what the gateways observe (MCP tools/list answers), stored through a
-// warden.AgBOMStore, and serialized as CycloneDX 1.6 JSON (cyclonedx.go)
+// Store, and serialized as CycloneDX 1.6 JSON (cyclonedx.go)
 // or SPDX 3.0 JSON-LD (spdx.go), deterministically.
 package agbom
 
@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/wardenhq/warden"
 )
 
 // The canonical component types (ACS v0.1.0; skill from the Inspect
@@ -122,10 +120,10 @@ type Pin struct {
 }
 
 // Parse reads one canonical component: an object with a string id and a
-// known type, at most warden.MaxAgBOMDoc bytes. Errors name the problem.
+// known type, at most MaxDoc bytes. Errors name the problem.
 func Parse(raw json.RawMessage) (*Component, error) {
-	if len(raw) > warden.MaxAgBOMDoc {
-		return nil, fmt.Errorf("component is %d bytes (at most %d)", len(raw), warden.MaxAgBOMDoc)
+	if len(raw) > MaxDoc {
+		return nil, fmt.Errorf("component is %d bytes (at most %d)", len(raw), MaxDoc)
 	}
 	var c Component
 	if err := json.Unmarshal(raw, &c); err != nil {
@@ -150,12 +148,12 @@ func typeNames() []string {
 }
 
 // Stored turns c into the store's form.
-func (c *Component) Stored() (warden.AgBOMComponent, error) {
+func (c *Component) Stored() (StoredComponent, error) {
 	b, err := json.Marshal(c)
 	if err != nil {
-		return warden.AgBOMComponent{}, err
+		return StoredComponent{}, err
 	}
-	return warden.AgBOMComponent{ID: c.ID, Type: c.Type, Doc: b}, nil
+	return StoredComponent{ID: c.ID, Type: c.Type, Doc: b}, nil
 }
 
 // Document is one agent's AgBOM as read from the store: its components,
@@ -171,9 +169,9 @@ type Document struct {
 }
 
 // FromStored builds the Document of an agent's stored components (as
-// AgBOMStore.AgBOM returns them). A component whose JSON no longer parses
+// Store.AgBOM returns them). A component whose JSON no longer parses
 // is an error naming it.
-func FromStored(tenant, agent string, cs []warden.AgBOMComponent) (*Document, error) {
+func FromStored(tenant, agent string, cs []StoredComponent) (*Document, error) {
 	d := &Document{Tenant: tenant, Agent: agent}
 	for _, sc := range cs {
 		c, err := Parse(sc.Doc)

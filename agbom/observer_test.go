@@ -1,4 +1,4 @@
-package agbom
+package agbom_test
 
 import (
 	"context"
@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/agbom"
+
+	"github.com/wardenhq/warden/pipeline"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
@@ -20,8 +24,8 @@ func acsStep(t *testing.T, st *storetest.Mem, method, agent string, payload map[
 		return warden.Decision{Verdict: verdict, Reason: "test"}, nil
 	})
 	var logged []string
-	obs := &Observer{Store: st, Now: func() time.Time { return at }, Logf: func(f string, a ...any) { logged = append(logged, f) }}
-	d := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "p", Handler: h}), catalog.Views, st, obs)
+	obs := &agbom.Observer{Store: st, Now: func() time.Time { return at }, Logf: func(f string, a ...any) { logged = append(logged, f) }}
+	d := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "p", Handler: h}), catalog.Views, st, obs)
 	ev := &warden.Event{Name: method, Surface: warden.SurfaceACS, Payload: payload}
 	ev.Envelope.Context = map[string]any{"agent_id": agent, "session_id": "s1"}
 	if _, err := d.Decide(context.Background(), ev); err != nil {
@@ -31,7 +35,7 @@ func acsStep(t *testing.T, st *storetest.Mem, method, agent string, payload map[
 
 func ids(t *testing.T, st *storetest.Mem, agent string) string {
 	cs, err := st.AgBOM(context.Background(), "", agent)
-	if errors.Is(err, warden.ErrNoAgBOM) {
+	if errors.Is(err, agbom.ErrNoAgBOM) {
 		return "none"
 	}
 	if err != nil {
@@ -86,7 +90,7 @@ func TestFromACSErrors(t *testing.T) {
 		"bad model field": {catalog.MethodAgBOMSnapshot, "a", map[string]any{"components": []any{map[string]any{"id": "m", "type": "model", "model_fields": map[string]any{"context_window": "big"}}}}, "components[0]: component:"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := FromACS(tc.method, "", tc.agent, tc.payload, at)
+			_, err := agbom.FromACS(tc.method, "", tc.agent, tc.payload, at)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
@@ -99,15 +103,15 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"id":"x","type":"skill","skill_fields":{"tools":["a"]}}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := Parse(b)
+		c, err := agbom.Parse(b)
 		if err != nil {
 			return
 		}
-		d := &Document{Agent: "a", Components: []*Component{c}}
-		if _, err := CycloneDX(d); err != nil {
+		d := &agbom.Document{Agent: "a", Components: []*agbom.Component{c}}
+		if _, err := agbom.CycloneDX(d); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := SPDX(d); err != nil {
+		if _, err := agbom.SPDX(d); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -1,4 +1,4 @@
-package agbom
+package agbom_test
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/agbom"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -51,8 +53,8 @@ func TestCycloneDXSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, d := range map[string]*Document{"sample": sample(t), "empty": {Agent: "nobody"}} {
-		out, err := CycloneDX(d)
+	for name, d := range map[string]*agbom.Document{"sample": sample(t), "empty": {Agent: "nobody"}} {
+		out, err := agbom.CycloneDX(d)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package agbom
+package agbom_test
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/agbom"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
@@ -21,7 +23,7 @@ var at = time.Date(2026, 11, 25, 10, 30, 0, 0, time.UTC)
 
 // sample is the AgBOM of testdata/snapshot.json plus two tools the MCP
 // gateway saw (one pinned, one changed), read back from a store.
-func sample(t testing.TB) *Document {
+func sample(t testing.TB) *agbom.Document {
 	t.Helper()
 	raw, err := os.ReadFile("testdata/snapshot.json")
 	if err != nil {
@@ -31,7 +33,7 @@ func sample(t testing.TB) *Document {
 	if err := json.Unmarshal(raw, &payload); err != nil {
 		t.Fatal(err)
 	}
-	u, err := FromACS(catalog.MethodAgBOMSnapshot, "", "finance-agent", payload, at)
+	u, err := agbom.FromACS(catalog.MethodAgBOMSnapshot, "", "finance-agent", payload, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +42,7 @@ func sample(t testing.TB) *Document {
 	if err := st.UpdateAgBOM(ctx, u); err != nil {
 		t.Fatal(err)
 	}
-	obs := MCPObservation("everything", "http://127.0.0.1:3001/mcp", []warden.ToolDef{
+	obs := agbom.MCPObservation("everything", "http://127.0.0.1:3001/mcp", []warden.ToolDef{
 		{Name: "echo", Description: "Echoes back the input", Hash: "aa"},
 		{Name: "add", Description: "Adds two numbers", Hash: "bb"},
 	}, map[string]string{"echo": "aa", "add": "b0"}, nil)
@@ -52,7 +54,7 @@ func sample(t testing.TB) *Document {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := FromStored("", "finance-agent", cs)
+	d, err := agbom.FromStored("", "finance-agent", cs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +81,8 @@ func golden(t *testing.T, name string, got []byte) {
 func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		fn   func(*Document) ([]byte, error)
-	}{{"agbom.cdx.json", CycloneDX}, {"agbom.spdx.json", SPDX}} {
+		fn   func(*agbom.Document) ([]byte, error)
+	}{{"agbom.cdx.json", agbom.CycloneDX}, {"agbom.spdx.json", agbom.SPDX}} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, err := tc.fn(sample(t))
 			if err != nil {

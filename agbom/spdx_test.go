@@ -1,10 +1,12 @@
-package agbom
+package agbom_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/agbom"
 
 	spdx3 "github.com/spdx/tools-golang/spdx/v3/v3_0"
 )
@@ -27,8 +29,8 @@ func validateSPDX(t *testing.T, b []byte) error {
 }
 
 func TestSPDXValidates(t *testing.T) {
-	for name, d := range map[string]*Document{"sample": sample(t), "empty": {Agent: "nobody"}} {
-		b, err := SPDX(d)
+	for name, d := range map[string]*agbom.Document{"sample": sample(t), "empty": {Agent: "nobody"}} {
+		b, err := agbom.SPDX(d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +42,7 @@ func TestSPDXValidates(t *testing.T) {
 
 // TestSPDXValidatorCatches: the check does refuse broken documents.
 func TestSPDXValidatorCatches(t *testing.T) {
-	good, err := SPDX(sample(t))
+	good, err := agbom.SPDX(sample(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	gojson "github.com/goccy/go-json"
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
@@ -72,7 +74,7 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	})
 	b.Run("handle", func(b *testing.B) {
-		d := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "allow",
+		d := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "allow",
 			Handler: fixed(warden.Decision{Verdict: warden.Allow})}), catalog.Views, nil, nil)
 		h := NewHandler(d, Options{})
 		ctx := context.Background()

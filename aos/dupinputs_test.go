@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/policy"
@@ -36,7 +38,7 @@ func TestAttackDuplicateInputNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, nil, nil)
+	d := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, nil, nil)
 	srv := httptest.NewServer(NewHandler(d, Options{Logf: func(string, ...any) {}}))
 	defer srv.Close()
 

@@ -11,6 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/internal/payload"
+
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/jsonstrict"
@@ -49,7 +53,7 @@ func verdictFor(ev *warden.Event) warden.Decision {
 	case 0:
 		return warden.Decision{Verdict: warden.Deny, Reason: "r", PolicyID: "p"}
 	case 1:
-		p := warden.ClonePayload(ev.Payload)
+		p := payload.Clone(ev.Payload)
 		p["fuzz"] = "\x00<&>\u2028"
 		return warden.Decision{Verdict: warden.Modify, Payload: p}
 	}
@@ -67,7 +71,7 @@ func FuzzDecode(f *testing.F) {
 	guard := warden.HandlerFunc(func(_ context.Context, ev *warden.Event) (warden.Decision, error) {
 		return verdictFor(ev), nil
 	})
-	d := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "fuzz", Handler: guard}), catalog.Views, nil, nil)
+	d := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "fuzz", Handler: guard}), catalog.Views, nil, nil)
 	// One handler for all inputs (a worker runs them one at a time): its
 	// correlation caches persist across inputs, as in a server.
 	var panicked string

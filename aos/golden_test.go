@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/internal/payload"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -124,7 +126,7 @@ func TestGolden(t *testing.T) {
 			guard := warden.HandlerFunc(func(_ context.Context, ev *warden.Event) (warden.Decision, error) {
 				d := warden.Decision{Verdict: v, Reason: g.Reason, PolicyID: g.PolicyID, PolicyVersion: g.PolicyVersion, ReasonCodes: g.ReasonCodes}
 				if v == warden.Modify {
-					p := warden.ClonePayload(ev.Payload)
+					p := payload.Clone(ev.Payload)
 					for k, x := range g.Set {
 						p[k] = x
 					}

@@ -2,7 +2,7 @@
 // (POST /aos) as the OWASP Agent Observability Standard defines it. It
 // decodes every AOS method — the steps/* methods, protocols/MCP,
 // protocols/A2A, the A2A hooks and ping — in each shape the spec and the
-// seeds show, into a warden.Event, asks a warden.Decider, and answers the
+// seeds show, into a warden.Event, asks a pipeline.Pipeline, and answers the
 // Outcome as an AOS success result (allow, deny or modify, the latter with
 // the whole modified request).
 //

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/wardenhq/warden/internal/sharedtest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +11,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/internal/payload"
+
+	"github.com/wardenhq/warden/internal/sharedtest"
+	"github.com/wardenhq/warden/pipeline"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/wardenhq/warden"
@@ -30,7 +34,7 @@ type memStore = storetest.Mem
 func fixed(d warden.Decision) warden.Handler {
 	return warden.HandlerFunc(func(_ context.Context, ev *warden.Event) (warden.Decision, error) {
 		if d.Verdict == warden.Modify && d.Payload == nil {
-			d.Payload = warden.ClonePayload(ev.Payload)
+			d.Payload = payload.Clone(ev.Payload)
 		}
 		return d, nil
 	})
@@ -61,7 +65,7 @@ func (r *recorder) last() *warden.Event {
 // newTestHandler returns an endpoint whose chain is the one guardian g.
 func newTestHandler(g warden.Handler) (*Handler, *memStore) {
 	st := storetest.NewMem()
-	d := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "test", Handler: g}), catalog.Views, st, nil)
+	d := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "test", Handler: g}), catalog.Views, st, nil)
 	h := NewHandler(d, Options{Version: "test", Logf: func(string, ...any) {}})
 	h.now = func() time.Time { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) }
 	return h, st

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/wardenhq/warden/internal/payload"
+
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/storetest"
@@ -14,7 +18,7 @@ import (
 // (and checks the views were rebuilt from the new payload).
 func setKey(key string, value any) warden.Handler {
 	return warden.HandlerFunc(func(_ context.Context, ev *warden.Event) (warden.Decision, error) {
-		p := warden.ClonePayload(ev.Payload)
+		p := payload.Clone(ev.Payload)
 		p[key] = value
 		return warden.Decision{Verdict: warden.Modify, Payload: p, Reason: "set " + key}, nil
 	})
@@ -75,11 +79,11 @@ func TestModifiedRequestShape(t *testing.T) {
 func TestNormalizeAfterModify(t *testing.T) {
 	rec := &recorder{}
 	rename := warden.HandlerFunc(func(_ context.Context, ev *warden.Event) (warden.Decision, error) {
-		p := warden.ClonePayload(ev.Payload)
+		p := payload.Clone(ev.Payload)
 		p["message"].(map[string]any)["content"] = []any{map[string]any{"kind": "text", "text": "rewritten"}}
 		return warden.Decision{Verdict: warden.Modify, Payload: p}, nil
 	})
-	d := warden.NewDecider(warden.NewChain(warden.Allow,
+	d := pipeline.New(warden.NewChain(warden.Allow,
 		warden.Step{Name: "rewrite", Handler: rename}, warden.Step{Name: "rec", Handler: rec}), catalog.Views, storetest.NewMem(), nil)
 	h := NewHandler(d, Options{})
 	h.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"steps/message","params":{`+ctxJSON+`,"message":{"role":"user","content":[{"kind":"text","text":"original"}]}}}`))

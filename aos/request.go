@@ -3,9 +3,10 @@ package aos
 import (
 	"bytes"
 	"fmt"
-	"github.com/wardenhq/warden/jsonrpc"
 	"strings"
 	"unsafe"
+
+	"github.com/wardenhq/warden/jsonrpc"
 )
 
 // JSON-RPC 2.0 error codes the endpoint answers with.

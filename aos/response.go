@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wardenhq/warden/internal/jsonappend"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -187,5 +189,5 @@ func encodeJSON(v any) ([]byte, error) {
 const hexDigits = "0123456789abcdef"
 
 // appendString appends s as a JSON string, as encoding/json writes it
-// (warden.AppendJSONString: invalid UTF-8 becomes U+FFFD).
-func appendString(b []byte, s string) []byte { return warden.AppendJSONString(b, s) }
+// (jsonappend.String: invalid UTF-8 becomes U+FFFD).
+func appendString(b []byte, s string) []byte { return jsonappend.String(b, s) }

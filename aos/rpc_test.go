@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/storetest"
@@ -185,7 +187,7 @@ func TestBatch(t *testing.T) {
 
 func TestHTTP(t *testing.T) {
 	st := storetest.NewMem()
-	d := warden.NewDecider(warden.NewChain(warden.Allow), catalog.Views, st, nil)
+	d := pipeline.New(warden.NewChain(warden.Allow), catalog.Views, st, nil)
 	h := NewHandler(d, Options{MaxBody: 1024, Logf: t.Logf})
 	srv := httptest.NewServer(h)
 	defer srv.Close()

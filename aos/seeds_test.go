@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/internal/payload"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -179,7 +181,7 @@ func TestJochResponses(t *testing.T) {
 		joch.Result = nil
 		json.Unmarshal(readExample(t, "seed001_02_response"), &joch)
 		redact := warden.HandlerFunc(func(_ context.Context, ev *warden.Event) (warden.Decision, error) {
-			p := warden.ClonePayload(ev.Payload)
+			p := payload.Clone(ev.Payload)
 			in := p["toolCallRequest"].(map[string]any)["inputs"].([]any)[1].(map[string]any)
 			in["value"] = strings.Replace(in["value"].(string), "Customer reports", "[REDACTED-PII] reported", 1)
 			return warden.Decision{Verdict: warden.Modify, Payload: p, Reason: "redacted PII in tool argument",

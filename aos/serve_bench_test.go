@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 )
@@ -50,7 +52,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "allow",
+	d := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "allow",
 		Handler: fixed(warden.Decision{Verdict: warden.Allow})}), catalog.Views, nil, nil)
 	h := NewHandler(d, Options{})
 

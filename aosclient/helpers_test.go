@@ -3,7 +3,6 @@ package aosclient
 import (
 	"context"
 	"encoding/json"
-	"github.com/wardenhq/warden/internal/sharedtest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/wardenhq/warden/internal/sharedtest"
 
 	"github.com/wardenhq/warden"
 )

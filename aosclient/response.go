@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/wardenhq/warden/internal/payload"
+
 	"github.com/wardenhq/warden/jsonrpc"
 
 	"github.com/wardenhq/warden"
@@ -167,7 +170,7 @@ func (r *route) fromFragment(ev *warden.Event, frag map[string]any) (map[string]
 	case kindProtocol, kindA2AHook:
 		return nil, errors.New("a modifiedRequest fragment (no params) is only understood for steps/* methods")
 	}
-	params := warden.ClonePayload(r.sent)
+	params := payload.Clone(r.sent)
 	target := params
 	if _, isParams := frag[r.stepKey]; !isParams && r.stepKey != "" {
 		if obj, ok := params[r.stepKey].(map[string]any); ok {

@@ -5,6 +5,10 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/wardenhq/warden/internal/payload"
+
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/catalog"
@@ -22,22 +26,22 @@ func TestAgainstWarden(t *testing.T) {
 			return warden.Decision{Verdict: warden.Deny, Reason: "no shell", PolicyID: "no-shell", PolicyVersion: "2",
 				ReasonCodes: []string{"no-shell"}}, nil
 		case ev.Name == aos.MethodToolCallRequest:
-			p := warden.ClonePayload(ev.Payload)
+			p := payload.Clone(ev.Payload)
 			p["toolCallRequest"].(map[string]any)["inputs"] = []any{map[string]any{"name": "path", "value": "/safe"}}
 			return warden.Decision{Verdict: warden.Modify, Payload: p, PolicyID: "rewrite"}, nil
 		case ev.Name == aos.MethodMCP && ev.Tool.Name != "":
-			p := warden.ClonePayload(ev.Payload)
+			p := payload.Clone(ev.Payload)
 			p["params"].(map[string]any)["arguments"] = map[string]any{"City": "Paris"}
 			return warden.Decision{Verdict: warden.Modify, Payload: p}, nil
 		case ev.Name == aos.MethodMessage && ev.Message.Text != "":
-			p := warden.ClonePayload(ev.Payload)
+			p := payload.Clone(ev.Payload)
 			p["message"].(map[string]any)["content"] = []any{map[string]any{"kind": "text", "text": "[checked]"}}
 			return warden.Decision{Verdict: warden.Modify, Payload: p}, nil
 		}
 		return warden.Decision{Verdict: warden.Allow}, nil
 	})
 	chain := warden.NewChain(warden.Allow, warden.Step{Name: "remote-policy", Handler: remote})
-	srv := httptest.NewServer(aos.NewHandler(warden.NewDecider(chain, catalog.Views, nil, nil), aos.Options{Logf: t.Logf}))
+	srv := httptest.NewServer(aos.NewHandler(pipeline.New(chain, catalog.Views, nil, nil), aos.Options{Logf: t.Logf}))
 	defer srv.Close()
 
 	tests := []struct {

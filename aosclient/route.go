@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/internal/payload"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
 )
@@ -272,7 +274,7 @@ func (r *route) toHook(ev *warden.Event, params map[string]any) (map[string]any,
 		return nil, fmt.Errorf("modified params have no %s object", r.stepKey)
 	}
 	sentStep, _ := r.sent[r.stepKey].(map[string]any)
-	out := warden.ClonePayload(ev.Payload)
+	out := payload.Clone(ev.Payload)
 	switch r.kind {
 	case kindToolCall:
 		if t, has := step["toolId"]; has && t != sentStep["toolId"] {

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -43,7 +45,7 @@ const (
 // Notifier is told of every new approval (package notify); it must not
 // block.
 type Notifier interface {
-	Notify(a warden.Approval, link string)
+	Notify(a Approval, link string)
 }
 
 // ContextNotifier is a Notifier that is also given the context of the
@@ -51,18 +53,18 @@ type Notifier interface {
 // traceparent). Open calls NotifyContext on notifiers that implement it.
 type ContextNotifier interface {
 	Notifier
-	NotifyContext(ctx context.Context, a warden.Approval, link string)
+	NotifyContext(ctx context.Context, a Approval, link string)
 }
 
 // Options configure a Manager.
 type Options struct {
 	// Store keeps the approvals; Trace records their decisions.
-	Store warden.ApprovalStore
-	Trace warden.Store
+	Store ApprovalStore
+	Trace audit.Store
 	// Filter redacts the trace records the Manager writes (the Decider's
 	// record filter); Redact redacts an approval's summary and reason the
 	// same way. nil: none.
-	Filter warden.RecordFilter
+	Filter audit.RecordFilter
 	Redact func(string) string
 	// Wait is how long a holding surface holds an asked call (approvals.wait;
 	// 0: DefaultWait). TTL is how long an approved step answered at once may
@@ -79,7 +81,7 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Manager keeps approvals for a Guardian: it implements warden.Approvals
+// Manager keeps approvals for a Guardian: it implements Approvals
 // for the Decider, and Decide, Get, List and Subscribe for the API. It is
 // safe for concurrent use.
 type Manager struct {
@@ -88,7 +90,7 @@ type Manager struct {
 
 	mu      sync.Mutex
 	waiters map[string]chan struct{} // held approvals: closed when decided here
-	subs    map[chan warden.Approval]struct{}
+	subs    map[chan Approval]struct{}
 	stop    chan struct{}
 	done    chan struct{}
 	// followed is closed when follow has returned (at once when the
@@ -113,7 +115,7 @@ type ChangeFeed interface {
 // feed failed or closed (meanwhile the sweep still wakes held calls).
 const followRetry = 250 * time.Millisecond
 
-var _ warden.Approvals = (*Manager)(nil)
+var _ Approvals = (*Manager)(nil)
 
 // New returns a Manager and starts its expiry sweep; Close stops it.
 func New(o Options) *Manager {
@@ -130,7 +132,7 @@ func New(o Options) *Manager {
 		o.Redact = func(s string) string { return s }
 	}
 	m := &Manager{o: o, log: o.Log, waiters: map[string]chan struct{}{},
-		subs: map[chan warden.Approval]struct{}{}, stop: make(chan struct{}), done: make(chan struct{}),
+		subs: map[chan Approval]struct{}{}, stop: make(chan struct{}), done: make(chan struct{}),
 		followed: make(chan struct{})}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
@@ -170,12 +172,12 @@ func holds(surface string) bool {
 	return surface != warden.SurfaceAOS && surface != warden.SurfaceACS
 }
 
-// Use implements warden.Approvals: an approved, unused approval of the
+// Use implements Approvals: an approved, unused approval of the
 // identical step decided within the TTL lets it through, once; a pending
 // approval of the identical step answered at once is named again instead of
 // opening another (an agent retrying before anyone decided); more than
 // MaxPendingPerSession approvals pending in the step's session refuse it.
-func (m *Manager) Use(ctx context.Context, ev *warden.Event, recordID string) (*warden.Approval, error) {
+func (m *Manager) Use(ctx context.Context, ev *warden.Event, recordID string) (*Approval, error) {
 	key, err := Key(ev)
 	if err != nil {
 		return nil, err
@@ -189,7 +191,7 @@ func (m *Manager) Use(ctx context.Context, ev *warden.Event, recordID string) (*
 		m.publish(*a)
 		return a, nil
 	}
-	pending, err := m.o.Store.ListApprovals(ctx, warden.ApprovalQuery{State: warden.ApprovalPending,
+	pending, err := m.o.Store.ListApprovals(ctx, ApprovalQuery{State: ApprovalPending,
 		Session: ev.SessionID, Tenant: ev.Principal.Tenant, Limit: MaxPendingPerSession})
 	if err != nil {
 		return nil, err
@@ -218,16 +220,16 @@ var ErrTooManyPending = errors.New("too many approvals pending")
 // asked for: the agent that asks must not be the one that approves.
 var ErrSelfApproval = errors.New("an approval cannot be decided by the caller that asked for it")
 
-// Open implements warden.Approvals: it stores the pending approval
+// Open implements Approvals: it stores the pending approval
 // rec.ApprovalID, tells the notifier and the streams.
-func (m *Manager) Open(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *warden.Record) (*warden.Approval, error) {
+func (m *Manager) Open(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *audit.Record) (*Approval, error) {
 	key, err := Key(ev)
 	if err != nil {
 		return nil, err
 	}
 	now := m.o.Now().UTC()
-	a := &warden.Approval{
-		ID: rec.ApprovalID, State: warden.ApprovalPending, Event: m.o.Redact(ev.Name), Surface: ev.Surface,
+	a := &Approval{
+		ID: rec.ApprovalID, State: ApprovalPending, Event: m.o.Redact(ev.Name), Surface: ev.Surface,
 		SessionID: ev.SessionID, AgentID: ev.Agent.ID, Tool: m.o.Redact(ev.Tool.Name),
 		Summary: Summary(ev, m.o.Redact), Reason: m.o.Redact(out.Reason), PolicyID: out.PolicyID,
 		Created: now, RecordID: rec.ID, Caller: ev.Principal.Name, Tenant: ev.Principal.Tenant,
@@ -244,7 +246,7 @@ func (m *Manager) Open(ctx context.Context, ev *warden.Event, out *warden.Outcom
 	} else {
 		a.Expires = now.Add(m.o.TTL)
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), warden.RecordTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), audit.RecordTimeout)
 	defer cancel()
 	if err := m.o.Store.CreateApproval(cctx, a); err != nil {
 		m.forget(a.ID)
@@ -273,7 +275,7 @@ func (m *Manager) forget(id string) {
 	m.mu.Unlock()
 }
 
-// Await implements warden.Approvals: it holds the asked call until its
+// Await implements Approvals: it holds the asked call until its
 // approval is decided (here, or by another process sharing the store: a
 // ChangeFeed store reports it as it commits, else the sweep notices within
 // a second), it
@@ -295,7 +297,7 @@ func (m *Manager) Await(ctx context.Context, out warden.Outcome) warden.Outcome 
 		return deny(out, warden.CodeApprovalUnavailable, "approval not available: "+err.Error())
 	}
 	if !a.Decided() {
-		warden.ExtendHold(ctx, a.Expires.Add(holdSlack))
+		ExtendHold(ctx, a.Expires.Add(holdSlack))
 		timer := time.NewTimer(time.Until(a.Expires))
 		defer timer.Stop()
 		select {
@@ -316,11 +318,11 @@ func (m *Manager) Await(ctx context.Context, out warden.Outcome) warden.Outcome 
 
 // Settled returns the answer of an asked outcome whose approval a is
 // decided: allowed (or modified) when approved, refused otherwise.
-func Settled(out warden.Outcome, a *warden.Approval) warden.Outcome {
+func Settled(out warden.Outcome, a *Approval) warden.Outcome {
 	switch a.State {
-	case warden.ApprovalApproved:
-		return warden.Approved(out, a)
-	case warden.ApprovalDenied:
+	case ApprovalApproved:
+		return Approved(out, a)
+	case ApprovalDenied:
 		msg := "approval denied"
 		if a.DecidedBy != "" {
 			msg += " by " + a.DecidedBy
@@ -329,7 +331,7 @@ func Settled(out warden.Outcome, a *warden.Approval) warden.Outcome {
 			msg += ": " + a.DecidedReason
 		}
 		return deny(out, warden.CodeApprovalDenied, msg)
-	case warden.ApprovalExpired:
+	case ApprovalExpired:
 		return deny(out, warden.CodeApprovalTimeout, "approval not granted in time")
 	}
 	return out.WithoutHold()
@@ -349,12 +351,12 @@ func deny(out warden.Outcome, code, reason string) warden.Outcome {
 // expire moves a pending approval to expired with reason and records it;
 // it returns the approval as stored (decided by someone else meanwhile, if
 // that won the race).
-func (m *Manager) expire(id, reason string) *warden.Approval {
-	ctx, cancel := context.WithTimeout(context.Background(), warden.RecordTimeout)
+func (m *Manager) expire(id, reason string) *Approval {
+	ctx, cancel := context.WithTimeout(context.Background(), audit.RecordTimeout)
 	defer cancel()
-	a, err := m.o.Store.DecideApproval(ctx, id, warden.ApprovalExpired, "", reason, m.o.Now().UTC())
+	a, err := m.o.Store.DecideApproval(ctx, id, ApprovalExpired, "", reason, m.o.Now().UTC())
 	if err != nil {
-		if !errors.Is(err, warden.ErrApprovalDecided) {
+		if !errors.Is(err, ErrApprovalDecided) {
 			m.log.Warn("approval: expiring", "id", id, "err", err)
 		}
 		return a
@@ -367,9 +369,9 @@ func (m *Manager) expire(id, reason string) *warden.Approval {
 // with a reason, by principal by (a tenant's approver decides only its
 // tenant's approvals: another tenant's is ErrApprovalNotFound; the
 // caller that asked cannot decide it: ErrSelfApproval). An approval that
-// is no longer pending is warden.ErrApprovalDecided (409). The reason is
+// is no longer pending is ErrApprovalDecided (409). The reason is
 // redacted (Options.Redact) before it is stored.
-func (m *Manager) Decide(ctx context.Context, id string, approve bool, by warden.Principal, reason string) (*warden.Approval, error) {
+func (m *Manager) Decide(ctx context.Context, id string, approve bool, by warden.Principal, reason string) (*Approval, error) {
 	a, err := m.Get(ctx, id, by.Tenant)
 	if err != nil {
 		return nil, err
@@ -377,9 +379,9 @@ func (m *Manager) Decide(ctx context.Context, id string, approve bool, by warden
 	if by.Name != "" && by.Name == a.Caller {
 		return nil, ErrSelfApproval
 	}
-	state := warden.ApprovalDenied
+	state := ApprovalDenied
 	if approve {
-		state = warden.ApprovalApproved
+		state = ApprovalApproved
 	}
 	// Stored, listed and streamed redacted, as the trace record of the
 	// decision has it: an approver who pastes a secret into the reason does
@@ -387,7 +389,7 @@ func (m *Manager) Decide(ctx context.Context, id string, approve bool, by warden
 	reason = m.o.Redact(reason)
 	a, err = m.o.Store.DecideApproval(ctx, id, state, by.Name, reason, m.o.Now().UTC())
 	if err != nil {
-		if errors.Is(err, warden.ErrApprovalDecided) && a != nil && a.State == warden.ApprovalExpired {
+		if errors.Is(err, ErrApprovalDecided) && a != nil && a.State == ApprovalExpired {
 			m.wake(id) // it expired just now: let a holder answer
 		}
 		return a, err
@@ -398,7 +400,7 @@ func (m *Manager) Decide(ctx context.Context, id string, approve bool, by warden
 
 // decided records approval a's decision in the trace, links it, and wakes
 // the call held on it and the streams.
-func (m *Manager) decided(ctx context.Context, a *warden.Approval) {
+func (m *Manager) decided(ctx context.Context, a *Approval) {
 	if rid, err := m.record(ctx, a); err != nil {
 		m.log.Warn("approval: recording the decision", "id", a.ID, "err", err)
 	} else if err := m.o.Store.SetDecisionRecord(ctx, a.ID, rid); err != nil {
@@ -425,7 +427,7 @@ func (m *Manager) wake(id string) {
 // record writes the trace record of an approval's decision: surface
 // approval, the asked step's event, session, agent and tenant, decision
 // allow (approved) or deny, the approver as caller, the approval as input.
-func (m *Manager) record(ctx context.Context, a *warden.Approval) (string, error) {
+func (m *Manager) record(ctx context.Context, a *Approval) (string, error) {
 	if m.o.Trace == nil {
 		return "", errors.New("no trace")
 	}
@@ -434,9 +436,9 @@ func (m *Manager) record(ctx context.Context, a *warden.Approval) (string, error
 	ev.Raw, _ = json.Marshal(a)
 	out := warden.Outcome{Verdict: warden.Deny, PolicyID: a.PolicyID, ApprovalID: a.ID}
 	switch a.State {
-	case warden.ApprovalApproved:
+	case ApprovalApproved:
 		out.Verdict, out.ReasonCodes = warden.Allow, []string{warden.CodeApprovalGranted}
-	case warden.ApprovalDenied:
+	case ApprovalDenied:
 		out.ReasonCodes = []string{warden.CodeApprovalDenied}
 	default:
 		out.ReasonCodes = []string{warden.CodeApprovalTimeout}
@@ -445,32 +447,32 @@ func (m *Manager) record(ctx context.Context, a *warden.Approval) (string, error
 	if a.DecidedReason != "" {
 		out.Reason += ": " + a.DecidedReason
 	}
-	rec := warden.NewRecord(ev, &out, m.o.Now())
+	rec := audit.NewRecord(ev, &out, m.o.Now())
 	rec.ApprovalID = a.ID
 	rec.Results = []warden.Result{{Guardian: "approval", Decision: out.Verdict.String(), Mode: "enforce", Reason: out.Reason}}
 	if m.o.Filter != nil {
 		m.o.Filter(rec)
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), warden.RecordTimeout)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), audit.RecordTimeout)
 	defer cancel()
 	return rec.ID, m.o.Trace.Record(rctx, rec)
 }
 
 // Get returns approval id; for a tenant's caller (tenant != ""), another
 // tenant's approval is ErrApprovalNotFound.
-func (m *Manager) Get(ctx context.Context, id, tenant string) (*warden.Approval, error) {
+func (m *Manager) Get(ctx context.Context, id, tenant string) (*Approval, error) {
 	a, err := m.o.Store.Approval(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if tenant != "" && a.Tenant != tenant {
-		return nil, warden.ErrApprovalNotFound
+		return nil, ErrApprovalNotFound
 	}
 	return a, nil
 }
 
 // List returns the approvals q selects.
-func (m *Manager) List(ctx context.Context, q warden.ApprovalQuery) ([]warden.Approval, error) {
+func (m *Manager) List(ctx context.Context, q ApprovalQuery) ([]Approval, error) {
 	return m.o.Store.ListApprovals(ctx, q)
 }
 
@@ -478,8 +480,8 @@ func (m *Manager) List(ctx context.Context, q warden.ApprovalQuery) ([]warden.Ap
 // state here, and a cancel func that must be called. ok is false when
 // MaxSubscribers are subscribed. A subscriber that falls subscriberBuffer
 // changes behind has its channel closed (it should reconnect and list).
-func (m *Manager) Subscribe() (ch <-chan warden.Approval, cancel func(), ok bool) {
-	c := make(chan warden.Approval, subscriberBuffer)
+func (m *Manager) Subscribe() (ch <-chan Approval, cancel func(), ok bool) {
+	c := make(chan Approval, subscriberBuffer)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.subs) >= MaxSubscribers {
@@ -496,7 +498,7 @@ func (m *Manager) Subscribe() (ch <-chan warden.Approval, cancel func(), ok bool
 	}, true
 }
 
-func (m *Manager) publish(a warden.Approval) {
+func (m *Manager) publish(a Approval) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for c := range m.subs {
@@ -520,7 +522,7 @@ func (m *Manager) sweep() {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), warden.RecordTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), audit.RecordTimeout)
 		expired, err := m.o.Store.ExpireApprovals(ctx, m.o.Now().UTC())
 		if err != nil {
 			m.log.Warn("approval: expiring overdue approvals", "err", err)
@@ -594,7 +596,7 @@ func (m *Manager) follow(feed ChangeFeed) {
 // is woken once it is decided, and the streams are told. "" re-reads every
 // held call.
 func (m *Manager) changed(ctx context.Context, id string) {
-	ctx, cancel := context.WithTimeout(ctx, warden.RecordTimeout)
+	ctx, cancel := context.WithTimeout(ctx, audit.RecordTimeout)
 	defer cancel()
 	if id == "" {
 		m.wakeDecidedElsewhere(ctx)

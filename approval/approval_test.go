@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/catalog"
@@ -35,7 +38,7 @@ func asker(modify bool) warden.Handler {
 type fixture struct {
 	st  *storetest.Mem
 	m   *approval.Manager
-	dec *warden.Decider
+	dec *pipeline.Pipeline
 }
 
 func newFixture(t *testing.T, o approval.Options, steps ...warden.Step) *fixture {
@@ -47,7 +50,7 @@ func newFixture(t *testing.T, o approval.Options, steps ...warden.Step) *fixture
 	if len(steps) == 0 {
 		steps = []warden.Step{{Name: "policy", Handler: asker(false)}}
 	}
-	dec := warden.NewDecider(warden.NewChain(warden.Allow, steps...), catalog.Views, st, nil)
+	dec := pipeline.New(warden.NewChain(warden.Allow, steps...), catalog.Views, st, nil)
 	dec.SetApprovals(m)
 	return &fixture{st: st, m: m, dec: dec}
 }
@@ -66,7 +69,7 @@ func step(surface, to string) *warden.Event {
 		"context": map[string]any{"session": map[string]any{"id": "s1"}}}}
 }
 
-func (f *fixture) record(t *testing.T, id string) warden.Record {
+func (f *fixture) record(t *testing.T, id string) audit.Record {
 	t.Helper()
 	for _, r := range f.st.Records() {
 		if r.ID == id {
@@ -74,7 +77,7 @@ func (f *fixture) record(t *testing.T, id string) warden.Record {
 		}
 	}
 	t.Fatalf("no record %s", id)
-	return warden.Record{}
+	return audit.Record{}
 }
 
 // The AOS loop: an asked step is refused at once with its approval id; once
@@ -92,7 +95,7 @@ func TestAnsweredAtOnceRetryLoop(t *testing.T) {
 		t.Fatalf("the asking record: decision %s approval %q", rec.Decision, rec.ApprovalID)
 	}
 	a, err := f.m.Get(ctx, out.ApprovalID, "")
-	if err != nil || a.State != warden.ApprovalPending || a.Hold || a.RecordID != out.RecordID ||
+	if err != nil || a.State != approval.ApprovalPending || a.Hold || a.RecordID != out.RecordID ||
 		a.Tool != "send_email" || a.SessionID != "s1" || a.PolicyID != "needs-approval" || !strings.Contains(a.Summary, "bob@example.com") {
 		t.Fatalf("approval %+v, %v", a, err)
 	}
@@ -102,14 +105,14 @@ func TestAnsweredAtOnceRetryLoop(t *testing.T) {
 	if again.Verdict != warden.Ask || again.ApprovalID != out.ApprovalID {
 		t.Fatalf("retry before approval: %+v", again)
 	}
-	if list, _ := f.m.List(ctx, warden.ApprovalQuery{}); len(list) != 1 {
+	if list, _ := f.m.List(ctx, approval.ApprovalQuery{}); len(list) != 1 {
 		t.Fatalf("%d approvals after a retry, want 1", len(list))
 	}
 	if _, err := f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "ops"}, "known customer"); err != nil {
 		t.Fatal(err)
 	}
 	a, _ = f.m.Get(ctx, out.ApprovalID, "")
-	if a.State != warden.ApprovalApproved || a.DecidedBy != "ops" || a.DecisionRecordID == "" {
+	if a.State != approval.ApprovalApproved || a.DecidedBy != "ops" || a.DecisionRecordID == "" {
 		t.Fatalf("approved: %+v", a)
 	}
 	drec := f.record(t, a.DecisionRecordID)
@@ -165,17 +168,17 @@ func TestHeldCall(t *testing.T) {
 		act      func(f *fixture, id string, cancel context.CancelFunc)
 		want     warden.Verdict
 		code     string
-		state    warden.ApprovalState
+		state    approval.ApprovalState
 		decision string
 	}{
 		{"approved", func(f *fixture, id string, _ context.CancelFunc) {
 			_, _ = f.m.Decide(context.Background(), id, true, warden.Principal{Name: "ops"}, "fine")
-		}, warden.Allow, warden.CodeApprovalGranted, warden.ApprovalApproved, "allow"},
+		}, warden.Allow, warden.CodeApprovalGranted, approval.ApprovalApproved, "allow"},
 		{"denied", func(f *fixture, id string, _ context.CancelFunc) {
 			_, _ = f.m.Decide(context.Background(), id, false, warden.Principal{Name: "ops"}, "not this one")
-		}, warden.Deny, warden.CodeApprovalDenied, warden.ApprovalDenied, "deny"},
-		{"timeout", func(*fixture, string, context.CancelFunc) {}, warden.Deny, warden.CodeApprovalTimeout, warden.ApprovalExpired, "deny"},
-		{"caller hangs up", func(_ *fixture, _ string, cancel context.CancelFunc) { cancel() }, warden.Deny, warden.CodeApprovalTimeout, warden.ApprovalExpired, "deny"},
+		}, warden.Deny, warden.CodeApprovalDenied, approval.ApprovalDenied, "deny"},
+		{"timeout", func(*fixture, string, context.CancelFunc) {}, warden.Deny, warden.CodeApprovalTimeout, approval.ApprovalExpired, "deny"},
+		{"caller hangs up", func(_ *fixture, _ string, cancel context.CancelFunc) { cancel() }, warden.Deny, warden.CodeApprovalTimeout, approval.ApprovalExpired, "deny"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -241,22 +244,22 @@ func TestDecideConflicts(t *testing.T) {
 	f := newFixture(t, approval.Options{Wait: 100 * time.Millisecond})
 	ctx := warden.WithPrincipal(context.Background(), warden.Principal{Name: "agent", Tenant: "acme"})
 	out, _ := f.dec.Decide(ctx, step(warden.SurfaceAOS, "a@example.com"))
-	if _, err := f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "beta-ops", Tenant: "beta"}, ""); !errors.Is(err, warden.ErrApprovalNotFound) {
+	if _, err := f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "beta-ops", Tenant: "beta"}, ""); !errors.Is(err, approval.ErrApprovalNotFound) {
 		t.Fatalf("another tenant's approver: %v", err)
 	}
 	if _, err := f.m.Decide(ctx, out.ApprovalID, false, warden.Principal{Name: "ops"}, "no"); err != nil {
 		t.Fatal(err)
 	}
 	a, err := f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "ops"}, "")
-	if !errors.Is(err, warden.ErrApprovalDecided) || a == nil || a.State != warden.ApprovalDenied {
+	if !errors.Is(err, approval.ErrApprovalDecided) || a == nil || a.State != approval.ApprovalDenied {
 		t.Fatalf("second decision: %v %+v", err, a)
 	}
 	held, _ := f.dec.Decide(ctx, step(warden.SurfaceMCP, "b@example.com"))
 	f.m.Await(ctx, held) // times out
-	if _, err := f.m.Decide(ctx, held.ApprovalID, true, warden.Principal{}, ""); !errors.Is(err, warden.ErrApprovalDecided) {
+	if _, err := f.m.Decide(ctx, held.ApprovalID, true, warden.Principal{}, ""); !errors.Is(err, approval.ErrApprovalDecided) {
 		t.Fatalf("deciding an expired approval: %v", err)
 	}
-	if _, err := f.m.Decide(ctx, "nope", true, warden.Principal{}, ""); !errors.Is(err, warden.ErrApprovalNotFound) {
+	if _, err := f.m.Decide(ctx, "nope", true, warden.Principal{}, ""); !errors.Is(err, approval.ErrApprovalNotFound) {
 		t.Fatalf("unknown id: %v", err)
 	}
 }
@@ -274,7 +277,7 @@ func TestSubscribe(t *testing.T) {
 	if _, err := f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{}, ""); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []warden.ApprovalState{warden.ApprovalPending, warden.ApprovalApproved} {
+	for _, want := range []approval.ApprovalState{approval.ApprovalPending, approval.ApprovalApproved} {
 		select {
 		case a := <-ch:
 			if a.ID != out.ApprovalID || a.State != want {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/catalog"
@@ -52,7 +54,7 @@ func TestChangeFeedWakes(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("the Manager did not subscribe to the store's change feed")
 	}
-	dec := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: asker(false)}), catalog.Views, st, nil)
+	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: asker(false)}), catalog.Views, st, nil)
 	dec.SetApprovals(m)
 	ctx := context.Background()
 	stream, cancel, ok := m.Subscribe()
@@ -69,7 +71,7 @@ func TestChangeFeedWakes(t *testing.T) {
 		go func() { released <- m.Await(ctx, out) }()
 		time.Sleep(50 * time.Millisecond)
 		// Another replica decides: the store changes, this Manager is not told.
-		if _, err := st.DecideApproval(ctx, out.ApprovalID, warden.ApprovalApproved, "alice", "", time.Now().UTC()); err != nil {
+		if _, err := st.DecideApproval(ctx, out.ApprovalID, approval.ApprovalApproved, "alice", "", time.Now().UTC()); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
@@ -94,7 +96,7 @@ func TestChangeFeedWakes(t *testing.T) {
 			for seen := false; !seen; {
 				select {
 				case a := <-stream:
-					seen = a.ID == out.ApprovalID && a.State == warden.ApprovalApproved
+					seen = a.ID == out.ApprovalID && a.State == approval.ApprovalApproved
 				case <-deadline:
 					t.Fatal("the stream was not told of the approval decided elsewhere")
 				}

@@ -26,11 +26,11 @@ func TestApprovalRedacted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := f.m.List(ctx, warden.ApprovalQuery{})
+	list, err := f.m.List(ctx, approval.ApprovalQuery{})
 	if err != nil || len(list) != 1 {
 		t.Fatalf("%v %v", list, err)
 	}
-	for _, got := range []*warden.Approval{a, &list[0]} {
+	for _, got := range []*approval.Approval{a, &list[0]} {
 		if got.DecidedReason != "use [REDACTED:aws_access_key:0] instead" || got.Tool != "[REDACTED:aws_access_key:0]" {
 			t.Errorf("approval: tool %q, reason %q", got.Tool, got.DecidedReason)
 		}

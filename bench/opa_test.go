@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/catalog"
@@ -188,7 +190,7 @@ func TestOPAEquivalence(t *testing.T) {
 	}
 	rec := &recorder{}
 	chain := warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})})
-	h := aos.NewHandler(warden.NewDecider(chain, catalog.Views, nil, rec), aos.Options{})
+	h := aos.NewHandler(pipeline.New(chain, catalog.Views, nil, rec), aos.Options{})
 
 	raw, err := os.ReadFile("requests/tool_call.json")
 	if err != nil {

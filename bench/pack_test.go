@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/acs"
 	"github.com/wardenhq/warden/aos"
@@ -42,7 +44,7 @@ func TestPolicyPack(t *testing.T) {
 	}
 	rec := &recorder{}
 	chain := warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})})
-	h := aos.NewHandler(warden.NewDecider(chain, catalog.Views, nil, rec), aos.Options{})
+	h := aos.NewHandler(pipeline.New(chain, catalog.Views, nil, rec), aos.Options{})
 
 	raw, err := os.ReadFile("requests/tool_call.json")
 	if err != nil {

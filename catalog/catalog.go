@@ -12,7 +12,7 @@ package catalog
 import (
 	"encoding/json"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/glob"
 )
 
 // Source names the specification an event comes from.
@@ -206,7 +206,7 @@ func Families() []string {
 }
 
 // Glob is warden.Glob: * matches any run of characters, ? exactly one.
-func Glob(pattern, s string) bool { return warden.Glob(pattern, s) }
+func Glob(pattern, s string) bool { return glob.Match(pattern, s) }
 
 // Names returns every event name a policy or hook may be declared on: the
 // catalog's (once each), then the other A2A methods the A2A proxy governs

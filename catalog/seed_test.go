@@ -2,12 +2,13 @@ package catalog
 
 import (
 	"bufio"
-	"github.com/wardenhq/warden/internal/sharedtest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/internal/sharedtest"
 
 	"github.com/wardenhq/warden"
 )

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/wardenhq/warden/approval"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -16,7 +18,7 @@ const (
 
 // approvalsData is the approvals page.
 type approvalsData struct {
-	Pending, Decided []warden.Approval
+	Pending, Decided []approval.Approval
 	// More is whether more pending approvals wait than are listed.
 	More bool
 	Err  string
@@ -35,7 +37,7 @@ func (c *Console) approvals(w http.ResponseWriter, r *http.Request) {
 	tenant := warden.PrincipalFrom(r.Context()).Tenant
 	ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
 	defer cancel()
-	pending, err := c.o.Approvals.List(ctx, warden.ApprovalQuery{State: warden.ApprovalPending, Tenant: tenant, Limit: maxPending + 1})
+	pending, err := c.o.Approvals.List(ctx, approval.ApprovalQuery{State: approval.ApprovalPending, Tenant: tenant, Limit: maxPending + 1})
 	if err != nil {
 		d.Err = "listing approvals: " + err.Error()
 		c.render(w, r, http.StatusInternalServerError, "approvals", p)
@@ -49,7 +51,7 @@ func (c *Console) approvals(w http.ResponseWriter, r *http.Request) {
 	}
 	// The newest approvals, less the pending ones, are the decided ones;
 	// with more pending than that, the decided ones come from further back.
-	recent, err := c.o.Approvals.List(ctx, warden.ApprovalQuery{Tenant: tenant, Limit: maxDecided + len(pending)})
+	recent, err := c.o.Approvals.List(ctx, approval.ApprovalQuery{Tenant: tenant, Limit: maxDecided + len(pending)})
 	if err != nil {
 		d.Err = "listing approvals: " + err.Error()
 	}
@@ -64,7 +66,7 @@ func (c *Console) approvals(w http.ResponseWriter, r *http.Request) {
 
 // approvalData is one approval's page.
 type approvalData struct {
-	A *warden.Approval
+	A *approval.Approval
 }
 
 // approval serves one approval: what notification links point to.
@@ -75,7 +77,7 @@ func (c *Console) approval(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	a, err := c.o.Approvals.Get(r.Context(), id, warden.PrincipalFrom(r.Context()).Tenant)
-	if errors.Is(err, warden.ErrApprovalNotFound) {
+	if errors.Is(err, approval.ErrApprovalNotFound) {
 		c.fail(w, r, http.StatusNotFound, "There is no approval "+id+".")
 		return
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/sqlite"
@@ -33,9 +35,9 @@ var bench1MEnd = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 // record1M is the i-th record of the generated trace: a mix of surfaces
 // and decisions over 5,000 sessions and 20 policies, a ~600 byte input,
 // one record a millisecond up to bench1MEnd.
-func record1M(i int) *warden.Record {
+func record1M(i int) *audit.Record {
 	at := bench1MEnd.Add(-time.Duration(bench1MN-i) * time.Millisecond)
-	r := &warden.Record{ID: fmt.Sprintf("m-%08d", i), Time: at, Surface: "aos", Event: "steps/toolCallRequest",
+	r := &audit.Record{ID: fmt.Sprintf("m-%08d", i), Time: at, Surface: "aos", Event: "steps/toolCallRequest",
 		SessionID: fmt.Sprintf("sess-%04d", i%5000), AgentID: fmt.Sprintf("agent-%02d", i%40), Decision: "allow",
 		Reason: "no policy matched; default decision allow", LatencyUS: int64(30 + i%200), PolicyRevision: "4183bb77a621",
 		Results: []warden.Result{{Guardian: "policy", PolicyID: "audit-all", Decision: "allow", Mode: "audit", LatencyUS: 3}}}
@@ -94,7 +96,7 @@ func store1M(b *testing.B) *sqlite.Store {
 	}
 	b.Cleanup(func() { st.Close() })
 	have := 0
-	_ = st.Scan(context.Background(), warden.Query{}, func(r *warden.Record) bool {
+	_ = st.Scan(context.Background(), audit.Query{}, func(r *audit.Record) bool {
 		fmt.Sscanf(r.ID, "m-%d", &have)
 		have++
 		return false

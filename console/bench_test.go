@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -21,7 +23,7 @@ func benchConsole(b *testing.B, n int) *Console {
 	st := storetest.NewMem()
 	input := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"/srv/%0900d"}}}`, 0)
 	for i := range n {
-		r := &warden.Record{ID: fmt.Sprintf("r-%08d", i), Time: t0.Add(time.Duration(i) * time.Millisecond), Event: "protocols/MCP",
+		r := &audit.Record{ID: fmt.Sprintf("r-%08d", i), Time: t0.Add(time.Duration(i) * time.Millisecond), Event: "protocols/MCP",
 			Surface: "mcp", Direction: "outbound", SessionID: fmt.Sprint("s-", i%500), Decision: "allow", Reason: "no policy matched; default decision allow",
 			LatencyUS: 57, Input: json.RawMessage(input), Views: json.RawMessage(`{"tool":{"name":"read_file","server":"fs","args":{}}}`),
 			Results: []warden.Result{{Guardian: "policy", PolicyID: "audit-reads", Decision: "deny", Mode: "audit", LatencyUS: 4}}}

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/approval"
+
 	"github.com/wardenhq/warden/stats"
 )
 
@@ -206,7 +207,7 @@ func latencyChart(pts []stats.Point) *chart {
 // pendingChart is the number of pending approvals at the end of each
 // minute, from the approvals created in the window (and before it, while
 // still listed).
-func pendingChart(pts []stats.Point, approvals []warden.Approval) *chart {
+func pendingChart(pts []stats.Point, approvals []approval.Approval) *chart {
 	c := newChart("Pending approvals", "")
 	counts := make([]int, len(pts))
 	most := 0

@@ -21,6 +21,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/policy"
@@ -41,8 +44,8 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 's
 // Approvals is what the console reads of the approvals (an
 // *approval.Manager); it decides them through the API.
 type Approvals interface {
-	List(ctx context.Context, q warden.ApprovalQuery) ([]warden.Approval, error)
-	Get(ctx context.Context, id, tenant string) (*warden.Approval, error)
+	List(ctx context.Context, q approval.ApprovalQuery) ([]approval.Approval, error)
+	Get(ctx context.Context, id, tenant string) (*approval.Approval, error)
 }
 
 // Policies is what the console shows of the policies in force (a
@@ -60,7 +63,7 @@ type Policies interface {
 // say what is missing.
 type Options struct {
 	// Store is the trace.
-	Store warden.Store
+	Store audit.Store
 	// Approvals lists approvals (nil: approvals are off).
 	Approvals Approvals
 	// Policies are the policy sets in force; Tenants the declared tenants.

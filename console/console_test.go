@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/policy"
@@ -52,20 +55,20 @@ func (p engines) ShadowReloadStatus(string) policy.ReloadStatus {
 // memApprovals lists the Mem's approvals as an *approval.Manager would.
 type memApprovals struct{ st *storetest.Mem }
 
-func (m memApprovals) List(ctx context.Context, q warden.ApprovalQuery) ([]warden.Approval, error) {
+func (m memApprovals) List(ctx context.Context, q approval.ApprovalQuery) ([]approval.Approval, error) {
 	return m.st.ListApprovals(ctx, q)
 }
 
-func (m memApprovals) Get(ctx context.Context, id, tenant string) (*warden.Approval, error) {
+func (m memApprovals) Get(ctx context.Context, id, tenant string) (*approval.Approval, error) {
 	a, err := m.st.Approval(ctx, id)
 	if err == nil && tenant != "" && a.Tenant != tenant {
-		return nil, warden.ErrApprovalNotFound
+		return nil, approval.ErrApprovalNotFound
 	}
 	return a, err
 }
 
-func rec(id, event, surface, decision, policyID, session string, at time.Time, input string) *warden.Record {
-	return &warden.Record{ID: id, Time: at, Event: event, Surface: surface, Decision: decision, PolicyID: policyID,
+func rec(id, event, surface, decision, policyID, session string, at time.Time, input string) *audit.Record {
+	return &audit.Record{ID: id, Time: at, Event: event, Surface: surface, Decision: decision, PolicyID: policyID,
 		SessionID: session, Reason: decision + " by " + policyID, LatencyUS: 42, Input: json.RawMessage(input),
 		Results: []warden.Result{}}
 }
@@ -75,7 +78,7 @@ func newFixture(t *testing.T, extra int) *fixture {
 	ctx := context.Background()
 	st := storetest.NewMem()
 	f := &fixture{st: st, obs: stats.New(func() time.Time { return t0.Add(30 * time.Minute) }), ids: map[string]string{}}
-	add := func(name string, r *warden.Record) {
+	add := func(name string, r *audit.Record) {
 		if err := st.Record(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -104,18 +107,18 @@ func newFixture(t *testing.T, extra int) *fixture {
 	for i := range extra {
 		add(fmt.Sprint("x", i), rec(fmt.Sprintf("x-%04d", i), "steps/message", "hooks", "allow", "", "bulk", t0.Add(time.Duration(4+i)*time.Second), `{}`))
 	}
-	for _, a := range []warden.Approval{
-		{ID: "ap-1", State: warden.ApprovalPending, Event: "protocols/MCP", Surface: "mcp", SessionID: "s1", Tool: "send_email",
+	for _, a := range []approval.Approval{
+		{ID: "ap-1", State: approval.ApprovalPending, Event: "protocols/MCP", Surface: "mcp", SessionID: "s1", Tool: "send_email",
 			Summary: `mail/send_email {"to":"bob@example.com"}`, Reason: "email needs approval", PolicyID: "email-needs-approval",
 			Created: t0.Add(1500 * time.Millisecond), Expires: t0.Add(time.Hour), RecordID: "r-mcp", Hold: true, Key: "k1"},
-		{ID: "ap-0", State: warden.ApprovalPending, Event: "steps/toolCallRequest", Surface: "aos", SessionID: "s2", Tool: "wire_money",
+		{ID: "ap-0", State: approval.ApprovalPending, Event: "steps/toolCallRequest", Surface: "aos", SessionID: "s2", Tool: "wire_money",
 			Summary: "wire_money {}", Reason: "money", PolicyID: "money", Created: t0.Add(-time.Minute), Expires: t0.Add(time.Hour), Key: "k0"},
 	} {
 		if err := st.CreateApproval(ctx, &a); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := st.DecideApproval(ctx, "ap-0", warden.ApprovalDenied, "ops", "not today", t0.Add(time.Minute)); err != nil {
+	if _, err := st.DecideApproval(ctx, "ap-0", approval.ApprovalDenied, "ops", "not today", t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	set, err := policy.LoadSet(policy.Spec{Builtin: true})

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -24,9 +26,9 @@ var errNoRecord = errors.New("no record with that id")
 
 // findRecord returns the record id from the store; a tenant's viewer
 // finds its tenant's records only.
-func findRecord(ctx context.Context, st warden.Store, id, tenant string) (*warden.Record, error) {
-	var found *warden.Record
-	err := st.Scan(ctx, warden.Query{ID: id, Tenant: tenant}, func(r *warden.Record) bool {
+func findRecord(ctx context.Context, st audit.Store, id, tenant string) (*audit.Record, error) {
+	var found *audit.Record
+	err := st.Scan(ctx, audit.Query{ID: id, Tenant: tenant}, func(r *audit.Record) bool {
 		found = r
 		return false
 	})
@@ -41,7 +43,7 @@ func findRecord(ctx context.Context, st warden.Store, id, tenant string) (*warde
 
 // decisionData is one decision's page.
 type decisionData struct {
-	R      *warden.Record
+	R      *audit.Record
 	Row    row
 	Input  string
 	Output string

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -25,7 +27,7 @@ var (
 type filters struct {
 	Surface, Event, Decision, Policy, Tool, Session, Agent, Since, Until, Q string
 	// Disagree is "shadow": the records whose shadow set would have
-	// decided otherwise (warden.Query.ShadowDisagrees).
+	// decided otherwise (audit.Query.ShadowDisagrees).
 	Disagree string
 }
 
@@ -53,12 +55,12 @@ func (f filters) Any() bool { return f.Encode() != "" }
 // parseFilters reads the filters of q into a store query. since and until
 // take RFC 3339, a date-time as a browser's datetime-local input sends it
 // (UTC), a date, or a duration back from now ("15m", "2h", "7d").
-func parseFilters(q url.Values, now time.Time) (warden.Query, filters, error) {
+func parseFilters(q url.Values, now time.Time) (audit.Query, filters, error) {
 	var f filters
 	for i, p := range f.ptrs() {
 		*p = strings.TrimSpace(q.Get(filterKeys[i]))
 	}
-	wq := warden.Query{Surface: f.Surface, Event: f.Event, Decision: f.Decision, Policy: f.Policy,
+	wq := audit.Query{Surface: f.Surface, Event: f.Event, Decision: f.Decision, Policy: f.Policy,
 		Session: f.Session, Agent: f.Agent, Tool: f.Tool, Text: f.Q, ShadowDisagrees: f.Disagree == "shadow"}
 	if f.Disagree != "" && f.Disagree != "shadow" {
 		return wq, f, fmt.Errorf("disagree: expected shadow, got %q", f.Disagree)
@@ -114,7 +116,7 @@ type decisionsData struct {
 	// Stopped is set when the search spent its time budget before it had
 	// a page: the rows found so far are shown, and Older or Newer continues
 	// the search from where it stopped.
-	Stopped *warden.ScanStopped
+	Stopped *audit.ScanStopped
 	// Backward is whether the page was asked newer than a cursor (before=).
 	Backward bool
 }
@@ -148,14 +150,14 @@ func (d decisionsData) StreamURL() string {
 var scanBudget = 250 * time.Millisecond
 
 // collectPage returns the first n records Scan visits for q, and the
-// *warden.ScanStopped when q's budget ran out first.
-func collectPage(ctx context.Context, st warden.Store, q warden.Query, n int) ([]warden.Record, *warden.ScanStopped, error) {
-	out := make([]warden.Record, 0, n)
-	err := st.Scan(ctx, q, func(r *warden.Record) bool {
+// *audit.ScanStopped when q's budget ran out first.
+func collectPage(ctx context.Context, st audit.Store, q audit.Query, n int) ([]audit.Record, *audit.ScanStopped, error) {
+	out := make([]audit.Record, 0, n)
+	err := st.Scan(ctx, q, func(r *audit.Record) bool {
 		out = append(out, *r)
 		return len(out) < n
 	})
-	var stopped *warden.ScanStopped
+	var stopped *audit.ScanStopped
 	if errors.As(err, &stopped) {
 		return out, stopped, nil
 	}
@@ -190,7 +192,7 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
 	defer cancel()
 	wq.Budget = scanBudget
-	var recs []warden.Record
+	var recs []audit.Record
 	switch {
 	case before != "":
 		// Newer records: oldest first from the cursor, then turned around.
@@ -231,7 +233,7 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		code := http.StatusInternalServerError
-		if errors.Is(err, warden.ErrUnknownCursor) {
+		if errors.Is(err, audit.ErrUnknownCursor) {
 			code, err = http.StatusBadRequest, errors.New("the page's cursor is not a record of the trace")
 		}
 		d.Err = "reading the trace: " + err.Error()

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/fleet/registry"
+
 	"github.com/wardenhq/warden/fleet"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -24,7 +25,7 @@ func (f fakeInstances) List(context.Context) (fleet.Fleet, error) { return f.f, 
 // flags the live replica whose policy revision differs from most.
 func TestOverviewReplicas(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	ins := []warden.Instance{
+	ins := []registry.Instance{
 		{ID: "warden-a:8787", Addr: "10.0.0.1:8787", Version: "v1", PolicyRevision: "aaaaaaaaaaaaaaaaaaaa", Started: now, LastSeen: now},
 		{ID: "warden-b:8787", Addr: "10.0.0.2:8787", Version: "v1", PolicyRevision: "aaaaaaaaaaaaaaaaaaaa", Started: now, LastSeen: now},
 		{ID: "warden-c:8787", Addr: "10.0.0.3:8787", Version: "v1", PolicyRevision: "cccccccccccccccccccc", Started: now, LastSeen: now},

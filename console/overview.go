@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wardenhq/warden/approval"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/fleet"
 	"github.com/wardenhq/warden/stats"
@@ -29,7 +31,7 @@ type overviewData struct {
 	Rate          string
 	Charts        []*chart
 	Tops          []*hbars
-	Pending       []warden.Approval
+	Pending       []approval.Approval
 	PendingMore   bool
 	NoStats       bool
 	Err           string
@@ -69,13 +71,13 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	if c.o.Approvals != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
 		defer cancel()
-		recent, err := c.o.Approvals.List(ctx, warden.ApprovalQuery{Tenant: tenant, Limit: maxOverviewApprovals})
+		recent, err := c.o.Approvals.List(ctx, approval.ApprovalQuery{Tenant: tenant, Limit: maxOverviewApprovals})
 		if err != nil {
 			d.Err = "listing approvals: " + err.Error()
 		}
 		d.Charts = append(d.Charts, pendingChart(pts, recent))
 		for i := len(recent) - 1; i >= 0; i-- {
-			if a := recent[i]; a.State == warden.ApprovalPending {
+			if a := recent[i]; a.State == approval.ApprovalPending {
 				if len(d.Pending) == 10 {
 					d.PendingMore = true
 					break

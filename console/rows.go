@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -37,7 +39,7 @@ const inputExcerpt = 240
 // rowOf is rec as a row: for a protocol message (MCP, A2A) the JSON-RPC
 // method from its input (or "result"/"error" for a response) and the tool
 // from the views the policies saw, not the catalog event with an id.
-func rowOf(rec *warden.Record) row {
+func rowOf(rec *audit.Record) row {
 	r := row{ID: rec.ID, Time: rec.Time, Event: rec.Event, Surface: rec.Surface, Direction: rec.Direction,
 		Method: rec.Event, Decision: rec.Decision, Reason: rec.Reason, PolicyID: rec.PolicyID,
 		PolicyVer: rec.PolicyVersion, SessionID: rec.SessionID, AgentID: rec.AgentID, LatencyUS: rec.LatencyUS,

@@ -7,6 +7,9 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -17,7 +20,7 @@ const maxSessionApprovals = 200
 type step struct {
 	Time     time.Time
 	Row      *row
-	Approval *warden.Approval
+	Approval *approval.Approval
 }
 
 // sessionData is a session's timeline page.
@@ -51,10 +54,10 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) {
 	tenant := warden.PrincipalFrom(r.Context()).Tenant
 	ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
 	defer cancel()
-	recs, err := warden.Collect(ctx, c.o.Store, warden.Query{Session: id, Oldest: true, After: d.Cursor, Tenant: tenant}, PageSize+1)
+	recs, err := audit.Collect(ctx, c.o.Store, audit.Query{Session: id, Oldest: true, After: d.Cursor, Tenant: tenant}, PageSize+1)
 	if err != nil {
 		code := http.StatusInternalServerError
-		if errors.Is(err, warden.ErrUnknownCursor) {
+		if errors.Is(err, audit.ErrUnknownCursor) {
 			code = http.StatusBadRequest
 		}
 		d.Err = "reading the trace: " + err.Error()
@@ -66,9 +69,9 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) {
 		d.Later = recs[PageSize-1].ID
 	}
 	d.Decisions = len(recs)
-	var approvals []warden.Approval
+	var approvals []approval.Approval
 	if c.o.Approvals != nil {
-		approvals, err = c.o.Approvals.List(ctx, warden.ApprovalQuery{Session: id, Tenant: tenant, Limit: maxSessionApprovals})
+		approvals, err = c.o.Approvals.List(ctx, approval.ApprovalQuery{Session: id, Tenant: tenant, Limit: maxSessionApprovals})
 		if err != nil {
 			d.Err = "listing the session's approvals: " + err.Error()
 		}

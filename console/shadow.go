@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/policy"
 )
@@ -89,9 +91,9 @@ func (c *Console) shadowSection(ctx context.Context, tenant string) *shadowData 
 func (c *Console) countDisagreements(ctx context.Context, tenant string, d *shadowData, matched, decided map[string]int) string {
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	q := warden.Query{ShadowDisagrees: true, Tenant: tenant, Since: c.o.Now().Add(-shadowWindow), Budget: shadowBudget}
+	q := audit.Query{ShadowDisagrees: true, Tenant: tenant, Since: c.o.Now().Add(-shadowWindow), Budget: shadowBudget}
 	pairs := map[[2]string]int{}
-	err := c.o.Store.Scan(ctx, q, func(r *warden.Record) bool {
+	err := c.o.Store.Scan(ctx, q, func(r *audit.Record) bool {
 		d.Disagreed++
 		for _, res := range r.Results {
 			switch {
@@ -120,7 +122,7 @@ func (c *Console) countDisagreements(ctx context.Context, tenant string, d *shad
 		}
 		return strings.Compare(a.Live+" "+a.Shadow, b.Live+" "+b.Shadow)
 	})
-	var stopped *warden.ScanStopped
+	var stopped *audit.ScanStopped
 	if errors.As(err, &stopped) {
 		d.Partial = true
 		return ""

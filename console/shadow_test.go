@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/storetest"
@@ -31,7 +33,7 @@ func shadowConsole(t *testing.T) *Console {
 	live := func(id, v string) warden.Result {
 		return warden.Result{Guardian: "policy", PolicyID: id, Decision: v, Mode: "enforce"}
 	}
-	for _, r := range []*warden.Record{
+	for _, r := range []*audit.Record{
 		{ID: "d-deploy", Time: now.Add(-time.Hour), Decision: "deny", PolicyID: "no-deploy",
 			Results: []warden.Result{live("no-deploy", "deny"), per("cand-allow-deploy", "allow"), sum("allow", "cand-allow-deploy")}},
 		{ID: "d-rm", Time: now.Add(-2 * time.Hour), Decision: "allow",

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/approval"
 )
 
 // pageNames are the page templates; each is parsed with layout.html.
@@ -29,8 +29,8 @@ func (c *Console) parsePages() map[string]*template.Template {
 		"add":      func(a, b int) int { return a + b },
 		"pct":      func(a, b uint64) string { return pct(a, b) },
 		"decClass": decisionClass,
-		"none":     func() *warden.Approval { return nil },
-		"dict_pending": func(a *warden.Approval, can bool) pendingItem {
+		"none":     func() *approval.Approval { return nil },
+		"dict_pending": func(a *approval.Approval, can bool) pendingItem {
 			return pendingItem{A: a, Can: can}
 		},
 	}
@@ -45,7 +45,7 @@ func (c *Console) parsePages() map[string]*template.Template {
 // pendingItem is one pending approval of the queue, and whether the
 // viewer may decide it.
 type pendingItem struct {
-	A   *warden.Approval
+	A   *approval.Approval
 	Can bool
 }
 

@@ -11,7 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/fleet/registry"
+
 	"github.com/wardenhq/warden/stream"
 )
 
@@ -35,9 +37,9 @@ const (
 // reason code and a fixed message, never the underlying error: that is
 // logged through Logf.
 type Readiness struct {
-	// Store is checked with warden.Readier when it implements it; a store
+	// Store is checked with audit.Readier when it implements it; a store
 	// that does not is taken as ready while it is set.
-	Store warden.Store
+	Store audit.Store
 	// Policies reports whether the live policy set is loaded; nil: it is.
 	Policies func() bool
 	// Stream, when set, gives the decision stream's lag.
@@ -84,7 +86,7 @@ func (rd *Readiness) Check(ctx context.Context) ReadyStatus {
 	case rd.Policies != nil && !rd.Policies():
 		st.Ready, st.Reason, st.Message = false, ReasonNoPolicies, "the policies are not loaded"
 	default:
-		if r, ok := rd.Store.(warden.Readier); ok {
+		if r, ok := rd.Store.(audit.Readier); ok {
 			cctx, cancel := context.WithTimeout(ctx, timeout)
 			err := r.Ready(cctx)
 			cancel()
@@ -143,8 +145,8 @@ type RegistryOptions struct {
 
 // Registry registers this replica in the store and lists the fleet.
 type Registry struct {
-	store warden.InstanceStore
-	self  warden.Instance
+	store registry.Store
+	self  registry.Instance
 	o     RegistryOptions
 
 	mu      sync.Mutex
@@ -153,7 +155,7 @@ type Registry struct {
 
 // NewRegistry returns the registry of self (ID, Addr, Version; Started
 // defaults to now) in store.
-func NewRegistry(store warden.InstanceStore, self warden.Instance, o RegistryOptions) *Registry {
+func NewRegistry(store registry.Store, self registry.Instance, o RegistryOptions) *Registry {
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = DefaultHeartbeat
 	}
@@ -227,7 +229,7 @@ func (g *Registry) Run(ctx context.Context) {
 
 // View is an instance as GET /api/instances gives it.
 type View struct {
-	warden.Instance
+	registry.Instance
 	// Stale: not seen for Stale heartbeats.
 	Stale bool `json:"stale"`
 	// Self: this replica.
@@ -262,7 +264,7 @@ func (g *Registry) List(ctx context.Context) (Fleet, error) {
 // Summarize marks ins stale (last seen more than staleAfter before now),
 // self, and whether each runs a policy revision other than the one most
 // live instances run (ties go to the lexically smallest revision).
-func Summarize(ins []warden.Instance, self string, now time.Time, staleAfter, heartbeat time.Duration) Fleet {
+func Summarize(ins []registry.Instance, self string, now time.Time, staleAfter, heartbeat time.Duration) Fleet {
 	f := Fleet{Instances: make([]View, 0, len(ins)), Heartbeat: heartbeat.Seconds(), StaleAfter: staleAfter.Seconds()}
 	count := map[string]int{}
 	for _, in := range ins {

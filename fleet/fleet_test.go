@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/fleet/registry"
+
 	"github.com/wardenhq/warden/fleet"
 	"github.com/wardenhq/warden/storetest"
 	"github.com/wardenhq/warden/stream"
@@ -102,7 +103,7 @@ func TestRegistry(t *testing.T) {
 	rev := map[string]string{"a": "r1", "b": "r1", "c": "r2"}
 	regs := map[string]*fleet.Registry{}
 	for _, id := range []string{"a", "b", "c"} {
-		regs[id] = fleet.NewRegistry(m.Reopen(), warden.Instance{ID: id, Addr: id + ":8787", Version: "v1"},
+		regs[id] = fleet.NewRegistry(m.Reopen(), registry.Instance{ID: id, Addr: id + ":8787", Version: "v1"},
 			fleet.RegistryOptions{Heartbeat: time.Second, Stale: 3, Now: clock, Revision: func() string { return rev[id] }})
 		if err := regs[id].Beat(ctx); err != nil {
 			t.Fatal(err)
@@ -155,7 +156,7 @@ func TestRegistry(t *testing.T) {
 	}
 	m.Err = nil
 	m.Close()
-	closed := fleet.NewRegistry(m, warden.Instance{ID: "z"}, fleet.RegistryOptions{})
+	closed := fleet.NewRegistry(m, registry.Instance{ID: "z"}, fleet.RegistryOptions{})
 	if err := closed.Beat(ctx); err == nil {
 		t.Error("heartbeat to a closed store: nil")
 	}
@@ -166,7 +167,7 @@ func TestRegistry(t *testing.T) {
 
 func TestRegistryRun(t *testing.T) {
 	m := storetest.NewMem()
-	g := fleet.NewRegistry(m, warden.Instance{ID: "a"}, fleet.RegistryOptions{Heartbeat: 10 * time.Millisecond})
+	g := fleet.NewRegistry(m, registry.Instance{ID: "a"}, fleet.RegistryOptions{Heartbeat: 10 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { g.Run(ctx); close(done) }()
@@ -187,7 +188,7 @@ func TestRegistryRun(t *testing.T) {
 
 func TestSummarizeTie(t *testing.T) {
 	now := time.Now()
-	f := fleet.Summarize([]warden.Instance{{ID: "a", PolicyRevision: "y", LastSeen: now}, {ID: "b", PolicyRevision: "x", LastSeen: now}},
+	f := fleet.Summarize([]registry.Instance{{ID: "a", PolicyRevision: "y", LastSeen: now}, {ID: "b", PolicyRevision: "x", LastSeen: now}},
 		"a", now, time.Second, time.Second)
 	if f.PolicyRevision != "x" || !f.Instances[0].PolicyDiffers || f.Instances[1].PolicyDiffers {
 		t.Errorf("tie: %+v", f)

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/fleet/registry"
+
 	"github.com/wardenhq/warden/fleet"
 	"github.com/wardenhq/warden/storetest"
 	"github.com/wardenhq/warden/stream"
@@ -49,7 +50,7 @@ func TestGolden(t *testing.T) {
 	m.Err = nil
 
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	for _, in := range []warden.Instance{
+	for _, in := range []registry.Instance{
 		{ID: "warden-a:8787", Addr: "10.0.0.1:8787", Version: "0.1.0", PolicyRevision: "5d1c", Started: now.Add(-time.Hour), LastSeen: now},
 		{ID: "warden-b:8787", Addr: "10.0.0.2:8787", Version: "0.1.0", PolicyRevision: "77ab", Started: now.Add(-time.Hour), LastSeen: now},
 		{ID: "warden-c:8787", Addr: "10.0.0.3:8787", Version: "0.1.0", PolicyRevision: "5d1c", Started: now.Add(-time.Hour), LastSeen: now.Add(-time.Minute)},
@@ -59,7 +60,7 @@ func TestGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	g := fleet.NewRegistry(m, warden.Instance{ID: "warden-a:8787"}, fleet.RegistryOptions{Now: func() time.Time { return now }})
+	g := fleet.NewRegistry(m, registry.Instance{ID: "warden-a:8787"}, fleet.RegistryOptions{Now: func() time.Time { return now }})
 	w = httptest.NewRecorder()
 	g.ServeHTTP(w, httptest.NewRequest("GET", "/api/instances", nil))
 	golden(t, "instances.json", w.Body.Bytes())

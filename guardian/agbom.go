@@ -3,14 +3,15 @@ package guardian
 import (
 	"fmt"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden/agbom"
 )
 
 // withAgBOM adds the AgBOM observer (agbom/snapshot and agbom/changed
 // steps update the agent's AgBOM) to obs when the store keeps AgBOMs.
-func (g *Guardian) withAgBOM(obs warden.Observer) warden.Observer {
-	bs, ok := g.store.(warden.AgBOMStore)
+func (g *Guardian) withAgBOM(obs pipeline.Observer) pipeline.Observer {
+	bs, ok := g.store.(agbom.Store)
 	if !ok {
 		return obs
 	}
@@ -18,12 +19,12 @@ func (g *Guardian) withAgBOM(obs warden.Observer) warden.Observer {
 	if obs == nil {
 		return o
 	}
-	return warden.Observers{obs, o}
+	return pipeline.Observers{obs, o}
 }
 
 // AgBOMStore is the store's AgBOM and tool pins; nil when the store keeps
 // none.
-func (g *Guardian) AgBOMStore() warden.AgBOMStore {
-	bs, _ := g.store.(warden.AgBOMStore)
+func (g *Guardian) AgBOMStore() agbom.Store {
+	bs, _ := g.store.(agbom.Store)
 	return bs
 }

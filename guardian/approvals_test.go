@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/approval"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/guardian"
 )
@@ -39,7 +41,7 @@ func TestDispatchHoldsAskedStep(t *testing.T) {
 		}()
 		var id string
 		for range 300 {
-			list, _ := gd.Approvals().List(ctx, warden.ApprovalQuery{State: warden.ApprovalPending})
+			list, _ := gd.Approvals().List(ctx, approval.ApprovalQuery{State: approval.ApprovalPending})
 			if len(list) == 1 {
 				id = list[0].ID
 				break

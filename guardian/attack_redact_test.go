@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wardenhq/warden"
@@ -150,9 +153,9 @@ func (b *attackBackend) get(t *testing.T, path string) string {
 }
 
 // records returns every record of the trace.
-func (b *attackBackend) records(t *testing.T) []warden.Record {
+func (b *attackBackend) records(t *testing.T) []audit.Record {
 	t.Helper()
-	rs, err := warden.Collect(context.Background(), b.g.Store(), warden.Query{}, 100)
+	rs, err := audit.Collect(context.Background(), b.g.Store(), audit.Query{}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +196,7 @@ func TestAttackSecretToolNameRedacted(t *testing.T) {
 		if rs[1].Tool != rs[2].Tool || rs[0].Tool == rs[1].Tool {
 			t.Errorf("redacted tool names do not group: %q %q %q", rs[0].Tool, rs[1].Tool, rs[2].Tool)
 		}
-		same, err := warden.Collect(ctx, b.g.Store(), warden.Query{Tool: rs[1].Tool}, 10)
+		same, err := audit.Collect(ctx, b.g.Store(), audit.Query{Tool: rs[1].Tool}, 10)
 		if err != nil || len(same) != 2 {
 			t.Errorf("filter by the redacted tool: %d records, %v", len(same), err)
 		}
@@ -290,7 +293,7 @@ func TestAttackApproverReasonRedacted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.State != warden.ApprovalApproved || !strings.HasPrefix(a.DecidedReason, "ok — retry with key [REDACTED:aws_access_key:") ||
+		if a.State != approval.ApprovalApproved || !strings.HasPrefix(a.DecidedReason, "ok — retry with key [REDACTED:aws_access_key:") ||
 			!strings.Contains(a.DecidedReason, "token=[REDACTED:api_key:") {
 			t.Errorf("approval %s: %q", a.State, a.DecidedReason)
 		}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/redact"
@@ -20,7 +22,7 @@ type nopStore struct{ *storetest.Mem }
 
 func newNopStore() *nopStore { return &nopStore{storetest.NewMem()} }
 
-func (*nopStore) Record(context.Context, *warden.Record) error { return nil }
+func (*nopStore) Record(context.Context, *audit.Record) error { return nil }
 
 // BenchmarkDecideRecord is the decision path of the README's three steps
 // (the AWS-key deny, the card modify, the allow) with a trace.

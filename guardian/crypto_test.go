@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
@@ -35,7 +37,7 @@ func TestCheckpointsSignedWithACSKey(t *testing.T) {
 	}
 	old := time.Now().Add(-48 * time.Hour)
 	for i := range 3 {
-		r := &warden.Record{ID: fmt.Sprintf("old%d", i), Time: old.Add(time.Duration(i) * time.Minute), Event: "tool.pre_call",
+		r := &audit.Record{ID: fmt.Sprintf("old%d", i), Time: old.Add(time.Duration(i) * time.Minute), Event: "tool.pre_call",
 			Surface: "hook", Decision: "allow", Reason: "fine", Input: []byte(`{}`), Results: []warden.Result{}}
 		if err := st.Record(context.Background(), r); err != nil {
 			t.Fatal(err)

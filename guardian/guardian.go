@@ -11,6 +11,10 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/labels"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/approval"
@@ -47,7 +51,7 @@ type Options struct {
 	// mode "shadow", and it is never applied (see shadow.go).
 	Shadow []string
 	// Store records every decision; nil with Data "" means no trace.
-	Store warden.Store
+	Store audit.Store
 	// Data opens the trace when Store is nil — the config's store:
 	// (PostgreSQL) when it has one, else the SQLite trace in this
 	// directory — and the Guardian then owns it and closes it.
@@ -69,9 +73,9 @@ type Options struct {
 	// RecordFilter, when set, changes every record before it is stored,
 	// instead of that redaction (any other Store is not redacted unless
 	// this is set, e.g. to redact.New(key).Filter).
-	RecordFilter warden.RecordFilter
+	RecordFilter audit.RecordFilter
 	// Observer is told of every decision (metrics); nil means none.
-	Observer warden.Observer
+	Observer pipeline.Observer
 	// AsyncWorkers and AsyncQueue size the async hook pool (0: the hooks
 	// package's defaults). OnAsyncRun and OnAsyncDrop, if set, are told of
 	// every async run and drop (metrics); they must not block.
@@ -94,10 +98,10 @@ type Guardian struct {
 	*set        // the shared set: callers without a tenant of their own
 	tenants     map[string]*set
 	pool        *hooks.Pool
-	store       warden.Store
+	store       audit.Store
 	ownsStore   bool
-	approvals   *approval.Manager  // nil without a store that keeps approvals
-	labels      *warden.LabelCache // every set's sessions' labels (labels.go)
+	approvals   *approval.Manager // nil without a store that keeps approvals
+	labels      *labels.Cache     // every set's sessions' labels (labels.go)
 	log         *slog.Logger
 	otel        *otelx.Exporter // nil without otel: (telemetry.go)
 	ocsf        *ocsf.Sink      // nil without trace.ocsf_file
@@ -108,14 +112,14 @@ type Guardian struct {
 type set struct {
 	engine *policy.Engine
 	router *hooks.Router
-	dec    *warden.Decider
+	dec    *pipeline.Pipeline
 	def    warden.Verdict // when nothing decides
 	shadow *shadowSet     // nil without a shadow set
 }
 
 var (
-	_ warden.Core   = (*Guardian)(nil)
-	_ warden.Holder = (*Guardian)(nil)
+	_ warden.Core     = (*Guardian)(nil)
+	_ approval.Holder = (*Guardian)(nil)
 )
 
 // LoadConfig returns the configuration opts name: Config when set, else
@@ -205,7 +209,7 @@ func Open(opts Options) (*Guardian, error) {
 	g.pool = hooks.NewPool(opts.AsyncWorkers, opts.AsyncQueue, g.store)
 	g.pool.OnRun, g.pool.OnDrop = opts.OnAsyncRun, opts.OnAsyncDrop
 	g.pool.Filter = filter
-	if as, ok := g.store.(warden.ApprovalStore); ok {
+	if as, ok := g.store.(approval.ApprovalStore); ok {
 		g.approvals = approval.New(approval.Options{Store: as, Trace: g.store, Filter: filter, Redact: redactString,
 			Wait: cfg.Approvals.Wait, TTL: cfg.Approvals.TTL, URL: cfg.Approvals.URL, Notifier: opts.Notifier, Log: g.log})
 	}
@@ -235,7 +239,7 @@ func Open(opts Options) (*Guardian, error) {
 
 // traceSetup returns the record filter for the trace and starts its
 // pruning (see Options.Data).
-func (g *Guardian) traceSetup(opts Options) (warden.RecordFilter, func(string) string, error) {
+func (g *Guardian) traceSetup(opts Options) (audit.RecordFilter, func(string) string, error) {
 	if _, ok := g.store.(*postgres.Store); ok {
 		return g.postgresFilter(opts)
 	}
@@ -268,7 +272,7 @@ func (g *Guardian) traceSetup(opts Options) (warden.RecordFilter, func(string) s
 // a surface is SurfaceSDK, and its payload is validated first as the AOS
 // endpoint validates its params (an AOS event's payload that does not fit
 // its method is an error, nothing is decided). Otherwise the error wraps
-// warden.ErrTraceUnavailable when the outcome could not be recorded; the
+// audit.ErrUnavailable when the outcome could not be recorded; the
 // outcome is then a deny.
 func (g *Guardian) Decide(ctx context.Context, ev *warden.Event) (warden.Outcome, error) {
 	if ev.Payload == nil {
@@ -292,7 +296,7 @@ func (g *Guardian) Decide(ctx context.Context, ev *warden.Event) (warden.Outcome
 // ends, and returns what to answer: the step allowed (or modified) when
 // approved, denied otherwise. Without approvals (no trace that keeps them)
 // it returns out.WithoutHold(). Surfaces that can hold a call use it through
-// warden.Settle; a Go agent calls it after Decide returns Ask.
+// approval.Settle; a Go agent calls it after Decide returns Ask.
 func (g *Guardian) Await(ctx context.Context, out warden.Outcome) warden.Outcome {
 	if g.approvals == nil {
 		return out.WithoutHold()
@@ -322,7 +326,7 @@ func (g *Guardian) Hooks() *hooks.Router { return g.router }
 func (g *Guardian) Config() *config.Config { return g.cfg }
 
 // Store returns the trace store (nil without a trace).
-func (g *Guardian) Store() warden.Store { return g.store }
+func (g *Guardian) Store() audit.Store { return g.store }
 
 // Close lets queued async hooks run until ctx is done (those still queued
 // then are recorded as dropped), and closes the trace if the Guardian

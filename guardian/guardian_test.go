@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/guardian"
@@ -28,8 +30,8 @@ func write(t *testing.T, dir, name, body string) string {
 const aosToolCall = `{"jsonrpc":"2.0","id":1,"method":"steps/toolCallRequest","params":{"toolCallRequest":{"executionId":"e1","toolId":"ls","inputs":[]},"context":{"session":{"id":"s1"}}}}`
 
 // records returns the trace records whose results name guardian hook.
-func records(st *storetest.Mem, hook string) []warden.Record {
-	var out []warden.Record
+func records(st *storetest.Mem, hook string) []audit.Record {
+	var out []audit.Record
 	for _, r := range st.Records() {
 		for _, res := range r.Results {
 			if res.Guardian == hook && res.Mode == "async" {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/labels"
+
 	"github.com/wardenhq/warden/postgres"
 )
 
@@ -14,11 +16,11 @@ import (
 // (SQLite does: they survive a restart), else in memory alone — `warden
 // eval`, `warden test`, a Guardian without a trace — where they last as
 // long as the Guardian, within the cache's bound.
-func newLabels(store warden.Store) *warden.LabelCache {
-	ls, _ := store.(warden.LabelStore)
+func newLabels(store audit.Store) *labels.Cache {
+	ls, _ := store.(labels.Store)
 	if ls == nil {
 		// Nothing else writes them: no entry needs reading again.
-		return warden.NewLabelCache(nil, warden.DefaultLabelCacheSize, -1)
+		return labels.NewCache(nil, labels.DefaultCacheSize, -1)
 	}
 	if _, fleet := store.(*postgres.Store); fleet {
 		// Replicas share the labels: a label another replica added a
@@ -27,9 +29,9 @@ func newLabels(store warden.Store) *warden.LabelCache {
 		// step reads the session's labels from PostgreSQL (one
 		// primary-key read); the cache keeps only this replica's writes
 		// merged in.
-		return warden.NewLabelCache(ls, warden.DefaultLabelCacheSize, fleetLabelTTL)
+		return labels.NewCache(ls, labels.DefaultCacheSize, fleetLabelTTL)
 	}
-	return warden.NewLabelCache(ls, warden.DefaultLabelCacheSize, warden.DefaultLabelCacheTTL)
+	return labels.NewCache(ls, labels.DefaultCacheSize, labels.DefaultCacheTTL)
 }
 
 // fleetLabelTTL is the label cache's TTL over a store replicas share: so

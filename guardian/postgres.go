@@ -5,7 +5,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/redact"
 )
 
@@ -17,7 +18,7 @@ const storeOpenTimeout = 30 * time.Second
 // data directory's is (unless trace.raw_input or a RecordFilter), with the
 // key in KeyDir (default Data). It is not pruned: retention of a shared
 // database is the operator's (docs/postgres.md).
-func (g *Guardian) postgresFilter(opts Options) (warden.RecordFilter, func(string) string, error) {
+func (g *Guardian) postgresFilter(opts Options) (audit.RecordFilter, func(string) string, error) {
 	if opts.RecordFilter != nil || g.cfg.Trace.RawInput {
 		return opts.RecordFilter, nil, nil
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
@@ -40,7 +42,7 @@ func TestPostgresStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	recs, err := warden.Collect(context.Background(), st, warden.Query{}, 10)
+	recs, err := audit.Collect(context.Background(), st, audit.Query{}, 10)
 	if err != nil || len(recs) != 1 || recs[0].ID != out.RecordID {
 		t.Fatalf("records %+v %v, want the decision %s", recs, err, out.RecordID)
 	}

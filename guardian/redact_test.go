@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
@@ -33,7 +35,7 @@ func TestDataTraceRedacted(t *testing.T) {
 			if err != nil || out.Verdict != warden.Deny {
 				t.Fatalf("%v %v", out.Verdict, err)
 			}
-			rs, err := warden.Collect(context.Background(), g.Store(), warden.Query{}, 10)
+			rs, err := audit.Collect(context.Background(), g.Store(), audit.Query{}, 10)
 			if err != nil || len(rs) != 1 {
 				t.Fatalf("%d records, %v", len(rs), err)
 			}
@@ -76,7 +78,7 @@ func TestRetentionFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	old := &warden.Record{ID: "old", Time: time.Now().Add(-48 * time.Hour), Event: "tool.pre_call", Decision: "allow",
+	old := &audit.Record{ID: "old", Time: time.Now().Add(-48 * time.Hour), Event: "tool.pre_call", Decision: "allow",
 		Results: []warden.Result{}, Input: json.RawMessage(`{}`)}
 	if err := st.Record(context.Background(), old); err != nil {
 		t.Fatal(err)
@@ -92,7 +94,7 @@ func TestRetentionFromConfig(t *testing.T) {
 	defer g.Close(context.Background())
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		rs, err := warden.Collect(context.Background(), st, warden.Query{}, 10)
+		rs, err := audit.Collect(context.Background(), st, audit.Query{}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/catalog"
@@ -18,9 +21,9 @@ import (
 
 // decider builds the set's Decider over the trace and async pool every set
 // shares.
-func (s *set) decider(store warden.Store, obs warden.Observer, filter warden.RecordFilter, pool *hooks.Pool, appr *approval.Manager) {
+func (s *set) decider(store audit.Store, obs pipeline.Observer, filter audit.RecordFilter, pool *hooks.Pool, appr *approval.Manager) {
 	chain := warden.NewChain(s.def, warden.Step{Name: "policy", Kind: hooks.KindPolicy, Handler: s.engine})
-	s.dec = warden.NewDecider(chain, catalog.Views, store, obs)
+	s.dec = pipeline.New(chain, catalog.Views, store, obs)
 	s.dec.SetRouter(s.router.Chain)
 	s.dec.SetRecordFilter(filter)
 	s.dec.SetAsync(hooks.Async{Router: s.router, Pool: pool})

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/hooks"
@@ -14,7 +16,7 @@ import (
 
 // shadowSet is a policy set's shadow set (Options.Shadow): a candidate
 // policy set that decides every recorded event beside the live one, for
-// the record only (warden.Shadow). It decides as the live policy step
+// the record only (pipeline.Shadow). It decides as the live policy step
 // does — a chain of one policy step with the set's default decision — and
 // folds in the live verdicts of the other guardians (command, webhook and
 // remote-guardian hooks), which it does not run again.
@@ -24,7 +26,7 @@ type shadowSet struct {
 	log    *slog.Logger
 }
 
-var _ warden.Shadow = (*shadowSet)(nil)
+var _ pipeline.Shadow = (*shadowSet)(nil)
 
 // newShadow compiles the shadow set spec selects, deciding with default
 // verdict def when nothing matches.
@@ -43,7 +45,7 @@ func newShadow(spec policy.Spec, def warden.Verdict, log *slog.Logger) (*shadowS
 }
 
 // UsesSessionLabels reports whether the shadow set may read the session's
-// labels deciding an event named event (warden.SessionLabelUser).
+// labels deciding an event named event (labels.User).
 func (s *shadowSet) UsesSessionLabels(event string) bool {
 	return s.chain.UsesSessionLabels(event)
 }

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -113,7 +114,7 @@ func TestShadowConcurrentReload(t *testing.T) {
 	wg.Wait()
 	<-done
 	for _, r := range st.Records() {
-		if s, ok := warden.ShadowSummary(r.Results); !ok || s.Decision != "allow" || s.PolicyID != "deploys-ok" || s.PolicyRevision == "" {
+		if s, ok := audit.ShadowSummary(r.Results); !ok || s.Decision != "allow" || s.PolicyID != "deploys-ok" || s.PolicyRevision == "" {
 			t.Fatalf("record %+v", r.Results)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/storetest"
@@ -19,7 +21,7 @@ func allowTool(id, tool string) string {
 
 // shadowOf returns the shadow results of r: the per-policy ones, and the
 // summary.
-func shadowOf(t *testing.T, r warden.Record) ([]warden.Result, warden.Result) {
+func shadowOf(t *testing.T, r audit.Record) ([]warden.Result, warden.Result) {
 	t.Helper()
 	var per []warden.Result
 	for _, res := range r.Results {
@@ -30,7 +32,7 @@ func shadowOf(t *testing.T, r warden.Record) ([]warden.Result, warden.Result) {
 			per = append(per, res)
 		}
 	}
-	sum, ok := warden.ShadowSummary(r.Results)
+	sum, ok := audit.ShadowSummary(r.Results)
 	if !ok {
 		t.Fatalf("record without a shadow summary: %+v", r.Results)
 	}
@@ -38,7 +40,7 @@ func shadowOf(t *testing.T, r warden.Record) ([]warden.Result, warden.Result) {
 }
 
 // liveResult is the live (enforce) result of policy id in r.
-func liveResult(r warden.Record, id string) (warden.Result, bool) {
+func liveResult(r audit.Record, id string) (warden.Result, bool) {
 	for _, res := range r.Results {
 		if res.PolicyID == id && res.Mode == "enforce" && res.Guardian == "policy" {
 			return res, true

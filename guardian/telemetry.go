@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/ocsf"
 	"github.com/wardenhq/warden/otelx"
@@ -14,8 +15,8 @@ import (
 // (otel:) and the OCSF file (trace.ocsf_file) — and returns obs with them
 // added. With neither configured it returns obs as it is: nothing is
 // started and the decision path is unchanged.
-func (g *Guardian) telemetry(cfg *config.Config, obs warden.Observer) (warden.Observer, error) {
-	var add warden.Observers
+func (g *Guardian) telemetry(cfg *config.Config, obs pipeline.Observer) (pipeline.Observer, error) {
+	var add pipeline.Observers
 	if cfg.OTel.Enabled() {
 		e, err := otelx.New(cfg.OTel, g.log)
 		if err != nil {
@@ -40,7 +41,7 @@ func (g *Guardian) telemetry(cfg *config.Config, obs warden.Observer) (warden.Ob
 		return obs, nil
 	}
 	if obs != nil {
-		add = append(warden.Observers{obs}, add...)
+		add = append(pipeline.Observers{obs}, add...)
 	}
 	return add, nil
 }

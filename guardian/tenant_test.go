@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/storetest"
@@ -20,7 +22,7 @@ func denyTool(id, tool string) string {
 // tenantGuardian opens a Guardian whose shared set denies rm, whose tenant
 // acme adds a policy denying deploy, and whose tenant beta adds nothing but
 // denies by default.
-func tenantGuardian(t *testing.T, st warden.Store) (*guardian.Guardian, string) {
+func tenantGuardian(t *testing.T, st audit.Store) (*guardian.Guardian, string) {
 	t.Helper()
 	dir := t.TempDir()
 	for _, d := range []string{"shared", "acme"} {

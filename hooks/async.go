@@ -6,6 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -15,7 +18,7 @@ import (
 type Pool struct {
 	queue   chan asyncJob
 	wg      sync.WaitGroup
-	store   warden.Store
+	store   audit.Store
 	runs    atomic.Uint64
 	dropped atomic.Uint64
 	mu      sync.RWMutex
@@ -29,17 +32,17 @@ type Pool struct {
 	OnDrop func(hook string)
 	// Filter, if set, changes each record before it is stored (the
 	// Decider's record filter: secrets redacted). Set it before use.
-	Filter warden.RecordFilter
+	Filter audit.RecordFilter
 }
 
 // Async runs the async hooks the router declares for each decided event on
-// the pool: the Decider's warden.Async, so they run for every surface.
+// the pool: the Decider's pipeline.Async, so they run for every surface.
 type Async struct {
 	Router *Router
 	Pool   *Pool
 }
 
-var _ warden.Async = Async{}
+var _ pipeline.Async = Async{}
 
 // RunAsync queues ev's async hooks (never blocks: a full queue drops and
 // records the run).
@@ -61,7 +64,7 @@ const (
 )
 
 // NewPool starts workers; store (may be nil) records each run and drop.
-func NewPool(workers, queue int, store warden.Store) *Pool {
+func NewPool(workers, queue int, store audit.Store) *Pool {
 	if workers <= 0 {
 		workers = DefaultWorkers
 	}
@@ -149,12 +152,12 @@ func (p *Pool) record(ev *warden.Event, r warden.Result, reason string, lat time
 		return
 	}
 	out := &warden.Outcome{Reason: reason, Results: []warden.Result{r}, Latency: lat}
-	rec := warden.NewRecord(ev, out, time.Now())
+	rec := audit.NewRecord(ev, out, time.Now())
 	rec.Decision = r.Decision
 	if p.Filter != nil {
 		p.Filter(rec)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), warden.RecordTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), audit.RecordTimeout)
 	defer cancel()
 	_ = p.store.Record(ctx, rec) // a failed audit of an async run cannot fail anything: counted by the store
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/internal/glob"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden"
@@ -52,7 +54,7 @@ type Decl struct {
 // Matches reports whether d applies to the event named name.
 func (d *Decl) Matches(name string) bool {
 	for _, p := range d.Events {
-		if warden.Glob(p, name) {
+		if glob.Match(p, name) {
 			return true
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"reflect"
 
+	"github.com/wardenhq/warden/approval"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/catalog"
@@ -58,8 +60,8 @@ func (d *Dispatcher) Dispatch(ctx context.Context, event string, payload []byte)
 		return Result{}, err
 	}
 	ev := &warden.Event{Name: event, Surface: warden.SurfaceHooks, Payload: p, Raw: payload}
-	out, _ := d.dec.Decide(ctx, ev)      // a trace failure is a deny, already in out
-	out = warden.Settle(ctx, d.dec, out) // an asked step waits for its approval
+	out, _ := d.dec.Decide(ctx, ev)        // a trace failure is a deny, already in out
+	out = approval.Settle(ctx, d.dec, out) // an asked step waits for its approval
 	res := Result{Decision: out.Verdict.String(), Payload: p, TraceID: out.RecordID}
 	switch out.Verdict {
 	case warden.Deny:

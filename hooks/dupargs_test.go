@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/policy"
@@ -33,7 +35,7 @@ func TestAttackDuplicateArgNamesDispatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, nil, nil)
+	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, nil, nil)
 	srv := httptest.NewServer(NewDispatcher(dec))
 	defer srv.Close()
 	dispatch := func(event, payload string) (int, string) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden"
@@ -33,7 +35,7 @@ func remoteGuardian(t *testing.T) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, nil, nil)
+	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, nil, nil)
 	srv := httptest.NewServer(aos.NewHandler(dec, aos.Options{Logf: func(string, ...any) {}}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -61,7 +63,7 @@ func TestRemoteGuardianComposesIntoAOS(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := storetest.NewMem()
-	dec := warden.NewDecider(warden.NewChain(warden.Allow), catalog.Views, st, nil)
+	dec := pipeline.New(warden.NewChain(warden.Allow), catalog.Views, st, nil)
 	dec.SetRouter(r.Chain)
 	h := aos.NewHandler(dec, aos.Options{Logf: func(string, ...any) {}})
 	call := func(tool, value string) map[string]any {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden"
@@ -67,7 +69,7 @@ func dispatcherWith(t testing.TB, src string, workers, queue int, change func(*D
 		t.Fatal(err)
 	}
 	st := storetest.NewMem()
-	dec := warden.NewDecider(warden.NewChain(warden.Allow), catalog.Views, st, nil)
+	dec := pipeline.New(warden.NewChain(warden.Allow), catalog.Views, st, nil)
 	dec.SetRouter(r.Chain)
 	pool := NewPool(workers, queue, st)
 	dec.SetAsync(Async{Router: r, Pool: pool})

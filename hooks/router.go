@@ -105,7 +105,7 @@ func (r *Router) matching(event string, async bool) []*hook {
 	return hs
 }
 
-// Chain returns the chain for event (a warden.Router).
+// Chain returns the chain for event (a pipeline.Router).
 func (r *Router) Chain(event string) *warden.Chain {
 	if c, ok := r.chains.Load(event); ok {
 		return c.(*warden.Chain)

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/payload"
 )
 
 // applyModifications applies ACS §6.3 modifications to a copy of the
@@ -34,7 +34,7 @@ func applyModifications(sent, mods map[string]any) (map[string]any, error) {
 		}
 		return p, nil
 	}
-	p := warden.ClonePayload(sent)
+	p := payload.Clone(sent)
 	if rs, has := mods["redactions"]; has {
 		list, ok := rs.([]any)
 		if !ok {

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/acs"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/hostadapter"
@@ -67,7 +68,7 @@ func TestGoldenSecret(t *testing.T) {
 			})
 		}
 	}
-	recs, err := warden.Collect(context.Background(), store, warden.Query{Event: "steps/toolCallResult"}, 100)
+	recs, err := audit.Collect(context.Background(), store, audit.Query{Event: "steps/toolCallResult"}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,11 @@ package jsonstrict
 import (
 	"encoding/json"
 	"errors"
-	"github.com/wardenhq/warden/internal/jsontest"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/internal/jsontest"
 )
 
 func TestCheck(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden"
@@ -118,7 +120,7 @@ func TestAskOnce(t *testing.T) {
 			if got := appr.Approved(); len(got) != 1 || got[0].PolicyID != "ask-echo" {
 				t.Fatalf("approvals %+v, want one, of ask-echo", got)
 			}
-			var answer *warden.Record
+			var answer *audit.Record
 			for _, r := range st.Records() {
 				if r.Direction == warden.Inbound && r.Tool == "echo" {
 					answer = &r

@@ -12,6 +12,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden"
@@ -25,12 +28,12 @@ import (
 
 // benchDecider decides with the built-in pack and records to trace: "mem",
 // "sqlite", or "sqlite+log" (SQLite behind the trace log, Options.Log).
-func benchDecider(b *testing.B, trace string) *warden.Decider {
+func benchDecider(b *testing.B, trace string) *pipeline.Pipeline {
 	set, err := policy.Builtin()
 	if err != nil {
 		b.Fatal(err)
 	}
-	var st warden.Store = storetest.NewMem()
+	var st audit.Store = storetest.NewMem()
 	if trace == "sqlite" || trace == "sqlite+log" {
 		s, err := sqlite.Open(b.TempDir(), sqlite.Options{Log: trace == "sqlite+log"})
 		if err != nil {
@@ -40,12 +43,12 @@ func benchDecider(b *testing.B, trace string) *warden.Decider {
 		st = s
 	}
 	eng := policy.NewEngine(set, policy.Options{})
-	return warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), catalog.Views, st, nil)
+	return pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), catalog.Views, st, nil)
 }
 
 // stdioSession connects a go-sdk client to the test server over pipes,
 // through the stdio gateway when dec is not nil.
-func stdioSession(b *testing.B, dec *warden.Decider) *mcp.ClientSession {
+func stdioSession(b *testing.B, dec *pipeline.Pipeline) *mcp.ClientSession {
 	ctx, cancel := context.WithCancel(context.Background())
 	c2gR, c2gW := io.Pipe()
 	g2cR, g2cW := io.Pipe()
@@ -82,7 +85,7 @@ func stdioSession(b *testing.B, dec *warden.Decider) *mcp.ClientSession {
 
 // httpSession connects a go-sdk client to the test server over Streamable
 // HTTP, through the gateway when dec is not nil.
-func httpSession(b *testing.B, dec *warden.Decider) *mcp.ClientSession {
+func httpSession(b *testing.B, dec *pipeline.Pipeline) *mcp.ClientSession {
 	srv, _ := mcpserver.New()
 	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	b.Cleanup(up.Close)

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/wardenhq/warden/approval"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/jsonrpc"
@@ -192,7 +194,7 @@ func batchLimit(max int) int {
 // which must not wait inline).
 func (g *gate) decide(ctx context.Context, msg *message, dir, session string, tool *warden.Tool) verdict {
 	out := g.outcome(ctx, msg, dir, session, tool)
-	return g.verdictOf(msg, warden.Settle(ctx, g.dec, out))
+	return g.verdictOf(msg, approval.Settle(ctx, g.dec, out))
 }
 
 // outcome runs one message through the chain. tool is the tool view of the
@@ -216,7 +218,7 @@ type answered struct {
 func (g *gate) decideList(ctx context.Context, msg *message, dir, session string, req answered, l *listing) verdict {
 	lc := g.pins.check(ctx, g.server, msg, l)
 	out := g.outcomeChanges(ctx, msg, dir, session, req, lc.toolChanges())
-	v := g.verdictOf(msg, warden.Settle(ctx, g.dec, out))
+	v := g.verdictOf(msg, approval.Settle(ctx, g.dec, out))
 	g.pins.settled(ctx, lc, g.endpoint, !v.deny)
 	return v
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/catalog"
@@ -17,7 +19,7 @@ import (
 // heldCore decides with a Decider and holds asked steps with a Manager,
 // as a Guardian with approvals does.
 type heldCore struct {
-	d *warden.Decider
+	d *pipeline.Pipeline
 	m *approval.Manager
 }
 
@@ -44,7 +46,7 @@ func TestStdioHeldRequest(t *testing.T) {
 	st := storetest.NewMem()
 	m := approval.New(approval.Options{Store: st, Trace: st, Wait: time.Minute})
 	t.Cleanup(m.Close)
-	dec := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: askSend}), catalog.Views, st, nil)
+	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: askSend}), catalog.Views, st, nil)
 	dec.SetApprovals(m)
 	c2gR, c2gW := io.Pipe()
 	g2cR, g2cW := io.Pipe()
@@ -61,10 +63,10 @@ func TestStdioHeldRequest(t *testing.T) {
 	})
 	go func() { _ = gw.Run(ctx, c2gR, g2cW, s2gR, g2sW) }()
 
-	pending := func(n int) []warden.Approval {
+	pending := func(n int) []approval.Approval {
 		t.Helper()
 		for range 200 {
-			list, _ := m.List(context.Background(), warden.ApprovalQuery{State: warden.ApprovalPending})
+			list, _ := m.List(context.Background(), approval.ApprovalQuery{State: approval.ApprovalPending})
 			if len(list) == n {
 				return list
 			}
@@ -103,7 +105,7 @@ func TestStdioHeldRequest(t *testing.T) {
 	}
 	raw, _ := json.Marshal(got)
 	b2, _ := m.Get(context.Background(), b.ID, "")
-	if b2.State != warden.ApprovalExpired || !strings.Contains(b2.DecidedReason, "withdrawn") {
+	if b2.State != approval.ApprovalExpired || !strings.Contains(b2.DecidedReason, "withdrawn") {
 		t.Fatalf("the cancelled request's approval: %+v (client got %s)", b2, raw)
 	}
 	select {

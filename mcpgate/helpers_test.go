@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden"
@@ -19,8 +22,8 @@ import (
 type memStore = storetest.Mem
 
 // find returns the records whose input contains sub.
-func findRecords(s *memStore, sub string) []warden.Record {
-	var out []warden.Record
+func findRecords(s *memStore, sub string) []audit.Record {
+	var out []audit.Record
 	for _, r := range s.Records() {
 		if strings.Contains(string(r.Input), sub) {
 			out = append(out, r)
@@ -30,7 +33,7 @@ func findRecords(s *memStore, sub string) []warden.Record {
 }
 
 // testDecider decides with the policies of testdata/policies.
-func testDecider(t testing.TB) (*warden.Decider, *memStore) {
+func testDecider(t testing.TB) (*pipeline.Pipeline, *memStore) {
 	t.Helper()
 	set, err := policy.Load("testdata/policies")
 	if err != nil {
@@ -38,7 +41,7 @@ func testDecider(t testing.TB) (*warden.Decider, *memStore) {
 	}
 	eng := policy.NewEngine(set, policy.Options{})
 	st := storetest.NewMem()
-	return warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), catalog.Views, st, nil), st
+	return pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), catalog.Views, st, nil), st
 }
 
 // textOf returns the text of a tool result's first content.

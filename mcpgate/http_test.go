@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden"
@@ -60,7 +62,7 @@ func startHTTP(t *testing.T, protocol string, jsonResponses bool, copts *mcp.Cli
 	up := httptest.NewServer(e.log.wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{JSONResponse: jsonResponses})))
 	t.Cleanup(up.Close)
-	var dec *warden.Decider
+	var dec *pipeline.Pipeline
 	dec, e.store = testDecider(t)
 	gw := NewHTTP(dec, map[string]config.Upstream{"test": {Name: "test", URL: up.URL, Headers: map[string]string{"X-Api-Key": "sekret"}}},
 		HTTPOptions{Timeout: 5 * time.Second, Logf: t.Logf})

@@ -35,11 +35,11 @@ import (
 // server and the tools it listed, with their pin state; tools it left out
 // leave that AgBOM.
 //
-// Pins live in the store (warden.AgBOMStore), so they survive restarts and
+// Pins live in the store (agbom.Store), so they survive restarts and
 // are shared by every gateway on the store. A store that cannot be read
 // makes every listed tool a change (fail closed: the policy asks).
 type Pins struct {
-	Store warden.AgBOMStore
+	Store agbom.Store
 	// Timeout bounds each store call (default 2s).
 	Timeout time.Duration
 	// Logf reports store failures (never tool contents). Nil: silent.
@@ -74,16 +74,16 @@ type listCheck struct {
 	server  string
 	defs    []warden.ToolDef
 	full    bool
-	pinned  map[string]warden.ToolPin
+	pinned  map[string]agbom.ToolPin
 	changes []warden.ToolChange
 }
 
 // maxListedTools bounds the tools of one answer that are compared and
-// pinned (the store keeps at most warden.MaxToolPins per server); the tools
+// pinned (the store keeps at most agbom.MaxToolPins per server); the tools
 // past it are changes every time (fail closed), at most maxUnpinnable of
 // them recorded, as are at most maxUnpinnable doubly listed names.
 const (
-	maxListedTools = warden.MaxToolPins
+	maxListedTools = agbom.MaxToolPins
 	maxUnpinnable  = 100
 )
 
@@ -142,7 +142,7 @@ func (p *Pins) check(ctx context.Context, server string, msg *message, l *listin
 		l = &listing{partial: true}
 	}
 	next, _ := res["nextCursor"].(string)
-	lc := &listCheck{server: server, full: !l.partial && next == "", pinned: map[string]warden.ToolPin{}}
+	lc := &listCheck{server: server, full: !l.partial && next == "", pinned: map[string]agbom.ToolPin{}}
 	seen := map[string]bool{}
 	first := map[string]warden.ToolDef{}
 	var dups []warden.ToolDef // a name listed again with another definition
@@ -223,7 +223,7 @@ func (p *Pins) check(ctx context.Context, server string, msg *message, l *listin
 	return lc
 }
 
-func pinDef(p warden.ToolPin) *warden.ToolDef {
+func pinDef(p agbom.ToolPin) *warden.ToolDef {
 	return &warden.ToolDef{Name: p.Name, Description: p.Description, InputSchema: p.InputSchema, Hash: p.Hash}
 }
 
@@ -244,10 +244,10 @@ func (p *Pins) settled(ctx context.Context, lc *listCheck, endpoint string, letT
 	var removed []string
 	if letThrough && lc.pinned != nil {
 		now := p.now()
-		var put []warden.ToolPin
+		var put []agbom.ToolPin
 		for _, d := range lc.defs {
 			if old, ok := lc.pinned[d.Name]; !ok || old.Hash != d.Hash {
-				put = append(put, warden.ToolPin{Server: lc.server, Name: d.Name, Description: d.Description,
+				put = append(put, agbom.ToolPin{Server: lc.server, Name: d.Name, Description: d.Description,
 					InputSchema: d.InputSchema, Hash: d.Hash, Pinned: now})
 			}
 			hashes[d.Name] = d.Hash
@@ -288,7 +288,7 @@ func (p *Pins) settled(ctx context.Context, lc *listCheck, endpoint string, letT
 
 // observationSum identifies an AgBOM update by what it writes (not its
 // time).
-func observationSum(u *warden.AgBOMUpdate) string {
+func observationSum(u *agbom.Update) string {
 	h := sha256.New()
 	for _, c := range u.Put {
 		h.Write([]byte(c.ID))

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/policy"
@@ -55,11 +58,11 @@ func BenchmarkToolsListAnswer(b *testing.B) {
 }
 
 // benchDeciderOn decides with the built-in pack and records to st.
-func benchDeciderOn(b *testing.B, st warden.Store) *warden.Decider {
+func benchDeciderOn(b *testing.B, st audit.Store) *pipeline.Pipeline {
 	set, err := policy.Builtin()
 	if err != nil {
 		b.Fatal(err)
 	}
 	eng := policy.NewEngine(set, policy.Options{})
-	return warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), catalog.Views, st, nil)
+	return pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), catalog.Views, st, nil)
 }

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden"
@@ -83,7 +86,7 @@ func startPinnedSSE(t *testing.T, wait time.Duration, sse bool) *pinEnv {
 	eng := policy.NewEngine(set, policy.Options{})
 	e.m = approval.New(approval.Options{Store: e.st, Trace: e.st, Wait: wait})
 	t.Cleanup(e.m.Close)
-	dec := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), catalog.Views, e.st, nil)
+	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), catalog.Views, e.st, nil)
 	dec.SetApprovals(e.m)
 	gw := NewHTTP(heldCore{dec, e.m}, map[string]config.Upstream{"everything": {Name: "everything", URL: up.URL}},
 		HTTPOptions{Timeout: 5 * time.Second, Logf: t.Logf, Pins: &Pins{Store: e.st, Logf: t.Logf}})
@@ -187,7 +190,7 @@ func toolPinning(t *testing.T, sse bool) {
 	if s := e.pinState(t, "exfiltrate"); s != "added" {
 		t.Errorf("AgBOM pin state of exfiltrate = %q, want added", s)
 	}
-	var asked *warden.Record
+	var asked *audit.Record
 	for _, r := range e.st.Records() {
 		if r.Decision == "ask" && r.PolicyID == "ask-mcp-tool-change" {
 			asked = &r
@@ -216,7 +219,7 @@ func toolPinning(t *testing.T, sse bool) {
 	// Again, and an approver approves it while it is held.
 	go func() {
 		for range 200 {
-			list, _ := e.m.List(context.Background(), warden.ApprovalQuery{State: warden.ApprovalPending})
+			list, _ := e.m.List(context.Background(), approval.ApprovalQuery{State: approval.ApprovalPending})
 			if len(list) == 1 {
 				_, _ = e.m.Decide(context.Background(), list[0].ID, true, warden.Principal{Name: "ops"}, "reviewed the new echo")
 				return
@@ -352,7 +355,7 @@ func TestToolListedTwice(t *testing.T) {
 func TestUncorrelatedToolsList(t *testing.T) {
 	st := storetest.NewMem()
 	p := &Pins{Store: st}
-	if err := st.PinTools(context.Background(), "s", []warden.ToolPin{{Name: "echo", Description: "Echoes", Hash: "00"}, {Name: "gone", Hash: "11"}}, nil); err != nil {
+	if err := st.PinTools(context.Background(), "s", []agbom.ToolPin{{Name: "echo", Description: "Echoes", Hash: "00"}, {Name: "gone", Hash: "11"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	raw := []byte(`{"jsonrpc":"2.0","id":9,"result":{"tools":[{"name":"echo","description":"Echoes, differently"}]}}`)
@@ -376,7 +379,7 @@ func TestToolsPastTheBound(t *testing.T) {
 	p := &Pins{Store: st}
 	var b strings.Builder
 	b.WriteString(`{"jsonrpc":"2.0","id":1,"result":{"tools":[`)
-	n := warden.MaxToolPins + 150
+	n := agbom.MaxToolPins + 150
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
@@ -390,7 +393,7 @@ func TestToolsPastTheBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	lc := p.check(context.Background(), "big", &message{raw: raw, m: m}, &listing{})
-	if len(lc.defs) != warden.MaxToolPins || len(lc.changes) != 100 || lc.changes[0].Name != "t01000" || lc.changes[0].Change != warden.ToolAdded {
+	if len(lc.defs) != agbom.MaxToolPins || len(lc.changes) != 100 || lc.changes[0].Name != "t01000" || lc.changes[0].Change != warden.ToolAdded {
 		t.Fatalf("defs %d, changes %d (%+v)", len(lc.defs), len(lc.changes), lc.changes[:1])
 	}
 	p.settled(context.Background(), lc, "", true)
@@ -398,7 +401,7 @@ func TestToolsPastTheBound(t *testing.T) {
 	if len(lc.changes) != 100 {
 		t.Fatalf("the second list: %d changes", len(lc.changes))
 	}
-	if ps, _ := st.ToolPins(context.Background(), "big"); len(ps) != warden.MaxToolPins {
+	if ps, _ := st.ToolPins(context.Background(), "big"); len(ps) != agbom.MaxToolPins {
 		t.Fatalf("%d pins", len(ps))
 	}
 }

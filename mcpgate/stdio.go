@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/wardenhq/warden/approval"
+
 	"github.com/google/uuid"
 
 	"github.com/wardenhq/warden"
@@ -324,7 +326,7 @@ func (s *Stdio) outbound(ctx context.Context, msg *message) error {
 	if held(out) {
 		return s.hold(ctx, msg, out, s.outboundDecided)
 	}
-	return s.outboundDecided(msg, s.verdictOf(msg, warden.Settle(ctx, s.dec, out)))
+	return s.outboundDecided(msg, s.verdictOf(msg, approval.Settle(ctx, s.dec, out)))
 }
 
 // outboundDecided forwards or answers a client message once decided.
@@ -367,12 +369,12 @@ func (s *Stdio) hold(ctx context.Context, msg *message, out warden.Outcome, then
 	}
 	if !s.held.add(key, cancel) {
 		cancel() // over the bound: withdraw now
-		return then(msg, s.verdictOf(msg, warden.Settle(hctx, s.dec, out)))
+		return then(msg, s.verdictOf(msg, approval.Settle(hctx, s.dec, out)))
 	}
 	go func() {
 		defer s.held.done(key)
 		defer cancel()
-		if err := then(msg, s.verdictOf(msg, warden.Settle(hctx, s.dec, out))); err != nil {
+		if err := then(msg, s.verdictOf(msg, approval.Settle(hctx, s.dec, out))); err != nil {
 			s.logf("answering a held message: %v", err)
 		}
 	}()
@@ -402,7 +404,7 @@ func (s *Stdio) inbound(ctx context.Context, msg *message) error {
 	if held(out) {
 		return s.hold(ctx, msg, out, then)
 	}
-	return then(msg, s.verdictOf(msg, warden.Settle(ctx, s.dec, out)))
+	return then(msg, s.verdictOf(msg, approval.Settle(ctx, s.dec, out)))
 }
 
 // inboundDecided forwards or answers a server message once decided.

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden"
@@ -183,7 +185,7 @@ func stdioScenarios(t *testing.T, pv string) {
 		if dirs[warden.Outbound] == 0 || dirs[warden.Inbound] == 0 {
 			t.Fatalf("directions %v", dirs)
 		}
-		var deny []warden.Record
+		var deny []audit.Record
 		for _, r := range findRecords(e.store, `"name":"wire_money","arguments"`) {
 			if r.Direction == warden.Outbound {
 				deny = append(deny, r)

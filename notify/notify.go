@@ -29,7 +29,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/approval"
+
 	"github.com/wardenhq/warden/internal/traceparent"
 	"github.com/wardenhq/warden/webhook"
 )
@@ -242,14 +243,14 @@ func New(targets []Target, o Options) *Notifier {
 // Notify enqueues one delivery of a (linking to link, which may be "") per
 // target and returns at once. A delivery that finds the queue full, or the
 // notifier closed, is dropped and reported through OnResult.
-func (n *Notifier) Notify(a warden.Approval, link string) {
+func (n *Notifier) Notify(a approval.Approval, link string) {
 	n.NotifyContext(context.Background(), a, link)
 }
 
 // NotifyContext is Notify for the decision whose context is ctx: its trace
 // context, when it has one (otel:), is sent with each delivery as W3C
 // traceparent and tracestate.
-func (n *Notifier) NotifyContext(ctx context.Context, a warden.Approval, link string) {
+func (n *Notifier) NotifyContext(ctx context.Context, a approval.Approval, link string) {
 	if n == nil || len(n.targets) == 0 {
 		return
 	}
@@ -481,7 +482,7 @@ func safeURL(raw string) string {
 
 // Body is the request body a target of format (json, "" or slack) gets
 // for approval a with link.
-func Body(format string, a warden.Approval, link string) []byte {
+func Body(format string, a approval.Approval, link string) []byte {
 	var v any
 	if format == FormatSlack {
 		v = struct {
@@ -489,9 +490,9 @@ func Body(format string, a warden.Approval, link string) []byte {
 		}{SlackText(a, link)}
 	} else {
 		v = struct {
-			Type     string          `json:"type"`
-			Approval warden.Approval `json:"approval"`
-			Link     string          `json:"link"`
+			Type     string            `json:"type"`
+			Approval approval.Approval `json:"approval"`
+			Link     string            `json:"link"`
 		}{"approval.created", a, link}
 	}
 	var b bytes.Buffer
@@ -509,7 +510,7 @@ func Body(format string, a warden.Approval, link string) []byte {
 // asked, who asked (policy and reason), the tool and event, session,
 // agent, expiry and the link, escaped as Slack's mrkdwn requires. Empty
 // parts are left out.
-func SlackText(a warden.Approval, link string) string {
+func SlackText(a approval.Approval, link string) string {
 	var b strings.Builder
 	b.WriteString("warden: approval needed")
 	if a.Summary != "" {

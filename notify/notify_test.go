@@ -16,17 +16,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/approval"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// approval is the fixture: its summary and reason hold what Slack needs
+// fixture is the approval: its summary and reason hold what Slack needs
 // escaped, and an attempted mention.
-func approval() warden.Approval {
+func fixture() approval.Approval {
 	created := time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC)
-	return warden.Approval{
-		ID: "ap_01HX", State: warden.ApprovalPending, Event: "tool.pre_call", Surface: "mcp",
+	return approval.Approval{
+		ID: "ap_01HX", State: approval.ApprovalPending, Event: "tool.pre_call", Surface: "mcp",
 		SessionID: "sess-7", AgentID: "builder", Tool: "run_shell",
 		Summary:  `run_shell {"cmd":"rm -rf build && echo <done>"}`,
 		Reason:   "shell commands need a human <!channel>",
@@ -111,7 +111,7 @@ func TestBodiesGolden(t *testing.T) {
 		{URL: srv.URL + "/json?sig=secret-query"},
 		{URL: srv.URL + "/slack", Format: FormatSlack, Headers: map[string]string{"X-Token": "tok-secret"}},
 	}, fast(rec))
-	n.Notify(approval(), link)
+	n.Notify(fixture(), link)
 	res := rec.final(t, 2)
 	closeNow(t, n)
 	for _, r := range res {
@@ -153,7 +153,7 @@ func golden(t *testing.T, name string, b []byte) {
 }
 
 func TestSlackText(t *testing.T) {
-	got := SlackText(approval(), link)
+	got := SlackText(fixture(), link)
 	for _, want := range []string{
 		"run_shell {\"cmd\":\"rm -rf build &amp;&amp; echo &lt;done&gt;\"}",
 		"asked by policy ask-shell: shell commands need a human &lt;!channel&gt;",
@@ -169,12 +169,12 @@ func TestSlackText(t *testing.T) {
 		t.Errorf("a mention got through: %s", got)
 	}
 	for _, c := range []struct {
-		a    warden.Approval
+		a    approval.Approval
 		want string
 	}{
-		{warden.Approval{Summary: "two\nlines\r\u2028here"}, "warden: approval needed: two lines  here"},
-		{warden.Approval{Reason: "hook asked", Event: "turn.start"}, "warden: approval needed · reason: hook asked · event turn.start"},
-		{warden.Approval{PolicyID: "p", Tool: "t"}, "warden: approval needed · asked by policy p · tool t"},
+		{approval.Approval{Summary: "two\nlines\r\u2028here"}, "warden: approval needed: two lines  here"},
+		{approval.Approval{Reason: "hook asked", Event: "turn.start"}, "warden: approval needed · reason: hook asked · event turn.start"},
+		{approval.Approval{PolicyID: "p", Tool: "t"}, "warden: approval needed · asked by policy p · tool t"},
 	} {
 		if got := SlackText(c.a, ""); got != c.want {
 			t.Errorf("got  %q\nwant %q", got, c.want)
@@ -196,7 +196,7 @@ func TestRetryThenSuccess(t *testing.T) {
 	defer srv.Close()
 	rec := newRecorder()
 	n := New([]Target{{URL: srv.URL}}, fast(rec))
-	n.Notify(approval(), link)
+	n.Notify(fixture(), link)
 	rec.final(t, 1)
 	closeNow(t, n)
 	all := rec.results()
@@ -228,7 +228,7 @@ func TestAttemptsUsedUp(t *testing.T) {
 	o := fast(rec)
 	o.Attempts = 3
 	n := New([]Target{{URL: srv.URL}}, o)
-	n.Notify(approval(), "")
+	n.Notify(fixture(), "")
 	r := rec.final(t, 1)[0]
 	closeNow(t, n)
 	if calls.Load() != 3 || r.Attempt != 3 || r.Status != 503 || r.Err == nil {
@@ -265,7 +265,7 @@ func TestRetryAfter(t *testing.T) {
 		o := fast(rec)
 		o.MaxBackoff = c.max
 		n := New([]Target{{URL: srv.URL + "/?after=" + c.after}}, o)
-		n.Notify(approval(), "")
+		n.Notify(fixture(), "")
 		r := rec.final(t, 1)[0]
 		closeNow(t, n)
 		mu.Lock()
@@ -305,7 +305,7 @@ func TestClientErrorIsFinal(t *testing.T) {
 	defer srv.Close()
 	rec := newRecorder()
 	n := New([]Target{{URL: srv.URL}}, fast(rec))
-	n.Notify(approval(), "")
+	n.Notify(fixture(), "")
 	r := rec.final(t, 1)[0]
 	closeNow(t, n)
 	if calls.Load() != 1 || r.Attempt != 1 || r.Status != 400 || r.Err == nil || len(rec.results()) != 1 {
@@ -351,7 +351,7 @@ func TestQueueFullDropsWithoutBlocking(t *testing.T) {
 	o := fast(rec)
 	o.Queue = 1
 	n := New([]Target{{URL: srv.URL}}, o)
-	a := approval()
+	a := fixture()
 	for range workers { // each worker takes one and hangs
 		n.Notify(a, "")
 		waitN(t, started, 1)
@@ -382,7 +382,7 @@ func TestTimeoutCutsHangingServer(t *testing.T) {
 	o.Timeout, o.Attempts = 50*time.Millisecond, 1
 	n := New([]Target{{URL: srv.URL}}, o)
 	start := time.Now()
-	n.Notify(approval(), "")
+	n.Notify(fixture(), "")
 	r := rec.final(t, 1)[0]
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("took %s", d)
@@ -405,7 +405,7 @@ func TestCloseDrains(t *testing.T) {
 	rec := newRecorder()
 	n := New([]Target{{URL: srv.URL}}, fast(rec))
 	for range 10 {
-		n.Notify(approval(), "")
+		n.Notify(fixture(), "")
 	}
 	closeNow(t, n) // waits for all ten
 	var ok int
@@ -417,7 +417,7 @@ func TestCloseDrains(t *testing.T) {
 	if ok != 10 {
 		t.Fatalf("%d delivered before Close returned: %+v", ok, rec.results())
 	}
-	n.Notify(approval(), "") // reported before Notify returns
+	n.Notify(fixture(), "") // reported before Notify returns
 	if all := rec.results(); len(all) == 0 || !errors.Is(all[len(all)-1].Err, ErrClosed) || !all[len(all)-1].Final {
 		t.Fatalf("after Close: %+v", all[len(all)-1])
 	}
@@ -433,7 +433,7 @@ func TestCloseGivesUpAtDeadline(t *testing.T) {
 	o.Timeout = time.Minute
 	n := New([]Target{{URL: srv.URL}}, o)
 	for range 5 {
-		n.Notify(approval(), "")
+		n.Notify(fixture(), "")
 	}
 	waitN(t, started, workers)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -465,7 +465,7 @@ func TestCloseGivesUpAtDeadline(t *testing.T) {
 func TestInvalidTargetFailsFinally(t *testing.T) {
 	rec := newRecorder()
 	n := New([]Target{{URL: "ftp://h/x?k=secret"}, {URL: "http://h", Format: "xml"}}, fast(rec))
-	n.Notify(approval(), "")
+	n.Notify(fixture(), "")
 	res := rec.final(t, 2)
 	closeNow(t, n)
 	for _, r := range res {
@@ -501,12 +501,12 @@ func TestTargetValidate(t *testing.T) {
 
 func TestNilAndEmpty(t *testing.T) {
 	var n *Notifier
-	n.Notify(approval(), "")
+	n.Notify(fixture(), "")
 	if err := n.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	e := New(nil, Options{})
-	e.Notify(approval(), "")
+	e.Notify(fixture(), "")
 	if err := e.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +534,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 	o.Client = client
 	n := New([]Target{{URL: ok.URL}, {URL: srv.URL}}, o)
 	for range 5 {
-		n.Notify(approval(), "")
+		n.Notify(fixture(), "")
 	}
 	waitN(t, started, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)

@@ -29,9 +29,9 @@ func TestNotifyContextTraceparent(t *testing.T) {
 	ts, _ := trace.ParseTraceState("vendor=abc")
 	ctx := trace.ContextWithSpanContext(context.Background(),
 		trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, TraceState: ts}))
-	n.NotifyContext(ctx, approval(), "")
+	n.NotifyContext(ctx, fixture(), "")
 	rec.final(t, 1)
-	n.Notify(approval(), "")
+	n.Notify(fixture(), "")
 	rec.final(t, 1)
 	closeNow(t, n)
 	mu.Lock()

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -92,7 +94,7 @@ var severityNames = map[int]string{1: "Informational", 2: "Low", 3: "Medium", 4:
 // mapping does not name is a Process Activity when it calls or answers a
 // tool (a wrapped MCP tools/call, an A2A or hook tool event), else an
 // Application Activity (activity Other).
-func classOf(r *warden.Record, p map[string]any) (class, int) {
+func classOf(r *audit.Record, p map[string]any) (class, int) {
 	if c, ok := stepClass[r.Event]; ok {
 		if r.Event == "steps/memoryStore" {
 			switch str(p, "operation") {
@@ -118,7 +120,7 @@ func classOf(r *warden.Record, p map[string]any) (class, int) {
 
 // Events returns the OCSF events of one record: its step's event, then a
 // Detection Finding when the decision is not allow.
-func Events(r *warden.Record) []Event {
+func Events(r *audit.Record) []Event {
 	var p map[string]any
 	if len(r.Input) > 0 {
 		_ = json.Unmarshal(r.Input, &p) // a record's input is a JSON object; else no payload facts
@@ -177,7 +179,7 @@ func Events(r *warden.Record) []Event {
 }
 
 // base is what every event carries: the OCSF base event fields.
-func base(r *warden.Record, c class, act int) Event {
+func base(r *audit.Record, c class, act int) Event {
 	sev := Severity[r.Decision]
 	if sev == 0 {
 		sev = 1
@@ -218,7 +220,7 @@ func status(decision string) (int, string) {
 
 // actorOf is the agent that took the step, as OCSF's AI-agent convention
 // has it (user type_id 99 "AI Agent"), in its session.
-func actorOf(r *warden.Record) Event {
+func actorOf(r *audit.Record) Event {
 	a := Event{"user": Event{"uid": or(r.AgentID, "unknown"), "name": or(r.AgentID, "unknown"), "type_id": 99, "type": "AI Agent"}}
 	if r.SessionID != "" {
 		a["session"] = Event{"uid": r.SessionID}
@@ -230,7 +232,7 @@ func actorOf(r *warden.Record) Event {
 }
 
 // acsFacts is unmapped.acs: the ACS facts OCSF has no field for.
-func acsFacts(r *warden.Record, p map[string]any, pv []warden.Provenance) Event {
+func acsFacts(r *audit.Record, p map[string]any, pv []warden.Provenance) Event {
 	step := Event{"type": strings.TrimPrefix(r.Event, "steps/"), "event": r.Event, "surface": r.Surface}
 	for k, v := range map[string]string{"id": r.StepID, "turn_id": r.TurnID, "request_id": r.RequestID, "direction": r.Direction} {
 		if v != "" {
@@ -265,7 +267,7 @@ func acsFacts(r *warden.Record, p map[string]any, pv []warden.Provenance) Event 
 
 // policyRefs lists the policies that decided (the record's and each
 // deciding result's), without repeats.
-func policyRefs(r *warden.Record) []Event {
+func policyRefs(r *audit.Record) []Event {
 	var out []Event
 	var seen []string
 	add := func(id, version string) {
@@ -292,7 +294,7 @@ func policyRefs(r *warden.Record) []Event {
 // with the mapping's required fields: finding.title, finding.uid,
 // evidences, verdict_id. OCSF 1.5 names the finding object finding_info;
 // the event carries both names.
-func finding(r *warden.Record, pv []warden.Provenance) Event {
+func finding(r *audit.Record, pv []warden.Provenance) Event {
 	ev := base(r, detectionFinding, 1)
 	ev["metadata"].(Event)["uid"] = r.ID + ":finding" // the step's event has the record's id
 	ev["status_id"], ev["status"] = 1, "New"
@@ -319,7 +321,7 @@ func finding(r *warden.Record, pv []warden.Provenance) Event {
 	if r.Reason != "" {
 		ev["message"] = r.Reason
 	}
-	facts := Event{"decision": r.Decision, "evaluator": warden.Evaluator(r.Results), "record_id": r.ID}
+	facts := Event{"decision": r.Decision, "evaluator": audit.Evaluator(r.Results), "record_id": r.ID}
 	if r.SessionID != "" {
 		facts["session_id"] = r.SessionID
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/internal/sharedtest"
 )
@@ -91,9 +93,9 @@ func readMapping(t *testing.T) mapping {
 	return m
 }
 
-func record(event, decision string, input map[string]any) *warden.Record {
+func record(event, decision string, input map[string]any) *audit.Record {
 	in, _ := json.Marshal(input)
-	return &warden.Record{ID: "0190c9e2-0000-7000-8000-000000000001", Time: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC),
+	return &audit.Record{ID: "0190c9e2-0000-7000-8000-000000000001", Time: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC),
 		Event: event, Surface: warden.SurfaceACS, RequestID: "req-1", AgentID: "agent-1", SessionID: "sess-1",
 		TurnID: "turn-1", StepID: "req-1", Decision: decision, Reason: "because", ReasonCodes: []string{"policy_deny"},
 		PolicyID: "p-1", PolicyVersion: "3", Input: in, Tool: tool(event, input),
@@ -209,7 +211,7 @@ func TestEventsOfOtherSurfaces(t *testing.T) {
 // TestGolden pins the wire form of a few events (go test -update rewrites it).
 func TestGolden(t *testing.T) {
 	prov := map[string]any{"provenance_id": "p1", "origin": "tool_output", "source_id": "web-3", "derived_from": []any{"p0"}}
-	recs := []*warden.Record{
+	recs := []*audit.Record{
 		record("steps/toolCallRequest", "deny", map[string]any{"tool": map[string]any{"name": "database_query"},
 			"capability": "datastore.read", "arguments": map[string]any{"q": map[string]any{"value": "[REDACTED:email:1a2b3c4d]", "provenance": prov}}}),
 		record("steps/sessionStart", "allow", map[string]any{"agent": map[string]any{"id": "agent-1"}}),
@@ -249,7 +251,7 @@ func FuzzEvents(f *testing.F) {
 	f.Add([]byte(`[1,2]`), "steps/memoryStore", "ask")
 	f.Add([]byte(`{"provenance":{"origin":3,"derived_from":"x"}}`), "agbom/changed", "allow")
 	f.Fuzz(func(t *testing.T, in []byte, event, decision string) {
-		r := &warden.Record{ID: "x", Event: event, Decision: decision, Input: in}
+		r := &audit.Record{ID: "x", Event: event, Decision: decision, Input: in}
 		for _, e := range Events(r) {
 			if _, err := json.Marshal(e); err != nil {
 				t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -11,11 +13,11 @@ import (
 // it was decided on, or, when that holds none (a record stored without
 // one, a surface whose views do not read provenance), the provenance
 // objects found in its stored input.
-func provenance(r *warden.Record, p map[string]any) []warden.Provenance {
+func provenance(r *audit.Record, p map[string]any) []warden.Provenance {
 	if ps := r.Provenance(); len(ps) > 0 {
 		return ps
 	}
-	return warden.PayloadProvenance(p)
+	return audit.PayloadProvenance(p)
 }
 
 // provenanceObjects is unmapped.acs.provenance: the provenance objects as
@@ -46,9 +48,9 @@ func provenanceObjects(ps []warden.Provenance) []Event {
 // provenance fact, named acs_provenance_origin (required),
 // acs_provenance_source_id and acs_provenance_lineage_depth, each value
 // the distinct values joined by ", " and data the facts
-// (warden.SummarizeProvenance).
+// (audit.SummarizeProvenance).
 func enrichments(ps []warden.Provenance) []Event {
-	s := warden.SummarizeProvenance(ps)
+	s := audit.SummarizeProvenance(ps)
 	if len(s.Origins) == 0 {
 		return nil
 	}

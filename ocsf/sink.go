@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -39,12 +42,12 @@ type SinkOptions struct {
 }
 
 // Sink writes every decision's OCSF events to a rotated JSONL file. It is a
-// warden.RecordObserver: ObserveRecord queues the record as stored (already
+// pipeline.RecordObserver: ObserveRecord queues the record as stored (already
 // redacted) and returns; a goroutine renders and writes it. Safe for
 // concurrent use; Close flushes it.
 type Sink struct {
 	o       SinkOptions
-	q       chan *warden.Record
+	q       chan *audit.Record
 	stop    chan struct{}
 	done    chan struct{}
 	pending atomic.Int64
@@ -55,7 +58,7 @@ type Sink struct {
 	size    int64
 }
 
-var _ warden.RecordObserver = (*Sink)(nil)
+var _ pipeline.RecordObserver = (*Sink)(nil)
 
 // NewSink opens (creating, mode 0600) the file of o.Path and starts the
 // writer.
@@ -72,7 +75,7 @@ func NewSink(o SinkOptions) (*Sink, error) {
 	if o.Queue <= 0 {
 		o.Queue = DefaultQueue
 	}
-	s := &Sink{o: o, q: make(chan *warden.Record, o.Queue), stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Sink{o: o, q: make(chan *audit.Record, o.Queue), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := os.MkdirAll(filepath.Dir(o.Path), 0o700); err != nil {
 		return nil, fmt.Errorf("ocsf sink: %w", err)
 	}
@@ -101,7 +104,7 @@ func (s *Sink) open() error {
 	return nil
 }
 
-// Observe implements warden.Observer; without the stored record it writes
+// Observe implements pipeline.Observer; without the stored record it writes
 // what ObserveRecord writes for an unrecorded decision.
 func (s *Sink) Observe(ev *warden.Event, out *warden.Outcome, recordErr error) {
 	s.ObserveRecord(context.Background(), ev, out, nil, recordErr)
@@ -111,13 +114,13 @@ func (s *Sink) Observe(ev *warden.Event, out *warden.Outcome, recordErr error) {
 // when the queue is full. A decision that was not recorded (no trace, or
 // recording failed) is written from a record built for it with no input,
 // output or views: those were never redacted, so they are left out.
-func (s *Sink) ObserveRecord(_ context.Context, ev *warden.Event, out *warden.Outcome, rec *warden.Record, _ error) {
+func (s *Sink) ObserveRecord(_ context.Context, ev *warden.Event, out *warden.Outcome, rec *audit.Record, _ error) {
 	if s.closing.Load() || len(s.q) == cap(s.q) {
 		s.dropped.Add(1)
 		return
 	}
 	if rec == nil {
-		rec = warden.NewRecord(ev, out, time.Now())
+		rec = audit.NewRecord(ev, out, time.Now())
 		rec.Input, rec.Output, rec.Views = nil, nil, nil
 	}
 	s.pending.Add(1)
@@ -159,7 +162,7 @@ func (s *Sink) run() {
 
 // batch writes r and whatever else is queued (up to 256 records), one
 // event per line, in as few writes as rotation allows.
-func (s *Sink) batch(buf *bytes.Buffer, r *warden.Record) {
+func (s *Sink) batch(buf *bytes.Buffer, r *audit.Record) {
 	n := 0
 	var line bytes.Buffer
 	for {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
@@ -20,7 +22,7 @@ import (
 // a store.
 type nopStore struct{ *storetest.Mem }
 
-func (*nopStore) Record(context.Context, *warden.Record) error { return nil }
+func (*nopStore) Record(context.Context, *audit.Record) error { return nil }
 
 func step() *warden.Event {
 	return &warden.Event{Name: "steps/toolCallRequest", Surface: warden.SurfaceSDK, Payload: map[string]any{

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -20,7 +22,7 @@ type discard struct{}
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 func (discard) Shutdown(context.Context) error                             { return nil }
 
-func benchEvent() (*warden.Event, *warden.Outcome, *warden.Record) {
+func benchEvent() (*warden.Event, *warden.Outcome, *audit.Record) {
 	ev := &warden.Event{Name: "steps/toolCallRequest", Surface: warden.SurfaceACS, RequestID: "r-1",
 		Payload: map[string]any{"tool": map[string]any{"name": "database_query", "provider": "pg"}, "capability": "datastore.read",
 			"arguments": map[string]any{"q": map[string]any{"value": "select 1",
@@ -31,7 +33,7 @@ func benchEvent() (*warden.Event, *warden.Outcome, *warden.Record) {
 	out := &warden.Outcome{Verdict: warden.Deny, Reason: "no", PolicyID: "p", Latency: 20 * time.Microsecond, RecordID: "rec-1",
 		Results: []warden.Result{{Guardian: "policy", Decision: "deny", Mode: "enforce", Kind: "policy", LatencyUS: 15},
 			{Guardian: "hook", Decision: "abstain", Mode: "enforce", Kind: "webhook", LatencyUS: 5}}}
-	rec := &warden.Record{ID: "rec-1", Time: time.Now()}
+	rec := &audit.Record{ID: "rec-1", Time: time.Now()}
 	return ev, out, rec
 }
 

@@ -6,7 +6,7 @@
 // evaluator, and one child span per guardian that ran (policy, hook) — see
 // docs/observability.md.
 //
-// An Exporter is a warden.RecordObserver. It never blocks a decision:
+// An Exporter is a pipeline.RecordObserver. It never blocks a decision:
 // Observe copies what the span needs into a bounded queue and returns; a
 // worker builds the spans; ended spans pass through a second bounded queue
 // to the SDK's batch span processor. When either queue is full the
@@ -30,6 +30,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/pipeline"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -62,7 +65,7 @@ type Exporter struct {
 	spans            *queueProcessor
 }
 
-var _ warden.RecordObserver = (*Exporter)(nil)
+var _ pipeline.RecordObserver = (*Exporter)(nil)
 
 // New builds an Exporter sending to the collector cfg names (cfg must be
 // validated by package config; cfg.Enabled() must be true). It connects
@@ -167,15 +170,15 @@ func newSpanExporter(cfg config.OTel) (sdktrace.SpanExporter, error) {
 }
 
 // Observe exports a decision without a caller's trace context (a root
-// span). It implements warden.Observer.
+// span). It implements pipeline.Observer.
 func (e *Exporter) Observe(ev *warden.Event, out *warden.Outcome, recordErr error) {
 	e.ObserveRecord(context.Background(), ev, out, nil, recordErr)
 }
 
 // ObserveRecord queues the span of one decision, a child of the span in
 // ctx (the caller's); when the queue is full it is dropped and counted.
-// It implements warden.RecordObserver.
-func (e *Exporter) ObserveRecord(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *warden.Record, recordErr error) {
+// It implements pipeline.RecordObserver.
+func (e *Exporter) ObserveRecord(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *audit.Record, recordErr error) {
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && !sc.IsSampled() {
 		return // the caller's trace is not sampled: neither is its child
 	}

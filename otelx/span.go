@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -38,7 +40,7 @@ type facts struct {
 // newItem copies what the spans of one decision need. The step span
 // starts when the chain started (the record's time less the chain's
 // latency) and ends now, after the record committed.
-func newItem(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *warden.Record, recordErr error, now time.Time) *item {
+func newItem(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *audit.Record, recordErr error, now time.Time) *item {
 	it := &item{parent: trace.SpanContextFromContext(ctx), name: spanName(ev), end: now, results: out.Results, codes: out.ReasonCodes}
 	it.start = now.Add(-out.Latency)
 	if rec != nil && rec.Time.Before(now) {
@@ -57,9 +59,9 @@ func newItem(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *wa
 	// do not read provenance on) what the payload holds.
 	pv := ev.Provenance
 	if len(pv) == 0 {
-		pv = warden.PayloadProvenance(p)
+		pv = audit.PayloadProvenance(p)
 	}
-	if s := warden.SummarizeProvenance(pv); len(s.Origins) > 0 {
+	if s := audit.SummarizeProvenance(pv); len(s.Origins) > 0 {
 		it.step = append(it.step, attribute.StringSlice("acs.provenance.origin", s.Origins))
 		if len(s.SourceIDs) > 0 {
 			it.step = append(it.step, attribute.StringSlice("acs.provenance.source_id", s.SourceIDs))
@@ -74,7 +76,7 @@ func newItem(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *wa
 		event:  ev.Name, surface: ev.Surface, decision: out.Verdict.String(), direction: ev.Direction,
 		request: ev.RequestID, record: out.RecordID, policy: out.PolicyID, policyVersion: out.PolicyVersion,
 		revision: out.PolicyRevision, approval: out.ApprovalID, caller: ev.Principal.Name,
-		upstream: ev.Envelope.Server, reason: out.Reason, evaluator: warden.Evaluator(out.Results),
+		upstream: ev.Envelope.Server, reason: out.Reason, evaluator: audit.Evaluator(out.Results),
 	}
 	return it
 }

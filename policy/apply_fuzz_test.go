@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/detect"
+	wpayload "github.com/wardenhq/warden/internal/payload"
 )
 
 // fuzzOp is the JSON form of one op for FuzzApply.
@@ -39,7 +39,7 @@ func FuzzApply(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		work := warden.ClonePayload(doc)
+		work := wpayload.Clone(doc)
 		var out map[string]any
 		switch {
 		case o.Set != nil:

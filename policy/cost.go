@@ -3,12 +3,13 @@ package policy
 import (
 	"strings"
 
+	"github.com/wardenhq/warden/labels"
+
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/types"
 
-	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/detect"
 )
 
@@ -44,9 +45,9 @@ func (costEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
 	}
 	if len(path) == 2 && path[0] == "session" && path[1] == "labels" {
 		// A session holds at most MaxSessionLabels labels of at most
-		// MaxLabelLen bytes (warden.LabelStore).
-		elem := cost.RangedSizeEstimate(0, warden.MaxLabelLen)
-		sz := cost.RangedSizeEstimate(0, warden.MaxSessionLabels)
+		// MaxLabelLen bytes (labels.Store).
+		elem := cost.RangedSizeEstimate(0, labels.MaxLen)
+		sz := cost.RangedSizeEstimate(0, labels.MaxPerSession)
 		sz.Elem = &elem
 		return &sz
 	}

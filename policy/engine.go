@@ -8,6 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wardenhq/warden/internal/payload"
+
+	"github.com/wardenhq/warden/labels"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -109,7 +113,7 @@ func (e *Engine) covered(ev *warden.Event, p *Policy) bool {
 }
 
 // UsesSessionLabels reports whether the set in force may read the session's
-// labels deciding an event named event (warden.SessionLabelUser).
+// labels deciding an event named event (labels.User).
 func (e *Engine) UsesSessionLabels(event string) bool {
 	return e.set.Load().UsesSessionLabels(event)
 }
@@ -134,7 +138,7 @@ func (e *Engine) decide(ctx context.Context, ev *warden.Event, set *Set) (warden
 		return warden.Decision{Verdict: warden.Abstain}, nil
 	}
 	if ev.LabelsUnread && set.UsesSessionLabels(ev.Name) {
-		return warden.Decision{}, warden.ErrLabelsUnread
+		return warden.Decision{}, labels.ErrUnread
 	}
 	if err := ctx.Err(); err != nil {
 		return warden.Decision{}, err
@@ -143,7 +147,7 @@ func (e *Engine) decide(ctx context.Context, ev *warden.Event, set *Set) (warden
 	defer act.Release()
 
 	var results []warden.Result // returned in the Decision
-	var labels []string         // of the enforce policies that matched
+	var matchLabels []string    // of the enforce policies that matched
 	// The matches stay on the stack unless there are more than a few.
 	var dbuf, abuf, mbuf, lbuf [2]match
 	denies, asks, modifies, allows := dbuf[:0], abuf[:0], mbuf[:0], lbuf[:0]
@@ -188,7 +192,7 @@ func (e *Engine) decide(ctx context.Context, ev *warden.Event, set *Set) (warden
 			continue
 		}
 		if err == nil && len(p.Labels) > 0 {
-			labels = warden.MergeLabels(labels, p.Labels)
+			matchLabels = labels.Merge(matchLabels, p.Labels)
 		}
 		if p.Decision == warden.Abstain && !m.failed {
 			continue // it only labels the session
@@ -219,10 +223,10 @@ func (e *Engine) decide(ctx context.Context, ev *warden.Event, set *Set) (warden
 		top = strongest(&by)
 	}
 	if top == warden.Abstain {
-		return warden.Decision{Verdict: warden.Abstain, Results: results, Labels: labels}, nil
+		return warden.Decision{Verdict: warden.Abstain, Results: results, Labels: matchLabels}, nil
 	}
 	d := outcome(top, by[top], results, payload)
-	d.Labels = labels
+	d.Labels = matchLabels
 	return d, nil
 }
 
@@ -258,7 +262,7 @@ func (e *Engine) modify(ev *warden.Event, act *Activation, results []warden.Resu
 		if base == nil {
 			base = ev.Payload
 		}
-		work := warden.ClonePayload(base)
+		work := payload.Clone(base)
 		did := false
 		var err error
 		for i := range m.p.ops {

@@ -10,12 +10,12 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/wardenhq/warden/internal/glob"
+
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
-
-	"github.com/wardenhq/warden"
 )
 
 // DefaultCostLimit bounds the runtime cost of one CEL evaluation (a condition,
@@ -124,7 +124,7 @@ func newEnv() (*cel.Env, error) {
 
 // Glob reports whether s matches pattern ('*' any run, '?' one character);
 // it is warden.Glob, the event-name matching every package shares.
-func Glob(pattern, s string) bool { return warden.Glob(pattern, s) }
+func Glob(pattern, s string) bool { return glob.Match(pattern, s) }
 
 // isGlob reports whether an events entry is a pattern rather than a name.
 func isGlob(s string) bool {

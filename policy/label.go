@@ -3,13 +3,13 @@ package policy
 import (
 	"slices"
 
-	"gopkg.in/yaml.v3"
+	"github.com/wardenhq/warden/labels"
 
-	"github.com/wardenhq/warden"
+	"gopkg.in/yaml.v3"
 )
 
 // parseLabels reads a policy's label: field, a list of session label names
-// (or one name), each valid by warden.ValidLabel, reporting every bad one
+// (or one name), each valid by labels.Valid, reporting every bad one
 // at its line. The labels come back sorted, each once.
 //
 // A policy with label: sets those labels on its session when it matches
@@ -43,7 +43,7 @@ func parseLabels(file string, n *yaml.Node, errs *ErrorList) []string {
 			ok = false
 			continue
 		}
-		if err := warden.ValidLabel(it.Value); err != nil {
+		if err := labels.Valid(it.Value); err != nil {
 			errs.add(file, it.Line, it.Column, "label[%d]: %v", i, err)
 			ok = false
 			continue

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/labels"
+
 	"cel.dev/cel-go/common/types/ref"
 
 	"github.com/wardenhq/warden"
@@ -32,7 +34,7 @@ func TestLoadLabelErrors(t *testing.T) {
 			[]string{"4: label[1]: a label name must be a string"}},
 		{"empty name", head + "label: [\"\"]\n",
 			[]string{"4: label[0]: a label must not be empty"}},
-		{"too long", head + "label: [" + strings.Repeat("a", warden.MaxLabelLen+1) + "]\n",
+		{"too long", head + "label: [" + strings.Repeat("a", labels.MaxLen+1) + "]\n",
 			[]string{"4: label[0]: label \"aaaaaaaaaaaaaaaaaaaa\"… is longer than 64 characters"}},
 		{"modify without decision", head + "label: [x]\nmodify:\n  - redact: [email]\n",
 			[]string{"5: modify is only valid with decision: modify"}},
@@ -283,7 +285,7 @@ func TestReadsLabels(t *testing.T) {
 
 // TestEngineUsesSessionLabels: per event, by the candidate policies'
 // expressions (when, reasonExpr and modify values), and the engine refuses
-// to decide without labels it would read (warden.ErrLabelsUnread).
+// to decide without labels it would read (labels.ErrUnread).
 func TestEngineUsesSessionLabels(t *testing.T) {
 	s := mustLoad(t, `id: needs-session
 version: "1"
@@ -323,7 +325,7 @@ modify:
 	}
 	ev := toolCall("fetch", nil)
 	ev.Name, ev.LabelsUnread = "steps/toolCallResult", true
-	if _, err := e.Decide(context.Background(), ev); !errors.Is(err, warden.ErrLabelsUnread) {
+	if _, err := e.Decide(context.Background(), ev); !errors.Is(err, labels.ErrUnread) {
 		t.Fatalf("Decide without labels it reads: %v", err)
 	}
 	ev.Name = "steps/toolCallRequest" // reads session.id only: decides

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/labels"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/guardian"
@@ -106,8 +109,8 @@ type recorder struct {
 }
 
 var (
-	_ warden.Core   = (*recorder)(nil)
-	_ warden.Holder = (*recorder)(nil)
+	_ warden.Core     = (*recorder)(nil)
+	_ approval.Holder = (*recorder)(nil)
 )
 
 func (r *recorder) Decide(ctx context.Context, ev *warden.Event) (warden.Outcome, error) {
@@ -152,8 +155,8 @@ func (e *Expect) check(cr *CaseReport) []string {
 			fails = append(fails, fmt.Sprintf("output contains %q", s))
 		}
 	}
-	if e.Labels != nil && !slices.Equal(warden.MergeLabels(*e.Labels, nil), warden.MergeLabels(cr.Labels, nil)) {
-		fails = append(fails, fmt.Sprintf("labels %q, want %q", warden.MergeLabels(cr.Labels, nil), warden.MergeLabels(*e.Labels, nil)))
+	if e.Labels != nil && !slices.Equal(labels.Merge(*e.Labels, nil), labels.Merge(cr.Labels, nil)) {
+		fails = append(fails, fmt.Sprintf("labels %q, want %q", labels.Merge(cr.Labels, nil), labels.Merge(*e.Labels, nil)))
 	}
 	return fails
 }

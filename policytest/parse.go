@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/wardenhq/warden/labels"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden"
@@ -185,7 +187,7 @@ func (p *parser) expect(v *yaml.Node) Expect {
 		case "labels":
 			ls := p.strings(key, v)
 			for _, l := range ls {
-				if err := warden.ValidLabel(l); err != nil {
+				if err := labels.Valid(l); err != nil {
 					p.errf(v, "expect.labels: %v", err)
 				}
 			}

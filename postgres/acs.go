@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/wardenhq/warden/acsstate"
 
-	"github.com/wardenhq/warden"
+	"github.com/jackc/pgx/v5"
 )
 
-// ACS sessions (warden.ACSSessionStore, CONTRACT §9) live in acs_sessions,
+// ACS sessions (acsstate.Store, CONTRACT §9) live in acs_sessions,
 // acs_entries and acs_requests (schema 2). The two writes of every step are
 // one statement each, so each is atomic on its own and needs one round trip:
 //
@@ -20,7 +20,7 @@ import (
 //     window. Two replicas remembering one key at once: PostgreSQL makes the
 //     second wait for the first's insert, then evaluates the DO UPDATE's
 //     WHERE on the row the first wrote, which is in the window: nothing is
-//     returned, and it is warden.ErrReplay. A key is thus accepted once per
+//     returned, and it is acsstate.ErrReplay. A key is thus accepted once per
 //     window fleet-wide. The same statement forgets the session's keys that
 //     left the window (only when it accepts the key: a replay writes
 //     nothing).
@@ -28,13 +28,13 @@ import (
 //     whose RETURNING feeds the INSERT of the entry. Two replicas appending
 //     on one head: the second waits for the first's row lock, re-evaluates
 //     head = prev on the moved head, updates nothing and inserts nothing:
-//     warden.ErrChainMoved. The head advances exactly once per step and the
+//     acsstate.ErrChainMoved. The head advances exactly once per step and the
 //     chain stays contiguous (seq 1, 2, …).
 //
 // A session's deferral count (ACS defer bound) is read from its entries, so
 // it is shared with the chain.
 
-var _ warden.ACSSessionStore = (*Store)(nil)
+var _ acsstate.Store = (*Store)(nil)
 
 // defaultACSEntries is ACSEntries' limit when it is given none.
 const defaultACSEntries = 1000
@@ -48,7 +48,7 @@ const (
 // upsert. Head and Entries are never written by it, and it never clears
 // ended: a Put made from a copy read before EndACSSession cannot reopen the
 // session.
-func (s *Store) PutACSSession(ctx context.Context, x *warden.ACSSession) error {
+func (s *Store) PutACSSession(ctx context.Context, x *acsstate.Session) error {
 	if x == nil || x.ID == "" {
 		return errors.New("postgres: ACS session has no id")
 	}
@@ -79,17 +79,17 @@ func (s *Store) PutACSSession(ctx context.Context, x *warden.ACSSession) error {
 	return nil
 }
 
-// ACSSession returns the session, or warden.ErrNoSession.
-func (s *Store) ACSSession(ctx context.Context, id string) (*warden.ACSSession, error) {
+// ACSSession returns the session, or acsstate.ErrNoSession.
+func (s *Store) ACSSession(ctx context.Context, id string) (*acsstate.Session, error) {
 	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
-	x := new(warden.ACSSession)
+	x := new(acsstate.Session)
 	var hello, seen int64
 	err := s.statePool().QueryRow(ctx, `SELECT `+acsSessionCols+` FROM acs_sessions WHERE id = $1`, pgArgs(id)...).Scan(
 		&x.ID, &x.AgentID, &x.Tenant, &x.KeyID, &x.Version, &x.Methods,
 		&hello, &seen, &x.Head, &x.Entries, &x.Ended, &x.Profiles)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %q", warden.ErrNoSession, id)
+		return nil, fmt.Errorf("%w: %q", acsstate.ErrNoSession, id)
 	}
 	if err != nil {
 		return nil, stateErr(ctx, "read ACS session", err)
@@ -105,7 +105,7 @@ func (s *Store) ACSSession(ctx context.Context, id string) (*warden.ACSSession, 
 }
 
 // RememberRequest records key for the session at `at`, or returns
-// warden.ErrReplay (writing nothing) if the session recorded it at or after
+// acsstate.ErrReplay (writing nothing) if the session recorded it at or after
 // at-window; accepting it also forgets the session's keys older than the
 // window. One statement (see the top of this file).
 func (s *Store) RememberRequest(ctx context.Context, session, key string, at time.Time, window time.Duration) error {
@@ -129,16 +129,16 @@ func (s *Store) RememberRequest(ctx context.Context, session, key string, at tim
 		return stateErr(ctx, "remember ACS request", err)
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: %q in session %q", warden.ErrReplay, key, session)
+		return fmt.Errorf("%w: %q in session %q", acsstate.ErrReplay, key, session)
 	}
 	return nil
 }
 
 // AppendACSEntry appends e to the session's chain if its head is still
 // prev, in one statement: the head's compare-and-set feeds the entry's
-// insert. Otherwise it is warden.ErrChainMoved, or warden.ErrNoSession, and
+// insert. Otherwise it is acsstate.ErrChainMoved, or acsstate.ErrNoSession, and
 // nothing is written. e must have an EntryHash (the next head).
-func (s *Store) AppendACSEntry(ctx context.Context, session, prev string, e *warden.ACSEntry) error {
+func (s *Store) AppendACSEntry(ctx context.Context, session, prev string, e *acsstate.Entry) error {
 	if e == nil || e.EntryHash == "" {
 		return fmt.Errorf("postgres: ACS entry for session %q has no entry hash", session)
 	}
@@ -161,9 +161,9 @@ func (s *Store) AppendACSEntry(ctx context.Context, session, prev string, e *war
 		var one int
 		switch err = s.statePool().QueryRow(ctx, `SELECT 1 FROM acs_sessions WHERE id = $1`, pgArgs(session)...).Scan(&one); {
 		case errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("%w: %q", warden.ErrNoSession, session)
+			return fmt.Errorf("%w: %q", acsstate.ErrNoSession, session)
 		case err == nil:
-			return fmt.Errorf("%w: session %q", warden.ErrChainMoved, session)
+			return fmt.Errorf("%w: session %q", acsstate.ErrChainMoved, session)
 		}
 	}
 	if err != nil {
@@ -174,8 +174,8 @@ func (s *Store) AppendACSEntry(ctx context.Context, session, prev string, e *war
 
 // ACSEntries returns the session's entries after the first `after`, oldest
 // first, at most limit (<= 0: 1000); never nil. An unknown session is
-// warden.ErrNoSession.
-func (s *Store) ACSEntries(ctx context.Context, session string, after int64, limit int) ([]warden.ACSEntry, error) {
+// acsstate.ErrNoSession.
+func (s *Store) ACSEntries(ctx context.Context, session string, after int64, limit int) ([]acsstate.Entry, error) {
 	if limit <= 0 {
 		limit = defaultACSEntries
 	}
@@ -188,9 +188,9 @@ func (s *Store) ACSEntries(ctx context.Context, session string, after int64, lim
 		return nil, stateErr(ctx, what, err)
 	}
 	defer rows.Close()
-	out := []warden.ACSEntry{}
+	out := []acsstate.Entry{}
 	for rows.Next() {
-		var e warden.ACSEntry
+		var e acsstate.Entry
 		var ts int64
 		if err := rows.Scan(&e.EntryID, &e.StepID, &e.StepType, &e.RequestHash, &ts,
 			&e.PreviousHash, &e.EntryHash, &e.Decision, &e.RecordID); err != nil {
@@ -211,7 +211,7 @@ func (s *Store) ACSEntries(ctx context.Context, session string, after int64, lim
 }
 
 // EndACSSession marks the session ended; the first call's at is kept in
-// ended_at. An unknown session is warden.ErrNoSession.
+// ended_at. An unknown session is acsstate.ErrNoSession.
 func (s *Store) EndACSSession(ctx context.Context, id string, at time.Time) error {
 	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
@@ -224,7 +224,7 @@ func (s *Store) EndACSSession(ctx context.Context, id string, at time.Time) erro
 		return stateErr(ctx, "end ACS session", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("%w: %q", warden.ErrNoSession, id)
+		return fmt.Errorf("%w: %q", acsstate.ErrNoSession, id)
 	}
 	return nil
 }

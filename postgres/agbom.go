@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/wardenhq/warden/agbom"
 
-	"github.com/wardenhq/warden"
+	"github.com/jackc/pgx/v5"
 )
 
-// The AgBOM of every agent and the MCP tool pins (warden.AgBOMStore,
+// The AgBOM of every agent and the MCP tool pins (agbom.Store,
 // docs/agbom.md) live in agbom_components, one row per component keyed by
 // (tenant, agent, id), and mcp_tool_pins, one row per pinned tool keyed by
 // (server, name). Every change is one transaction holding the advisory
@@ -21,13 +21,13 @@ import (
 // transaction sees, so they hold with several replicas writing, and a
 // refused update writes nothing.
 
-var _ warden.AgBOMStore = (*Store)(nil)
+var _ agbom.Store = (*Store)(nil)
 
 // errBound aborts a transaction that would pass a bound.
 var errBound = errors.New("bound")
 
-// UpdateAgBOM applies u in one transaction (see warden.AgBOMStore).
-func (s *Store) UpdateAgBOM(ctx context.Context, u *warden.AgBOMUpdate) error {
+// UpdateAgBOM applies u in one transaction (see agbom.Store).
+func (s *Store) UpdateAgBOM(ctx context.Context, u *agbom.Update) error {
 	if err := u.Check(); err != nil {
 		return err
 	}
@@ -70,8 +70,8 @@ func (s *Store) UpdateAgBOM(ctx context.Context, u *warden.AgBOMUpdate) error {
 		if err != nil {
 			return err
 		}
-		if after > warden.AgBOMMaxComponents {
-			full = fmt.Errorf("%w: agent %q would have %d components (at most %d)", warden.ErrAgBOMFull, u.Agent, after, warden.AgBOMMaxComponents)
+		if after > agbom.MaxComponents {
+			full = fmt.Errorf("%w: agent %q would have %d components (at most %d)", agbom.ErrFull, u.Agent, after, agbom.MaxComponents)
 			return errBound
 		}
 		if before == 0 && after > 0 {
@@ -82,8 +82,8 @@ func (s *Store) UpdateAgBOM(ctx context.Context, u *warden.AgBOMUpdate) error {
 			if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT DISTINCT tenant, agent FROM agbom_components) a`).Scan(&agents); err != nil {
 				return err
 			}
-			if agents > warden.AgBOMMaxAgents {
-				full = fmt.Errorf("%w: %d agents have an AgBOM (at most %d)", warden.ErrAgBOMFull, agents-1, warden.AgBOMMaxAgents)
+			if agents > agbom.MaxAgents {
+				full = fmt.Errorf("%w: %d agents have an AgBOM (at most %d)", agbom.ErrFull, agents-1, agbom.MaxAgents)
 				return errBound
 			}
 		}
@@ -98,8 +98,8 @@ func (s *Store) UpdateAgBOM(ctx context.Context, u *warden.AgBOMUpdate) error {
 	return nil
 }
 
-// AgBOM returns the agent's components ordered by id, or warden.ErrNoAgBOM.
-func (s *Store) AgBOM(ctx context.Context, tenant, agent string) ([]warden.AgBOMComponent, error) {
+// AgBOM returns the agent's components ordered by id, or agbom.ErrNoAgBOM.
+func (s *Store) AgBOM(ctx context.Context, tenant, agent string) ([]agbom.StoredComponent, error) {
 	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	const what = "read AgBOM"
@@ -109,9 +109,9 @@ func (s *Store) AgBOM(ctx context.Context, tenant, agent string) ([]warden.AgBOM
 		return nil, stateErr(ctx, what, err)
 	}
 	defer rows.Close()
-	var out []warden.AgBOMComponent
+	var out []agbom.StoredComponent
 	for rows.Next() {
-		var c warden.AgBOMComponent
+		var c agbom.StoredComponent
 		var doc string
 		var updated int64
 		if err := rows.Scan(&c.ID, &c.Type, &c.Source, &doc, &updated); err != nil {
@@ -124,15 +124,15 @@ func (s *Store) AgBOM(ctx context.Context, tenant, agent string) ([]warden.AgBOM
 		return nil, stateErr(ctx, what, err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %q", warden.ErrNoAgBOM, agent)
+		return nil, fmt.Errorf("%w: %q", agbom.ErrNoAgBOM, agent)
 	}
 	return out, nil
 }
 
-// AgBOMAgents lists the agents with an AgBOM (see warden.AgBOMStore).
-func (s *Store) AgBOMAgents(ctx context.Context, tenant string, all bool, limit int) ([]warden.AgBOMAgent, error) {
+// AgBOMAgents lists the agents with an AgBOM (see agbom.Store).
+func (s *Store) AgBOMAgents(ctx context.Context, tenant string, all bool, limit int) ([]agbom.Agent, error) {
 	if limit <= 0 {
-		limit = warden.AgBOMMaxAgents
+		limit = agbom.MaxAgents
 	}
 	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
@@ -149,9 +149,9 @@ func (s *Store) AgBOMAgents(ctx context.Context, tenant string, all bool, limit 
 		return nil, stateErr(ctx, what, err)
 	}
 	defer rows.Close()
-	var out []warden.AgBOMAgent
+	var out []agbom.Agent
 	for rows.Next() {
-		var a warden.AgBOMAgent
+		var a agbom.Agent
 		var updated int64
 		if err := rows.Scan(&a.Tenant, &a.ID, &a.Components, &updated); err != nil {
 			return nil, stateErr(ctx, what, err)
@@ -166,7 +166,7 @@ func (s *Store) AgBOMAgents(ctx context.Context, tenant string, all bool, limit 
 }
 
 // ToolPins returns the server's pins ordered by name.
-func (s *Store) ToolPins(ctx context.Context, server string) ([]warden.ToolPin, error) {
+func (s *Store) ToolPins(ctx context.Context, server string) ([]agbom.ToolPin, error) {
 	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	const what = "read tool pins"
@@ -176,9 +176,9 @@ func (s *Store) ToolPins(ctx context.Context, server string) ([]warden.ToolPin, 
 		return nil, stateErr(ctx, what, err)
 	}
 	defer rows.Close()
-	out := []warden.ToolPin{}
+	out := []agbom.ToolPin{}
 	for rows.Next() {
-		p := warden.ToolPin{Server: server}
+		p := agbom.ToolPin{Server: server}
 		var schema string
 		var pinned int64
 		if err := rows.Scan(&p.Name, &p.Description, &schema, &p.Hash, &pinned); err != nil {
@@ -198,8 +198,8 @@ func (s *Store) ToolPins(ctx context.Context, server string) ([]warden.ToolPin, 
 
 // PinTools creates, replaces and drops the server's pins in one
 // transaction.
-func (s *Store) PinTools(ctx context.Context, server string, put []warden.ToolPin, remove []string) error {
-	if err := warden.CheckToolPins(server, put); err != nil {
+func (s *Store) PinTools(ctx context.Context, server string, put []agbom.ToolPin, remove []string) error {
+	if err := agbom.CheckToolPins(server, put); err != nil {
 		return err
 	}
 	ctx, cancel := s.stateCtx(ctx)
@@ -228,8 +228,8 @@ func (s *Store) PinTools(ctx context.Context, server string, put []warden.ToolPi
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM mcp_tool_pins WHERE server = $1`, pgArgs(server)...).Scan(&n); err != nil {
 			return err
 		}
-		if n > warden.MaxToolPins {
-			full = fmt.Errorf("%w: MCP server %q would have %d pinned tools (at most %d)", warden.ErrAgBOMFull, server, n, warden.MaxToolPins)
+		if n > agbom.MaxToolPins {
+			full = fmt.Errorf("%w: MCP server %q would have %d pinned tools (at most %d)", agbom.ErrFull, server, n, agbom.MaxToolPins)
 			return errBound
 		}
 		return nil

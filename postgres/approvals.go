@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
+
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,32 +17,32 @@ import (
 	"github.com/wardenhq/warden"
 )
 
-// Approvals (warden.ApprovalStore, CONTRACT §11) live in the approvals table,
+// Approvals (approval.ApprovalStore, CONTRACT §11) live in the approvals table,
 // one row each. Every state change is a compare-and-set in one UPDATE
 // (… WHERE state = 'pending', … AND used_at = 0): a second replica deciding
 // the same approval waits for the first one's row lock, then finds the row
-// no longer pending, so it gets warden.ErrApprovalDecided (the API's 409)
+// no longer pending, so it gets approval.ErrApprovalDecided (the API's 409)
 // and exactly one decision is ever stored. Each change that another
 // replica's approval manager must see — a new approval, a decision, an
 // expiry — sends a notification on the store's approval channel in the
 // same transaction (notify.go): it is delivered when, and only if, the
 // change commits.
 
-var _ warden.ApprovalStore = (*Store)(nil)
+var _ approval.ApprovalStore = (*Store)(nil)
 
 // useAttempts bounds UseApproval's pick-then-claim rounds: each lost round
 // means a concurrent retry claimed the approval picked.
 const useAttempts = 64
 
-// approvalCols are the columns of a warden.Approval, in scanApproval's order.
+// approvalCols are the columns of a approval.Approval, in scanApproval's order.
 const approvalCols = `id, state, event, surface, session_id, agent_id, tool,
 	summary, reason, policy_id, created, expires, decided_by, decided_reason,
 	decided_at, record_id, decision_record_id, caller, tenant, key, hold,
 	used_at, used_record_id`
 
 // scanApproval reads one row of approvalCols.
-func scanApproval(row pgx.Row) (*warden.Approval, error) {
-	a := new(warden.Approval)
+func scanApproval(row pgx.Row) (*approval.Approval, error) {
+	a := new(approval.Approval)
 	var state string
 	var created, expires, decided, used int64
 	if err := row.Scan(&a.ID, &state, &a.Event, &a.Surface, &a.SessionID, &a.AgentID,
@@ -48,7 +51,7 @@ func scanApproval(row pgx.Row) (*warden.Approval, error) {
 		&a.Caller, &a.Tenant, &a.Key, &a.Hold, &used, &a.UsedRecordID); err != nil {
 		return nil, err
 	}
-	a.State = warden.ApprovalState(state)
+	a.State = approval.ApprovalState(state)
 	a.Created, a.Expires = fromUS(created), fromUS(expires)
 	a.DecidedAt, a.UsedAt = fromUS(decided), fromUS(used)
 	return a, nil
@@ -61,13 +64,13 @@ type querier interface {
 }
 
 // queryApprovals runs a query returning approvalCols rows and reads them all.
-func queryApprovals(ctx context.Context, q querier, query string, args ...any) ([]warden.Approval, error) {
+func queryApprovals(ctx context.Context, q querier, query string, args ...any) ([]approval.Approval, error) {
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []warden.Approval{}
+	out := []approval.Approval{}
 	for rows.Next() {
 		a, err := scanApproval(rows)
 		if err != nil {
@@ -80,11 +83,11 @@ func queryApprovals(ctx context.Context, q querier, query string, args ...any) (
 
 // CreateApproval stores a as a new, pending approval. a.State must be
 // pending or empty (stored as pending); a.ID must be new.
-func (s *Store) CreateApproval(ctx context.Context, a *warden.Approval) error {
+func (s *Store) CreateApproval(ctx context.Context, a *approval.Approval) error {
 	if a == nil || a.ID == "" {
 		return errors.New("postgres: approval has no id")
 	}
-	if a.State != "" && a.State != warden.ApprovalPending {
+	if a.State != "" && a.State != approval.ApprovalPending {
 		return fmt.Errorf("postgres: new approval %q has state %q, want pending", a.ID, a.State)
 	}
 	ctx, cancel := s.stateCtx(ctx)
@@ -93,7 +96,7 @@ func (s *Store) CreateApproval(ctx context.Context, a *warden.Approval) error {
 	return s.stateTx(ctx, what, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO approvals (`+approvalCols+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
-			pgArgs(a.ID, string(warden.ApprovalPending), a.Event, a.Surface, a.SessionID, a.AgentID,
+			pgArgs(a.ID, string(approval.ApprovalPending), a.Event, a.Surface, a.SessionID, a.AgentID,
 				a.Tool, a.Summary, a.Reason, a.PolicyID, toUS(a.Created), toUS(a.Expires),
 				a.DecidedBy, a.DecidedReason, toUS(a.DecidedAt), a.RecordID, a.DecisionRecordID,
 				a.Caller, a.Tenant, a.Key, a.Hold, toUS(a.UsedAt), a.UsedRecordID)...)
@@ -110,13 +113,13 @@ func (s *Store) CreateApproval(ctx context.Context, a *warden.Approval) error {
 	})
 }
 
-// Approval returns the approval with id, or warden.ErrApprovalNotFound.
-func (s *Store) Approval(ctx context.Context, id string) (*warden.Approval, error) {
+// Approval returns the approval with id, or approval.ErrApprovalNotFound.
+func (s *Store) Approval(ctx context.Context, id string) (*approval.Approval, error) {
 	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	a, err := scanApproval(s.statePool().QueryRow(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = $1`, pgArgs(id)...))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %q", warden.ErrApprovalNotFound, id)
+		return nil, fmt.Errorf("%w: %q", approval.ErrApprovalNotFound, id)
 	}
 	if err != nil {
 		return nil, stateErr(ctx, "read approval", err)
@@ -127,9 +130,9 @@ func (s *Store) Approval(ctx context.Context, id string) (*warden.Approval, erro
 // ListApprovals returns the approvals q selects, newest first: by Created,
 // then by id, both descending. q.After continues after that approval in
 // this order (it need not match q's filters); an id the store does not hold
-// is warden.ErrUnknownCursor. q.Limit <= 0 means 100; more than 1000 means
+// is audit.ErrUnknownCursor. q.Limit <= 0 means 100; more than 1000 means
 // 1000. The slice is never nil.
-func (s *Store) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]warden.Approval, error) {
+func (s *Store) ListApprovals(ctx context.Context, q approval.ApprovalQuery) ([]approval.Approval, error) {
 	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	limit := q.EffectiveLimit()
@@ -150,7 +153,7 @@ func (s *Store) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]wa
 		var created int64
 		err := s.statePool().QueryRow(ctx, `SELECT created FROM approvals WHERE id = $1`, pgArgs(q.After)...).Scan(&created)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, fmt.Errorf("postgres: %w: %q", warden.ErrUnknownCursor, q.After)
+			return nil, fmt.Errorf("postgres: %w: %q", audit.ErrUnknownCursor, q.After)
 		}
 		if err != nil {
 			return nil, stateErr(ctx, "find approval cursor", err)
@@ -170,16 +173,16 @@ func (s *Store) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]wa
 }
 
 // DecideApproval moves the pending approval id to state with by, reason
-// and at, and returns it as stored (see warden.ApprovalStore). It is one
+// and at, and returns it as stored (see approval.ApprovalStore). It is one
 // compare-and-set: the row changes only while it is pending and, to approve
 // or deny, while its Expires is not before at. Of two replicas deciding at
 // once, the second waits for the first's row lock and then finds the row
-// decided: warden.ErrApprovalDecided, with the approval as the first stored
+// decided: approval.ErrApprovalDecided, with the approval as the first stored
 // it. An approve or deny after Expires expires the approval instead, in the
-// same transaction, and is warden.ErrApprovalDecided.
-func (s *Store) DecideApproval(ctx context.Context, id string, state warden.ApprovalState, by, reason string, at time.Time) (*warden.Approval, error) {
+// same transaction, and is approval.ErrApprovalDecided.
+func (s *Store) DecideApproval(ctx context.Context, id string, state approval.ApprovalState, by, reason string, at time.Time) (*approval.Approval, error) {
 	switch state {
-	case warden.ApprovalApproved, warden.ApprovalDenied, warden.ApprovalExpired:
+	case approval.ApprovalApproved, approval.ApprovalDenied, approval.ApprovalExpired:
 	default:
 		return nil, fmt.Errorf("postgres: cannot decide approval %q to state %q", id, state)
 	}
@@ -189,14 +192,14 @@ func (s *Store) DecideApproval(ctx context.Context, id string, state warden.Appr
 	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	const what = "decide approval"
-	var got *warden.Approval
+	var got *approval.Approval
 	var outErr error
 	err := s.stateTx(ctx, what, func(tx pgx.Tx) error {
 		const set = `UPDATE approvals SET state = $1, decided_by = $2, decided_reason = $3, decided_at = $4
 			WHERE id = $5 AND state = 'pending'`
 		args := []any{string(state), by, reason, toUS(at), id}
 		query := set
-		if state != warden.ApprovalExpired {
+		if state != approval.ApprovalExpired {
 			query += ` AND expires >= $6` // Expires is not before at
 			args = append(args, ceilUS(at))
 		}
@@ -204,12 +207,12 @@ func (s *Store) DecideApproval(ctx context.Context, id string, state warden.Appr
 		if err != nil {
 			return stateErr(ctx, what, err)
 		}
-		if len(rows) == 0 && state != warden.ApprovalExpired {
+		if len(rows) == 0 && state != approval.ApprovalExpired {
 			// Not pending, unknown, or overdue: a row still pending now is
 			// overdue (Expires never changes), so expire it.
-			outErr = warden.ErrApprovalDecided
+			outErr = approval.ErrApprovalDecided
 			rows, err = queryApprovals(ctx, tx, set+` RETURNING `+approvalCols,
-				pgArgs(string(warden.ApprovalExpired), "", warden.CodeApprovalTimeout, toUS(at), id)...)
+				pgArgs(string(approval.ApprovalExpired), "", warden.CodeApprovalTimeout, toUS(at), id)...)
 			if err != nil {
 				return stateErr(ctx, what, err)
 			}
@@ -221,10 +224,10 @@ func (s *Store) DecideApproval(ctx context.Context, id string, state warden.Appr
 			}
 			return nil
 		}
-		outErr = warden.ErrApprovalDecided
+		outErr = approval.ErrApprovalDecided
 		got, err = scanApproval(tx.QueryRow(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = $1`, pgArgs(id)...))
 		if errors.Is(err, pgx.ErrNoRows) {
-			got, outErr = nil, warden.ErrApprovalNotFound
+			got, outErr = nil, approval.ErrApprovalNotFound
 			return nil
 		}
 		if err != nil {
@@ -243,7 +246,7 @@ func (s *Store) DecideApproval(ctx context.Context, id string, state warden.Appr
 
 // SetDecisionRecord sets the DecisionRecordID of approval id (whatever its
 // state; a later call replaces it); an unknown id is
-// warden.ErrApprovalNotFound.
+// approval.ErrApprovalNotFound.
 func (s *Store) SetDecisionRecord(ctx context.Context, id, recordID string) error {
 	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
@@ -255,7 +258,7 @@ func (s *Store) SetDecisionRecord(ctx context.Context, id, recordID string) erro
 		return stateErr(ctx, "set decision record", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("%w: %q", warden.ErrApprovalNotFound, id)
+		return fmt.Errorf("%w: %q", approval.ErrApprovalNotFound, id)
 	}
 	return nil
 }
@@ -267,7 +270,7 @@ func (s *Store) SetDecisionRecord(ctx context.Context, id, recordID string) erro
 // UPDATE that re-checks used_at = 0: of concurrent retries on any replicas
 // exactly one claims a given approval, and one that lost the claim picks
 // again (the next candidate, or none).
-func (s *Store) UseApproval(ctx context.Context, key string, notBefore, at time.Time, recordID string) (*warden.Approval, error) {
+func (s *Store) UseApproval(ctx context.Context, key string, notBefore, at time.Time, recordID string) (*approval.Approval, error) {
 	if at.IsZero() {
 		return nil, errors.New("postgres: use approval: no time")
 	}
@@ -310,14 +313,14 @@ func (s *Store) UseApproval(ctx context.Context, key string, notBefore, at time.
 // in one statement, and returns them, oldest Created first (then by id).
 // Replicas sweeping at once each get a disjoint share: a row expired by one
 // no longer matches for the other.
-func (s *Store) ExpireApprovals(ctx context.Context, at time.Time) ([]warden.Approval, error) {
+func (s *Store) ExpireApprovals(ctx context.Context, at time.Time) ([]approval.Approval, error) {
 	if at.IsZero() {
 		return nil, errors.New("postgres: expire approvals: no time")
 	}
 	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
 	const what = "expire approvals"
-	var out []warden.Approval
+	var out []approval.Approval
 	err := s.stateTx(ctx, what, func(tx pgx.Tx) error {
 		var err error
 		out, err = queryApprovals(ctx, tx, `WITH x AS (

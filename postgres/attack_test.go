@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wardenhq/warden"
@@ -22,7 +24,7 @@ func attackStore(t *testing.T) (*Store, string) {
 	s := openTest(t, url, Options{})
 	t0 := time.Now()
 	for i, id := range []string{"a1", "a2", "a3", "deny", "a5", "a6", "a7"} {
-		r := &warden.Record{ID: id, Time: t0.Add(time.Duration(i) * time.Millisecond), Event: "steps/toolCallRequest",
+		r := &audit.Record{ID: id, Time: t0.Add(time.Duration(i) * time.Millisecond), Event: "steps/toolCallRequest",
 			Surface: "aos", SessionID: "sess", AgentID: "agent", Decision: "allow", Tool: "bash",
 			Results: []warden.Result{{Guardian: "policy", Decision: "allow", Mode: "enforce"}}}
 		if id == "deny" {
@@ -140,7 +142,7 @@ func TestAttackVerifyRecomputedChain(t *testing.T) {
 func TestAttackVerifyShadowEdited(t *testing.T) {
 	url := testSchemaURL(t)
 	s := openTest(t, url, Options{})
-	r := &warden.Record{ID: "shadowed", Time: time.Now(), Event: "steps/toolCallRequest", Surface: "aos",
+	r := &audit.Record{ID: "shadowed", Time: time.Now(), Event: "steps/toolCallRequest", Surface: "aos",
 		Decision: "allow", Results: []warden.Result{{Guardian: "policy", Decision: "allow", Mode: "enforce"},
 			{Guardian: warden.GuardianShadow, Kind: warden.KindShadowSet, Mode: warden.ModeShadow, Decision: "deny"}}}
 	if err := s.Record(context.Background(), r); err != nil {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -35,7 +37,7 @@ func BenchmarkRecord(b *testing.B) {
 						if i > int64(b.N) {
 							return
 						}
-						r := &warden.Record{ID: fmt.Sprintf("b-%d-%d", w, i), Time: time.Now(), Event: "steps/toolCallRequest",
+						r := &audit.Record{ID: fmt.Sprintf("b-%d-%d", w, i), Time: time.Now(), Event: "steps/toolCallRequest",
 							Surface: "aos", Decision: "allow", Reason: "ok", AgentID: "agent", SessionID: "s-1",
 							Tool: "bash", Input: input, Results: []warden.Result{{Guardian: "policy", Decision: "allow"}}}
 						if err := s.Record(context.Background(), r); err != nil {

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/internal/tracehash"
 )
 
@@ -84,7 +85,7 @@ func TestChainKeyUpgrade(t *testing.T) {
 	pgExec(t, url, `DELETE FROM trace_chain`)
 	s = openTest(t, url, Options{})
 	for _, id := range []string{"new1", "new2"} {
-		if err := s.Record(ctx, &warden.Record{ID: id, Time: time.Now(), Event: "e", Surface: "aos", Decision: "allow"}); err != nil {
+		if err := s.Record(ctx, &audit.Record{ID: id, Time: time.Now(), Event: "e", Surface: "aos", Decision: "allow"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,17 +6,17 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/wardenhq/warden/audit"
 
-	"github.com/wardenhq/warden"
+	"github.com/jackc/pgx/v5"
 )
 
-// The decision stream's acknowledged position (warden.CursorStore) lives in
+// The decision stream's acknowledged position (audit.CursorStore) lives in
 // stream_cursors, one row per cursor name. The replicas of a fleet share
 // it: stream.Publisher's lease makes one of them publish at a time, and the
 // one that takes over continues from the cursor the other stored.
 
-var _ warden.CursorStore = (*Store)(nil)
+var _ audit.CursorStore = (*Store)(nil)
 
 // StreamCursor returns the record id stored under name, "" for none.
 func (s *Store) StreamCursor(ctx context.Context, name string) (string, error) {

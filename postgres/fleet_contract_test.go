@@ -6,7 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
+	"github.com/wardenhq/warden/agbom"
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/labels"
+
 	"github.com/wardenhq/warden/storetest"
 )
 
@@ -26,40 +30,40 @@ func openReplicas(t *testing.T, url string) *replicas {
 	return &replicas{s: [2]*Store{openTest(t, url, Options{}), openTest(t, url, Options{})}}
 }
 
-func (r *replicas) CreateApproval(ctx context.Context, a *warden.Approval) error {
+func (r *replicas) CreateApproval(ctx context.Context, a *approval.Approval) error {
 	return r.next().CreateApproval(ctx, a)
 }
-func (r *replicas) Approval(ctx context.Context, id string) (*warden.Approval, error) {
+func (r *replicas) Approval(ctx context.Context, id string) (*approval.Approval, error) {
 	return r.next().Approval(ctx, id)
 }
-func (r *replicas) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]warden.Approval, error) {
+func (r *replicas) ListApprovals(ctx context.Context, q approval.ApprovalQuery) ([]approval.Approval, error) {
 	return r.next().ListApprovals(ctx, q)
 }
-func (r *replicas) DecideApproval(ctx context.Context, id string, state warden.ApprovalState, by, reason string, at time.Time) (*warden.Approval, error) {
+func (r *replicas) DecideApproval(ctx context.Context, id string, state approval.ApprovalState, by, reason string, at time.Time) (*approval.Approval, error) {
 	return r.next().DecideApproval(ctx, id, state, by, reason, at)
 }
 func (r *replicas) SetDecisionRecord(ctx context.Context, id, recordID string) error {
 	return r.next().SetDecisionRecord(ctx, id, recordID)
 }
-func (r *replicas) UseApproval(ctx context.Context, key string, notBefore, at time.Time, recordID string) (*warden.Approval, error) {
+func (r *replicas) UseApproval(ctx context.Context, key string, notBefore, at time.Time, recordID string) (*approval.Approval, error) {
 	return r.next().UseApproval(ctx, key, notBefore, at, recordID)
 }
-func (r *replicas) ExpireApprovals(ctx context.Context, at time.Time) ([]warden.Approval, error) {
+func (r *replicas) ExpireApprovals(ctx context.Context, at time.Time) ([]approval.Approval, error) {
 	return r.next().ExpireApprovals(ctx, at)
 }
-func (r *replicas) PutACSSession(ctx context.Context, x *warden.ACSSession) error {
+func (r *replicas) PutACSSession(ctx context.Context, x *acsstate.Session) error {
 	return r.next().PutACSSession(ctx, x)
 }
-func (r *replicas) ACSSession(ctx context.Context, id string) (*warden.ACSSession, error) {
+func (r *replicas) ACSSession(ctx context.Context, id string) (*acsstate.Session, error) {
 	return r.next().ACSSession(ctx, id)
 }
 func (r *replicas) RememberRequest(ctx context.Context, session, key string, at time.Time, window time.Duration) error {
 	return r.next().RememberRequest(ctx, session, key, at, window)
 }
-func (r *replicas) AppendACSEntry(ctx context.Context, session, prev string, e *warden.ACSEntry) error {
+func (r *replicas) AppendACSEntry(ctx context.Context, session, prev string, e *acsstate.Entry) error {
 	return r.next().AppendACSEntry(ctx, session, prev, e)
 }
-func (r *replicas) ACSEntries(ctx context.Context, session string, after int64, limit int) ([]warden.ACSEntry, error) {
+func (r *replicas) ACSEntries(ctx context.Context, session string, after int64, limit int) ([]acsstate.Entry, error) {
 	return r.next().ACSEntries(ctx, session, after, limit)
 }
 func (r *replicas) EndACSSession(ctx context.Context, id string, at time.Time) error {
@@ -71,27 +75,27 @@ func (r *replicas) SessionLabels(ctx context.Context, tenant, session string) ([
 func (r *replicas) AddSessionLabels(ctx context.Context, tenant, session string, labels []string, at time.Time) ([]string, error) {
 	return r.next().AddSessionLabels(ctx, tenant, session, labels, at)
 }
-func (r *replicas) UpdateAgBOM(ctx context.Context, u *warden.AgBOMUpdate) error {
+func (r *replicas) UpdateAgBOM(ctx context.Context, u *agbom.Update) error {
 	return r.next().UpdateAgBOM(ctx, u)
 }
-func (r *replicas) AgBOM(ctx context.Context, tenant, agent string) ([]warden.AgBOMComponent, error) {
+func (r *replicas) AgBOM(ctx context.Context, tenant, agent string) ([]agbom.StoredComponent, error) {
 	return r.next().AgBOM(ctx, tenant, agent)
 }
-func (r *replicas) AgBOMAgents(ctx context.Context, tenant string, all bool, limit int) ([]warden.AgBOMAgent, error) {
+func (r *replicas) AgBOMAgents(ctx context.Context, tenant string, all bool, limit int) ([]agbom.Agent, error) {
 	return r.next().AgBOMAgents(ctx, tenant, all, limit)
 }
-func (r *replicas) ToolPins(ctx context.Context, server string) ([]warden.ToolPin, error) {
+func (r *replicas) ToolPins(ctx context.Context, server string) ([]agbom.ToolPin, error) {
 	return r.next().ToolPins(ctx, server)
 }
-func (r *replicas) PinTools(ctx context.Context, server string, put []warden.ToolPin, remove []string) error {
+func (r *replicas) PinTools(ctx context.Context, server string, put []agbom.ToolPin, remove []string) error {
 	return r.next().PinTools(ctx, server, put, remove)
 }
 
 var (
-	_ warden.ApprovalStore   = (*replicas)(nil)
-	_ warden.ACSSessionStore = (*replicas)(nil)
-	_ warden.LabelStore      = (*replicas)(nil)
-	_ warden.AgBOMStore      = (*replicas)(nil)
+	_ approval.ApprovalStore = (*replicas)(nil)
+	_ acsstate.Store         = (*replicas)(nil)
+	_ labels.Store           = (*replicas)(nil)
+	_ agbom.Store            = (*replicas)(nil)
 )
 
 // TestFleetContracts runs the shared-state contracts on two replicas,
@@ -99,22 +103,22 @@ var (
 func TestFleetContracts(t *testing.T) {
 	testBaseURL(t)
 	t.Run("Approvals", func(t *testing.T) {
-		storetest.RunApprovals(t, func(t *testing.T) warden.ApprovalStore { return openReplicas(t, testSchemaURL(t)) })
+		storetest.RunApprovals(t, func(t *testing.T) approval.ApprovalStore { return openReplicas(t, testSchemaURL(t)) })
 	})
 	t.Run("ACS", func(t *testing.T) {
-		storetest.RunACS(t, func(t *testing.T) warden.ACSSessionStore { return openReplicas(t, testSchemaURL(t)) })
+		storetest.RunACS(t, func(t *testing.T) acsstate.Store { return openReplicas(t, testSchemaURL(t)) })
 	})
 	t.Run("AgBOM", func(t *testing.T) {
-		storetest.RunAgBOM(t, func(t *testing.T) warden.AgBOMStore { return openReplicas(t, testSchemaURL(t)) })
+		storetest.RunAgBOM(t, func(t *testing.T) agbom.Store { return openReplicas(t, testSchemaURL(t)) })
 	})
 	t.Run("Labels", func(t *testing.T) {
-		urls := map[warden.LabelStore]string{}
-		storetest.RunLabels(t, func(t *testing.T) warden.LabelStore {
+		urls := map[labels.Store]string{}
+		storetest.RunLabels(t, func(t *testing.T) labels.Store {
 			u := testSchemaURL(t)
 			r := openReplicas(t, u)
 			urls[r] = u
 			return r
-		}, func(t *testing.T, s warden.LabelStore) warden.LabelStore {
+		}, func(t *testing.T, s labels.Store) labels.Store {
 			for _, st := range s.(*replicas).s {
 				if err := st.Close(); err != nil {
 					t.Fatal(err)

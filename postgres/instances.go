@@ -5,17 +5,17 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/fleet/registry"
 )
 
-// The replica registry (warden.InstanceStore, GET /api/instances) lives in
+// The replica registry (registry.Store, GET /api/instances) lives in
 // instances, one row per replica, upserted by each heartbeat.
 
-var _ warden.InstanceStore = (*Store)(nil)
+var _ registry.Store = (*Store)(nil)
 
 // Heartbeat stores in, replacing the instance with its ID.
-func (s *Store) Heartbeat(ctx context.Context, in warden.Instance) error {
-	if err := warden.ValidInstance(in); err != nil {
+func (s *Store) Heartbeat(ctx context.Context, in registry.Instance) error {
+	if err := registry.Valid(in); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	if err := s.writable(); err != nil {
@@ -35,7 +35,7 @@ func (s *Store) Heartbeat(ctx context.Context, in warden.Instance) error {
 }
 
 // Instances returns the registered instances, ordered by ID.
-func (s *Store) Instances(ctx context.Context) ([]warden.Instance, error) {
+func (s *Store) Instances(ctx context.Context) ([]registry.Instance, error) {
 	ctx, cancel := s.fleetCtx(ctx)
 	defer cancel()
 	rows, err := s.statePool().Query(ctx,
@@ -44,9 +44,9 @@ func (s *Store) Instances(ctx context.Context) ([]warden.Instance, error) {
 		return nil, stateErr(ctx, "read instances", err)
 	}
 	defer rows.Close()
-	out := []warden.Instance{}
+	out := []registry.Instance{}
 	for rows.Next() {
-		var in warden.Instance
+		var in registry.Instance
 		var started, seen int64
 		if err := rows.Scan(&in.ID, &in.Addr, &in.Version, &in.PolicyRevision, &started, &seen); err != nil {
 			return nil, stateErr(ctx, "read instances", err)

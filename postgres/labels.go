@@ -6,20 +6,20 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/wardenhq/warden/labels"
 
-	"github.com/wardenhq/warden"
+	"github.com/jackc/pgx/v5"
 )
 
-// Session labels (warden.LabelStore, CONTRACT §15) live in session_labels,
+// Session labels (labels.Store, CONTRACT §15) live in session_labels,
 // one row per (tenant, session, label). AddSessionLabels is one transaction
 // holding the session's advisory lock (lockLabels), so replicas adding
 // labels to one session at once are applied one after the other: each sees
-// the other's labels, the union is kept, and warden.MaxSessionLabels holds
+// the other's labels, the union is kept, and labels.MaxPerSession holds
 // fleet-wide. SessionLabels is one read, shared by the reads asked at
 // the same time (labelread.go).
 
-var _ warden.LabelStore = (*Store)(nil)
+var _ labels.Store = (*Store)(nil)
 
 // SessionLabels returns the session's labels, sorted; nil for none.
 func (s *Store) SessionLabels(ctx context.Context, tenant, session string) ([]string, error) {
@@ -46,19 +46,19 @@ func sessionLabels(ctx context.Context, q querier, tenant, session string) ([]st
 
 // AddSessionLabels adds labels to the session in one transaction and
 // returns its labels after it, sorted. Invalid labels, and more than
-// warden.MaxSessionLabels in all (warden.ErrTooManyLabels), write nothing.
-func (s *Store) AddSessionLabels(ctx context.Context, tenant, session string, labels []string, at time.Time) ([]string, error) {
+// labels.MaxPerSession in all (labels.ErrTooMany), write nothing.
+func (s *Store) AddSessionLabels(ctx context.Context, tenant, session string, add []string, at time.Time) ([]string, error) {
 	if session == "" {
-		return nil, fmt.Errorf("postgres: session labels need a session id")
+		return nil, fmt.Errorf("postgres: session add need a session id")
 	}
-	for _, l := range labels {
-		if err := warden.ValidLabel(l); err != nil {
+	for _, l := range add {
+		if err := labels.Valid(l); err != nil {
 			return nil, fmt.Errorf("postgres: %w", err)
 		}
 	}
 	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
-	const what = "add session labels"
+	const what = "add session add"
 	var out []string
 	err := s.stateTx(ctx, what, func(tx pgx.Tx) error {
 		if err := xactLock(ctx, tx, lockLabels, tenant+"/"+session); err != nil {
@@ -68,9 +68,9 @@ func (s *Store) AddSessionLabels(ctx context.Context, tenant, session string, la
 		if err != nil {
 			return stateErr(ctx, what, err)
 		}
-		out = warden.MergeLabels(have, labels)
-		if len(out) > warden.MaxSessionLabels {
-			return warden.ErrTooManyLabels
+		out = labels.Merge(have, add)
+		if len(out) > labels.MaxPerSession {
+			return labels.ErrTooMany
 		}
 		var add []string
 		for _, l := range out {

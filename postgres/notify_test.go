@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/approval"
 )
 
 // next reads one id from ch within d.
@@ -41,10 +41,10 @@ func TestApprovalChanges(t *testing.T) {
 		t.Fatalf("first id %q, want the resync marker", id)
 	}
 	now := time.Now().UTC()
-	if err := a.CreateApproval(ctx, &warden.Approval{ID: "mine", Created: now, Expires: now.Add(time.Hour)}); err != nil {
+	if err := a.CreateApproval(ctx, &approval.Approval{ID: "mine", Created: now, Expires: now.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.CreateApproval(ctx, &warden.Approval{ID: "theirs", Created: now, Expires: now.Add(time.Hour)}); err != nil {
+	if err := b.CreateApproval(ctx, &approval.Approval{ID: "theirs", Created: now, Expires: now.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if id := next(t, ch, time.Second, "after B created"); id != "theirs" {
@@ -66,7 +66,7 @@ func TestApprovalChanges(t *testing.T) {
 		t.Fatalf("after reconnecting %q, want the resync marker", id)
 	}
 	t.Logf("listening again %v after its connection was killed", time.Since(start))
-	if _, err := b.DecideApproval(ctx, "mine", warden.ApprovalApproved, "bob", "", now); err != nil {
+	if _, err := b.DecideApproval(ctx, "mine", approval.ApprovalApproved, "bob", "", now); err != nil {
 		t.Fatal(err)
 	}
 	if id := next(t, ch, time.Second, "after reconnecting"); id != "mine" {
@@ -116,7 +116,7 @@ func TestApprovalChangesLag(t *testing.T) {
 	now := time.Now().UTC()
 	n := feedBuffer + 10
 	for i := range n {
-		if err := b.CreateApproval(ctx, &warden.Approval{ID: fmt.Sprintf("lag-%d", i), Created: now, Expires: now.Add(time.Hour)}); err != nil {
+		if err := b.CreateApproval(ctx, &approval.Approval{ID: fmt.Sprintf("lag-%d", i), Created: now, Expires: now.Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 	}

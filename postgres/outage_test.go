@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -127,7 +130,7 @@ func TestOutage(t *testing.T) {
 			s := openTest(t, proxied(t, u, p), Options{Timeout: timeout})
 			ctx := context.Background()
 			rec := func(id string) error {
-				return s.Record(ctx, &warden.Record{ID: id, Time: time.Now(), Decision: "allow"})
+				return s.Record(ctx, &audit.Record{ID: id, Time: time.Now(), Decision: "allow"})
 			}
 			if err := rec("before"); err != nil {
 				t.Fatal(err)
@@ -149,7 +152,7 @@ func TestOutage(t *testing.T) {
 				t.Errorf("Ready during the outage succeeded")
 			}
 			// The decision core turns the failure into a fail-closed deny.
-			d := warden.NewDecider(warden.NewChain(warden.Allow), nil, s, nil)
+			d := pipeline.New(warden.NewChain(warden.Allow), nil, s, nil)
 			out, _ := d.Decide(ctx, &warden.Event{Name: "steps/toolCallRequest", Surface: warden.SurfaceAOS})
 			if out.Verdict != warden.Deny || len(out.ReasonCodes) != 1 || out.ReasonCodes[0] != warden.CodeTraceUnavailable {
 				t.Errorf("Decide during the outage = %v %q, want deny trace_unavailable", out.Verdict, out.ReasonCodes)
@@ -177,7 +180,7 @@ func TestOutage(t *testing.T) {
 			if err != nil || !rep.OK() {
 				t.Fatalf("Verify after the outage: %+v %v", rep, err)
 			}
-			got, err := warden.Collect(ctx, s, warden.Query{ID: "during-0"}, 1)
+			got, err := audit.Collect(ctx, s, audit.Query{ID: "during-0"}, 1)
 			if err != nil || len(got) != 0 {
 				t.Errorf("a record whose Record failed is stored: %v %v", got, err)
 			}
@@ -193,7 +196,7 @@ func TestTerminatedBackends(t *testing.T) {
 	s := openTest(t, withParam(u, "application_name", "warden_terminate_test"), Options{})
 	ctx := context.Background()
 	rec := func(id string) error {
-		return s.Record(ctx, &warden.Record{ID: id, Time: time.Now(), Decision: "allow"})
+		return s.Record(ctx, &audit.Record{ID: id, Time: time.Now(), Decision: "allow"})
 	}
 	for i := range 3 {
 		if err := rec(fmt.Sprintf("before-%d", i)); err != nil {

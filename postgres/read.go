@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wardenhq/warden"
@@ -51,7 +53,7 @@ const scanCols = `SELECT seq, id, time, event, surface, direction, request_id,
 // row is one scanned row.
 type row struct {
 	seq                          int64
-	rec                          warden.Record
+	rec                          audit.Record
 	us                           int64
 	codes, results, in, out, vws []byte
 	prevHash, hash               []byte
@@ -93,10 +95,10 @@ func (w *row) dest() []any {
 
 // Scan calls fn with each record matching q, in recording order, newest
 // first unless q.Oldest, until fn returns false, the records end or ctx is
-// done (then ctx.Err()). See warden.Query for the cursor and the budget:
+// done (then ctx.Err()). See audit.Query for the cursor and the budget:
 // the column filters are the chunk query's WHERE clause, so their rows are
 // examined a chunk at a time; q.Text is tested here, row by row.
-func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) bool) error {
+func (s *Store) Scan(ctx context.Context, q audit.Query, fn func(*audit.Record) bool) error {
 	start := time.Now()
 	if err := ctx.Err(); err != nil {
 		return err
@@ -108,19 +110,19 @@ func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record
 	if q.After != "" {
 		err := s.pool.QueryRow(ctx, `SELECT seq FROM runs WHERE id = $1`, q.After).Scan(&cursor)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("postgres: %w: %q", warden.ErrUnknownCursor, q.After)
+			return fmt.Errorf("postgres: %w: %q", audit.ErrUnknownCursor, q.After)
 		}
 		if err != nil {
 			return readErr(ctx, "find cursor", err)
 		}
 		haveCursor = true
 	}
-	var text *warden.TextMatcher
+	var text *audit.TextMatcher
 	if q.Text != "" {
 		if strings.IndexByte(q.Text, 0) >= 0 {
-			return nil // matches nothing (warden.TextMatcher)
+			return nil // matches nothing (audit.TextMatcher)
 		}
-		text = warden.NewTextMatcher(q.Text)
+		text = audit.NewTextMatcher(q.Text)
 	}
 	where, args := filters(q)
 	order, cmp := " ORDER BY seq DESC LIMIT ", "seq < "
@@ -158,7 +160,7 @@ func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record
 				// looked at after each.
 				scanned++
 				if q.Budget > 0 && !last && time.Since(start) >= q.Budget {
-					return &warden.ScanStopped{After: w.rec.ID, Scanned: scanned}
+					return &audit.ScanStopped{After: w.rec.ID, Scanned: scanned}
 				}
 			}
 		}
@@ -170,7 +172,7 @@ func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record
 			// The rows are in hand: the budget can only save the next query.
 			scanned += len(buf)
 			if q.Budget > 0 && time.Since(start) >= q.Budget {
-				return &warden.ScanStopped{After: lastRow.rec.ID, Scanned: scanned}
+				return &audit.ScanStopped{After: lastRow.rec.ID, Scanned: scanned}
 			}
 		}
 		cursor, haveCursor = lastRow.seq, true
@@ -181,7 +183,7 @@ func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record
 // nil too when w is big and was deleted since its chunk was read. A big
 // row's blobs are read only when they are needed: to test Input, or for a
 // match.
-func (s *Store) examine(ctx context.Context, w *row, text *warden.TextMatcher) (*warden.Record, error) {
+func (s *Store) examine(ctx context.Context, w *row, text *audit.TextMatcher) (*audit.Record, error) {
 	match := text == nil || text.MatchFields(&w.rec)
 	if !match || w.big {
 		if w.big {
@@ -221,7 +223,7 @@ func (s *Store) readChunk(ctx context.Context, query string, args []any, buf []r
 
 // filters returns q's WHERE clause (empty, or starting with " WHERE ") and
 // its arguments ($1, $2, ...).
-func filters(q warden.Query) (string, []any) {
+func filters(q audit.Query) (string, []any) {
 	return tracesql.Where(q, func(n int) string { return "$" + strconv.Itoa(n) })
 }
 
@@ -233,9 +235,9 @@ func readErr(ctx context.Context, what string, err error) error {
 	return fmt.Errorf("postgres: %s: %w", what, err)
 }
 
-// record is w as a warden.Record of its own (fn may keep it).
-func record(w *row) (*warden.Record, error) {
-	r := new(warden.Record)
+// record is w as a audit.Record of its own (fn may keep it).
+func record(w *row) (*audit.Record, error) {
+	r := new(audit.Record)
 	*r = w.rec
 	if len(w.in) > 0 {
 		r.Input = json.RawMessage(w.in)

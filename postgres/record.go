@@ -9,6 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/internal/jsonappend"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -70,20 +73,20 @@ func nonNil(b []byte) []byte {
 // canons are the record digests' encoders, reused.
 var canons = sync.Pool{New: func() any { return tracehash.NewCanon() }}
 
-func newRequest(rec *warden.Record, timeout time.Duration) (*request, error) {
+func newRequest(rec *audit.Record, timeout time.Duration) (*request, error) {
 	results := rec.Results
 	if results == nil {
 		results = []warden.Result{}
 	}
 	// The bytes encoding/json writes (the hash covers them), without its
 	// reflection: the appenders the SQLite store uses.
-	res, err := warden.AppendResults(nil, results)
+	res, err := audit.AppendResults(nil, results)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: encode results: %w", err)
 	}
 	var codes []byte // NULL when empty, as SQLite
 	if len(rec.ReasonCodes) > 0 {
-		codes = warden.AppendJSONStrings(nil, rec.ReasonCodes)
+		codes = jsonappend.Strings(nil, rec.ReasonCodes)
 	}
 	in, out, views := nonNil(rec.Input), nonNil(rec.Output), nonNil(rec.Views)
 	us := rec.Time.UnixMicro()
@@ -122,7 +125,7 @@ func newRequest(rec *warden.Record, timeout time.Duration) (*request, error) {
 // reported as an error: the decision is denied though its record may be
 // stored, the fail-closed side. rec must not be modified until Record
 // returns.
-func (s *Store) Record(ctx context.Context, rec *warden.Record) error {
+func (s *Store) Record(ctx context.Context, rec *audit.Record) error {
 	if s.opts.ReadOnly {
 		return ErrReadOnly
 	}

@@ -17,7 +17,7 @@ import (
 // Every statement runs in the current search_path, so one database can hold
 // several wardens' schemas (the tests give each test its own).
 var migrations = []migration{
-	// 0 → 1: the trace (record.go, read.go). One row per warden.Record. seq is the
+	// 0 → 1: the trace (record.go, read.go). One row per audit.Record. seq is the
 	// record's place in the single order every replica shares: the writer
 	// takes it from trace_head, the one-row chain head locked FOR UPDATE
 	// in each batch's transaction, so concurrent writers form one chain
@@ -70,7 +70,7 @@ var migrations = []migration{
 	// unix microseconds, UTC (0: none), as in runs. Every change is a
 	// statement or a short transaction that PostgreSQL's row locks make a
 	// compare-and-set, so replicas agree (see each file).
-	//   - approvals: one row per warden.Approval; approvals_list serves
+	//   - approvals: one row per approval.Approval; approvals_list serves
 	//     ListApprovals (newest first) and its cursor, approvals_pending
 	//     ExpireApprovals, approvals_key UseApproval (partial: only the
 	//     approved, unused ones a retry can use), approvals_session a

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
+	"github.com/wardenhq/warden/approval"
 )
 
 // BenchmarkACSStep: one ACS step's two writes (RememberRequest, then
@@ -25,7 +26,7 @@ func BenchmarkACSStep(b *testing.B) {
 		g := n.Add(1)
 		s := stores[g%2]
 		session := fmt.Sprintf("bench-%d", g)
-		if err := s.PutACSSession(ctx, &warden.ACSSession{ID: session, Version: "1.0", Hello: at}); err != nil {
+		if err := s.PutACSSession(ctx, &acsstate.Session{ID: session, Version: "1.0", Hello: at}); err != nil {
 			b.Error(err)
 			return
 		}
@@ -37,7 +38,7 @@ func BenchmarkACSStep(b *testing.B) {
 				return
 			}
 			h := fmt.Sprintf("%s-%d", session, i)
-			if err := s.AppendACSEntry(ctx, session, head, &warden.ACSEntry{EntryID: h, StepID: req,
+			if err := s.AppendACSEntry(ctx, session, head, &acsstate.Entry{EntryID: h, StepID: req,
 				StepType: "steps/toolCallRequest", Timestamp: at, PreviousHash: head, EntryHash: h, Decision: "allow"}); err != nil {
 				b.Error(err)
 				return
@@ -61,11 +62,11 @@ func BenchmarkDecideApproval(b *testing.B) {
 		s := stores[g%2]
 		for i := 0; pb.Next(); i++ {
 			id := fmt.Sprintf("ap-%d-%d", g, i)
-			if err := s.CreateApproval(ctx, &warden.Approval{ID: id, Created: now, Expires: now.Add(time.Hour)}); err != nil {
+			if err := s.CreateApproval(ctx, &approval.Approval{ID: id, Created: now, Expires: now.Add(time.Hour)}); err != nil {
 				b.Error(err)
 				return
 			}
-			if _, err := s.DecideApproval(ctx, id, warden.ApprovalApproved, "alice", "", now); err != nil {
+			if _, err := s.DecideApproval(ctx, id, approval.ApprovalApproved, "alice", "", now); err != nil {
 				b.Error(err)
 				return
 			}

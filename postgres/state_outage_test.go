@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
+	"github.com/wardenhq/warden/approval"
 )
 
 // TestStateOutage cuts the connection to PostgreSQL (refused, then
@@ -35,7 +36,7 @@ func TestStateOutage(t *testing.T) {
 				t.Fatalf("first id %q", id)
 			}
 			now := time.Now().UTC()
-			if err := s.PutACSSession(ctx, &warden.ACSSession{ID: "s1", Version: "1.0", Hello: now}); err != nil {
+			if err := s.PutACSSession(ctx, &acsstate.Session{ID: "s1", Version: "1.0", Hello: now}); err != nil {
 				t.Fatal(err)
 			}
 			calls := map[string]func(i int) error{
@@ -48,10 +49,10 @@ func TestStateOutage(t *testing.T) {
 						return err
 					}
 					h := fmt.Sprintf("h%d-%d", i, time.Now().UnixNano())
-					return s.AppendACSEntry(ctx, "s1", x.Head, &warden.ACSEntry{EntryID: h, EntryHash: h, PreviousHash: x.Head})
+					return s.AppendACSEntry(ctx, "s1", x.Head, &acsstate.Entry{EntryID: h, EntryHash: h, PreviousHash: x.Head})
 				},
 				"CreateApproval": func(i int) error {
-					return s.CreateApproval(ctx, &warden.Approval{ID: fmt.Sprintf("ap-%d-%d", i, time.Now().UnixNano()), Created: now, Expires: now.Add(time.Hour)})
+					return s.CreateApproval(ctx, &approval.Approval{ID: fmt.Sprintf("ap-%d-%d", i, time.Now().UnixNano()), Created: now, Expires: now.Add(time.Hour)})
 				},
 				"SessionLabels": func(int) error { _, err := s.SessionLabels(ctx, "", "s1"); return err },
 			}
@@ -89,7 +90,7 @@ func TestStateOutage(t *testing.T) {
 					break
 				}
 			}
-			if err := other.CreateApproval(ctx, &warden.Approval{ID: "after", Created: now, Expires: now.Add(time.Hour)}); err != nil {
+			if err := other.CreateApproval(ctx, &approval.Approval{ID: "after", Created: now, Expires: now.Add(time.Hour)}); err != nil {
 				t.Fatal(err)
 			}
 			for {

@@ -10,41 +10,45 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
+	"github.com/wardenhq/warden/agbom"
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/labels"
+
 	"github.com/wardenhq/warden/storetest"
 )
 
 // The shared-state contracts of storetest, each subtest on a fresh schema.
 func TestApprovalsContract(t *testing.T) {
 	testBaseURL(t)
-	storetest.RunApprovals(t, func(t *testing.T) warden.ApprovalStore {
+	storetest.RunApprovals(t, func(t *testing.T) approval.ApprovalStore {
 		return openTest(t, testSchemaURL(t), Options{})
 	})
 }
 
 func TestACSContract(t *testing.T) {
 	testBaseURL(t)
-	storetest.RunACS(t, func(t *testing.T) warden.ACSSessionStore {
+	storetest.RunACS(t, func(t *testing.T) acsstate.Store {
 		return openTest(t, testSchemaURL(t), Options{})
 	})
 }
 
 func TestAgBOMContract(t *testing.T) {
 	testBaseURL(t)
-	storetest.RunAgBOM(t, func(t *testing.T) warden.AgBOMStore {
+	storetest.RunAgBOM(t, func(t *testing.T) agbom.Store {
 		return openTest(t, testSchemaURL(t), Options{})
 	})
 }
 
 func TestLabelsContract(t *testing.T) {
 	testBaseURL(t)
-	urls := map[warden.LabelStore]string{}
-	storetest.RunLabels(t, func(t *testing.T) warden.LabelStore {
+	urls := map[labels.Store]string{}
+	storetest.RunLabels(t, func(t *testing.T) labels.Store {
 		u := testSchemaURL(t)
 		s := openTest(t, u, Options{})
 		urls[s] = u
 		return s
-	}, func(t *testing.T, s warden.LabelStore) warden.LabelStore {
+	}, func(t *testing.T, s labels.Store) labels.Store {
 		if err := s.(*Store).Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -61,12 +65,12 @@ func fleet(t *testing.T) (a, b *Store) {
 
 // TestFleetACSChain: two replicas advance one ACS session's chain at once,
 // round after round from the same head: exactly one wins each round, the
-// other sees warden.ErrChainMoved, and the chain is contiguous.
+// other sees acsstate.ErrChainMoved, and the chain is contiguous.
 func TestFleetACSChain(t *testing.T) {
 	a, b := fleet(t)
 	ctx := context.Background()
 	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	if err := a.PutACSSession(ctx, &warden.ACSSession{ID: "s1", AgentID: "ag", Version: "1.0", Hello: at}); err != nil {
+	if err := a.PutACSSession(ctx, &acsstate.Session{ID: "s1", AgentID: "ag", Version: "1.0", Hello: at}); err != nil {
 		t.Fatal(err)
 	}
 	const rounds = 100
@@ -84,13 +88,13 @@ func TestFleetACSChain(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				e := &warden.ACSEntry{EntryID: fmt.Sprintf("e%d-%d", r, i), StepID: fmt.Sprintf("req-%d-%d", r, i),
+				e := &acsstate.Entry{EntryID: fmt.Sprintf("e%d-%d", r, i), StepID: fmt.Sprintf("req-%d-%d", r, i),
 					StepType: "steps/toolCallRequest", Timestamp: at.Add(time.Duration(r) * time.Second),
 					PreviousHash: x.Head, EntryHash: fmt.Sprintf("h%03d-%d", r, i), Decision: "allow"}
 				switch err := s.AppendACSEntry(ctx, "s1", x.Head, e); {
 				case err == nil:
 					wins.Add(1)
-				case errors.Is(err, warden.ErrChainMoved):
+				case errors.Is(err, acsstate.ErrChainMoved):
 				default:
 					t.Errorf("round %d replica %d: %v", r, i, err)
 				}
@@ -139,7 +143,7 @@ func TestFleetReplay(t *testing.T) {
 				switch err := s.RememberRequest(ctx, "s1", key, at, 5*time.Minute); {
 				case err == nil:
 					ok.Add(1)
-				case errors.Is(err, warden.ErrReplay):
+				case errors.Is(err, acsstate.ErrReplay):
 				default:
 					t.Error(err)
 				}
@@ -150,14 +154,14 @@ func TestFleetReplay(t *testing.T) {
 		if n := ok.Load(); n != 1 {
 			t.Fatalf("%s accepted %d times, want once", key, n)
 		}
-		if err := b.RememberRequest(ctx, "s1", key, at.Add(time.Minute), 5*time.Minute); !errors.Is(err, warden.ErrReplay) {
+		if err := b.RememberRequest(ctx, "s1", key, at.Add(time.Minute), 5*time.Minute); !errors.Is(err, acsstate.ErrReplay) {
 			t.Fatalf("%s again within the window: %v, want a replay", key, err)
 		}
 	}
 }
 
 // TestFleetDecide: an approval decided on two replicas at once is decided
-// once: one wins, the other gets warden.ErrApprovalDecided (the API's 409)
+// once: one wins, the other gets approval.ErrApprovalDecided (the API's 409)
 // and the approval as the winner stored it.
 func TestFleetDecide(t *testing.T) {
 	a, b := fleet(t)
@@ -165,12 +169,12 @@ func TestFleetDecide(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	for r := range 50 {
 		id := fmt.Sprintf("ap-%d", r)
-		if err := a.CreateApproval(ctx, &warden.Approval{ID: id, Created: now, Expires: now.Add(time.Hour)}); err != nil {
+		if err := a.CreateApproval(ctx, &approval.Approval{ID: id, Created: now, Expires: now.Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 		type res struct {
 			who string
-			a   *warden.Approval
+			a   *approval.Approval
 			err error
 		}
 		out := make(chan res, 2)
@@ -178,7 +182,7 @@ func TestFleetDecide(t *testing.T) {
 		for i, s := range []*Store{a, b} {
 			go func() {
 				<-start
-				state := []warden.ApprovalState{warden.ApprovalApproved, warden.ApprovalDenied}[i]
+				state := []approval.ApprovalState{approval.ApprovalApproved, approval.ApprovalDenied}[i]
 				who := fmt.Sprintf("approver-%d", i)
 				got, err := s.DecideApproval(ctx, id, state, who, "", now.Add(time.Minute))
 				out <- res{who, got, err}
@@ -193,7 +197,7 @@ func TestFleetDecide(t *testing.T) {
 		if x.err != nil {
 			win, lose = y, x
 		}
-		if !errors.Is(lose.err, warden.ErrApprovalDecided) {
+		if !errors.Is(lose.err, approval.ErrApprovalDecided) {
 			t.Fatalf("%s: the loser got %v, want ErrApprovalDecided", id, lose.err)
 		}
 		if lose.a == nil || lose.a.DecidedBy != win.who || win.a.DecidedBy != win.who {
@@ -211,10 +215,10 @@ func TestFleetUseApproval(t *testing.T) {
 	for r := range 30 {
 		id := fmt.Sprintf("ap-%d", r)
 		key := fmt.Sprintf("key-%d", r)
-		if err := a.CreateApproval(ctx, &warden.Approval{ID: id, Key: key, Created: now, Expires: now.Add(time.Hour)}); err != nil {
+		if err := a.CreateApproval(ctx, &approval.Approval{ID: id, Key: key, Created: now, Expires: now.Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.DecideApproval(ctx, id, warden.ApprovalApproved, "alice", "", now.Add(time.Second)); err != nil {
+		if _, err := b.DecideApproval(ctx, id, approval.ApprovalApproved, "alice", "", now.Add(time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		var used atomic.Int32
@@ -281,8 +285,8 @@ func TestStateReadOnly(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	for name, err := range map[string]error{
-		"CreateApproval":    ro.CreateApproval(ctx, &warden.Approval{ID: "x"}),
-		"PutACSSession":     ro.PutACSSession(ctx, &warden.ACSSession{ID: "x"}),
+		"CreateApproval":    ro.CreateApproval(ctx, &approval.Approval{ID: "x"}),
+		"PutACSSession":     ro.PutACSSession(ctx, &acsstate.Session{ID: "x"}),
 		"RememberRequest":   ro.RememberRequest(ctx, "x", "k", now, time.Minute),
 		"PinTools":          ro.PinTools(ctx, "srv", nil, nil),
 		"SetDecisionRecord": ro.SetDecisionRecord(ctx, "x", "r"),
@@ -301,7 +305,7 @@ func TestStateNUL(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().UTC()
 	sess := "sess\x00ion"
-	a := &warden.Approval{ID: "ap\x00", SessionID: sess, Tool: "to\x00ol", Summary: "a\x00b", Key: "k\x00",
+	a := &approval.Approval{ID: "ap\x00", SessionID: sess, Tool: "to\x00ol", Summary: "a\x00b", Key: "k\x00",
 		Created: now, Expires: now.Add(time.Hour)}
 	if err := s.CreateApproval(ctx, a); err != nil {
 		t.Fatal(err)
@@ -310,22 +314,22 @@ func TestStateNUL(t *testing.T) {
 	if err != nil || got.Summary != "a\uFFFDb" || got.SessionID != "sess\uFFFDion" {
 		t.Fatalf("Approval: %+v, %v", got, err)
 	}
-	if l, err := s.ListApprovals(ctx, warden.ApprovalQuery{Session: sess}); err != nil || len(l) != 1 {
+	if l, err := s.ListApprovals(ctx, approval.ApprovalQuery{Session: sess}); err != nil || len(l) != 1 {
 		t.Fatalf("ListApprovals by a session with NUL: %d, %v", len(l), err)
 	}
-	if _, err := s.DecideApproval(ctx, "ap\x00", warden.ApprovalApproved, "b\x00ob", "r\x00", now); err != nil {
+	if _, err := s.DecideApproval(ctx, "ap\x00", approval.ApprovalApproved, "b\x00ob", "r\x00", now); err != nil {
 		t.Fatal(err)
 	}
 	if u, err := s.UseApproval(ctx, "k\x00", now.Add(-time.Hour), now, "rec\x00"); err != nil || u == nil {
 		t.Fatalf("UseApproval: %v, %v", u, err)
 	}
-	if err := s.PutACSSession(ctx, &warden.ACSSession{ID: sess, AgentID: "ag\x00", Methods: []string{"m\x00"}}); err != nil {
+	if err := s.PutACSSession(ctx, &acsstate.Session{ID: sess, AgentID: "ag\x00", Methods: []string{"m\x00"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.RememberRequest(ctx, sess, "req\x00", now, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AppendACSEntry(ctx, sess, "", &warden.ACSEntry{EntryID: "e\x00", EntryHash: "h", StepID: "req\x00"}); err != nil {
+	if err := s.AppendACSEntry(ctx, sess, "", &acsstate.Entry{EntryID: "e\x00", EntryHash: "h", StepID: "req\x00"}); err != nil {
 		t.Fatal(err)
 	}
 	if es, err := s.ACSEntries(ctx, sess, 0, 0); err != nil || len(es) != 1 {
@@ -334,11 +338,11 @@ func TestStateNUL(t *testing.T) {
 	if ls, err := s.AddSessionLabels(ctx, "ten\x00", sess, []string{"read_private"}, now); err != nil || len(ls) != 1 {
 		t.Fatalf("AddSessionLabels: %v, %v", ls, err)
 	}
-	if err := s.UpdateAgBOM(ctx, &warden.AgBOMUpdate{Agent: "ag\x00", Source: warden.AgBOMSourceACS,
-		Put: []warden.AgBOMComponent{{ID: "c\x00", Type: "tool", Doc: []byte(`{"name":"x"}`)}}, At: now}); err != nil {
+	if err := s.UpdateAgBOM(ctx, &agbom.Update{Agent: "ag\x00", Source: agbom.SourceACS,
+		Put: []agbom.StoredComponent{{ID: "c\x00", Type: "tool", Doc: []byte(`{"name":"x"}`)}}, At: now}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PinTools(ctx, "srv\x00", []warden.ToolPin{{Name: "n\x00", Description: "d\x00", Hash: "h"}}, nil); err != nil {
+	if err := s.PinTools(ctx, "srv\x00", []agbom.ToolPin{{Name: "n\x00", Description: "d\x00", Hash: "h"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if ps, err := s.ToolPins(ctx, "srv\x00"); err != nil || len(ps) != 1 || ps[0].Description != "d\uFFFD" {

@@ -9,10 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/internal/tracehash"
 )
 
@@ -87,8 +88,8 @@ func (o *Options) defaults() {
 
 // The trace and its readiness (/readyz).
 var (
-	_ warden.Store   = (*Store)(nil)
-	_ warden.Readier = (*Store)(nil)
+	_ audit.Store   = (*Store)(nil)
+	_ audit.Readier = (*Store)(nil)
 )
 
 // Errors of a Store.
@@ -97,7 +98,7 @@ var (
 	ErrReadOnly = errors.New("postgres: store is read-only")
 )
 
-// Store is the PostgreSQL trace (warden.Store) and the pool the shared state
+// Store is the PostgreSQL trace (audit.Store) and the pool the shared state
 // uses. Several Stores, in one process or many, may write one database: they
 // share one order and one hash chain.
 type Store struct {

@@ -9,17 +9,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/storetest"
 )
 
-// TestStore runs the warden.Store contract on PostgreSQL, each subtest in
+// TestStore runs the audit.Store contract on PostgreSQL, each subtest in
 // its own schema.
 func TestStore(t *testing.T) {
 	testBaseURL(t)
 	urls := map[*testing.T]string{}
 	var mu sync.Mutex
-	storetest.Run(t, func(t *testing.T) warden.Store {
+	storetest.Run(t, func(t *testing.T) audit.Store {
 		mu.Lock()
 		u, ok := urls[t]
 		if !ok {
@@ -45,7 +46,7 @@ func TestTwoWriters(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := w; i < perStore; i += workers {
-					r := &warden.Record{ID: fmt.Sprintf("s%d-%04d", si, i), Time: time.Now(), Event: "PreToolUse",
+					r := &audit.Record{ID: fmt.Sprintf("s%d-%04d", si, i), Time: time.Now(), Event: "PreToolUse",
 						Decision: "allow", Input: []byte(`{"i":1}`)}
 					if err := s.Record(context.Background(), r); err != nil {
 						errs <- err
@@ -59,7 +60,7 @@ func TestTwoWriters(t *testing.T) {
 	for err := range errs {
 		t.Fatalf("Record: %v", err)
 	}
-	got, err := warden.Collect(context.Background(), a, warden.Query{Oldest: true}, 10*perStore)
+	got, err := audit.Collect(context.Background(), a, audit.Query{Oldest: true}, 10*perStore)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestVerifyDetects(t *testing.T) {
 			u := testSchemaURL(t)
 			s := openTest(t, u, Options{})
 			for i := range 10 {
-				r := &warden.Record{ID: fmt.Sprintf("r%02d", i), Time: time.Now(), Decision: "deny", Input: []byte(`{"x":1}`)}
+				r := &audit.Record{ID: fmt.Sprintf("r%02d", i), Time: time.Now(), Decision: "deny", Input: []byte(`{"x":1}`)}
 				if err := s.Record(context.Background(), r); err != nil {
 					t.Fatal(err)
 				}
@@ -233,13 +234,13 @@ func TestBigRecords(t *testing.T) {
 	ctx := context.Background()
 	big := `{"data":"` + strings.Repeat("x", 3*inlineBlobs) + `needle"}`
 	for i, in := range []string{`{"small":1}`, big, `{"small":"needle"}`, big} {
-		r := &warden.Record{ID: fmt.Sprintf("r%d", i), Time: time.Now(), Decision: "allow", Input: []byte(in),
+		r := &audit.Record{ID: fmt.Sprintf("r%d", i), Time: time.Now(), Decision: "allow", Input: []byte(in),
 			Output: []byte(`{"o":1}`), Views: []byte(`{"v":1}`)}
 		if err := s.Record(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	all, err := warden.Collect(ctx, s, warden.Query{Oldest: true}, 10)
+	all, err := audit.Collect(ctx, s, audit.Query{Oldest: true}, 10)
 	if err != nil || len(all) != 4 {
 		t.Fatalf("%d records, %v", len(all), err)
 	}
@@ -247,7 +248,7 @@ func TestBigRecords(t *testing.T) {
 		t.Errorf("a big record did not round-trip")
 	}
 	var ids []string
-	err = s.Scan(ctx, warden.Query{Text: "NEEDLE", Oldest: true}, func(r *warden.Record) bool {
+	err = s.Scan(ctx, audit.Query{Text: "NEEDLE", Oldest: true}, func(r *audit.Record) bool {
 		ids = append(ids, r.ID)
 		if r.ID == "r1" && string(r.Input) != big {
 			t.Errorf("r1 found by Text without its whole input")
@@ -271,12 +272,12 @@ func TestOnBatch(t *testing.T) {
 		}
 	}})
 	for i := range 5 {
-		if err := s.Record(context.Background(), &warden.Record{ID: fmt.Sprintf("r%d", i), Time: time.Now()}); err != nil {
+		if err := s.Record(context.Background(), &audit.Record{ID: fmt.Sprintf("r%d", i), Time: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A duplicate fails alone; its batch commits.
-	if err := s.Record(context.Background(), &warden.Record{ID: "r1", Time: time.Now()}); err == nil || !strings.Contains(err.Error(), "already in the trace") {
+	if err := s.Record(context.Background(), &audit.Record{ID: "r1", Time: time.Now()}); err == nil || !strings.Contains(err.Error(), "already in the trace") {
 		t.Errorf("duplicate id: %v", err)
 	}
 	mu.Lock()

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/catalog"
@@ -25,7 +27,7 @@ func TestFleetWake(t *testing.T) {
 	ask := warden.HandlerFunc(func(context.Context, *warden.Event) (warden.Decision, error) {
 		return warden.Decision{Verdict: warden.Ask, Reason: "needs a human", PolicyID: "ask"}, nil
 	})
-	dec := warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: ask}), catalog.Views, a, nil)
+	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: ask}), catalog.Views, a, nil)
 	dec.SetApprovals(ma)
 	ctx := context.Background()
 	const trials = 5
@@ -82,13 +84,13 @@ func TestFleetStream(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // the listener connects
 	ctx := context.Background()
 	now := time.Now().UTC()
-	if err := b.CreateApproval(ctx, &warden.Approval{ID: "ap-b", Created: now, Expires: now.Add(time.Hour)}); err != nil {
+	if err := b.CreateApproval(ctx, &approval.Approval{ID: "ap-b", Created: now, Expires: now.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.DecideApproval(ctx, "ap-b", warden.ApprovalDenied, "bob", "no", now); err != nil {
+	if _, err := b.DecideApproval(ctx, "ap-b", approval.ApprovalDenied, "bob", "no", now); err != nil {
 		t.Fatal(err)
 	}
-	var states []warden.ApprovalState
+	var states []approval.ApprovalState
 	deadline := time.After(2 * time.Second)
 	for len(states) < 2 {
 		select {
@@ -100,7 +102,7 @@ func TestFleetStream(t *testing.T) {
 			t.Fatalf("replica A's stream carried %v of replica B's approval, want it created and decided", states)
 		}
 	}
-	if states[len(states)-1] != warden.ApprovalDenied {
+	if states[len(states)-1] != approval.ApprovalDenied {
 		t.Fatalf("stream states %v, want the last one denied", states)
 	}
 }
@@ -114,12 +116,12 @@ func TestFleetAOSRetry(t *testing.T) {
 	ask := warden.HandlerFunc(func(context.Context, *warden.Event) (warden.Decision, error) {
 		return warden.Decision{Verdict: warden.Ask, Reason: "needs a human", PolicyID: "ask"}, nil
 	})
-	var decs [2]*warden.Decider
+	var decs [2]*pipeline.Pipeline
 	var ms [2]*approval.Manager
 	for i, st := range []*Store{a, b} {
 		ms[i] = approval.New(approval.Options{Store: st, Trace: st})
 		t.Cleanup(ms[i].Close)
-		decs[i] = warden.NewDecider(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: ask}), catalog.Views, st, nil)
+		decs[i] = pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: ask}), catalog.Views, st, nil)
 		decs[i].SetApprovals(ms[i])
 	}
 	step := func() *warden.Event {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -21,7 +23,7 @@ func BenchmarkJSONNoMatch(b *testing.B) {
 // benchRecord is the record of bench/requests/tool_call.json's step as the
 // trace keeps it: its params as the input and the views repeating their
 // ids and arguments (what warden.Event.ViewsJSON builds for it).
-func benchRecord(b *testing.B) *warden.Record {
+func benchRecord(b *testing.B) *audit.Record {
 	raw, err := os.ReadFile("../bench/requests/tool_call.json")
 	if err != nil {
 		b.Fatal(err)
@@ -40,7 +42,7 @@ func benchRecord(b *testing.B) *warden.Record {
 		Tool: warden.Tool{Name: "search_calendar", ID: "c264f381-10cf-4403-bd11-383014c0fcc6", Args: map[string]any{
 			"query": "team sync about the Q3 roadmap", "from": "2025-01-27", "to": "2025-01-31", "max_results": 10.0}},
 	}
-	return &warden.Record{Input: req.Params, Views: ev.ViewsJSON(), Reason: "allowed by policy search-ok",
+	return &audit.Record{Input: req.Params, Views: ev.ViewsJSON(), Reason: "allowed by policy search-ok",
 		Results: []warden.Result{{Guardian: "policy", Reason: "allowed by policy search-ok"}}}
 }
 

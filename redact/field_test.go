@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
 )
 
 // A secret known by its key — an object member named like a credential, or
@@ -50,7 +50,7 @@ func TestJSONFields(t *testing.T) {
 func TestFilterNames(t *testing.T) {
 	r := New([]byte("0123456789abcdef0123456789abcdef"))
 	codes := []string{"deny", "code AKIAIOSFODNN7EXAMPLE"}
-	rec := &warden.Record{Tool: "AKIAIOSFODNN7EXAMPLE", Event: "protocols/MCP/ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+	rec := &audit.Record{Tool: "AKIAIOSFODNN7EXAMPLE", Event: "protocols/MCP/ghp_0123456789abcdefghijklmnopqrstuvwxyz",
 		SessionID: "s-AKIAIOSFODNN7EXAMPLE", AgentID: "agent-1", ReasonCodes: codes, Input: json.RawMessage(`{}`)}
 	r.Filter(rec)
 	if !strings.HasPrefix(rec.Tool, "[REDACTED:aws_access_key:") || !strings.HasPrefix(rec.Event, "protocols/MCP/[REDACTED:github_token:") {
@@ -66,13 +66,13 @@ func TestFilterNames(t *testing.T) {
 		t.Errorf("an id was changed: %q", rec.SessionID)
 	}
 	// The same name gets the same replacement: redacted names still group.
-	again := &warden.Record{Tool: "AKIAIOSFODNN7EXAMPLE"}
+	again := &audit.Record{Tool: "AKIAIOSFODNN7EXAMPLE"}
 	r.Filter(again)
 	if again.Tool != rec.Tool {
 		t.Errorf("tags differ: %q %q", again.Tool, rec.Tool)
 	}
 	// A field secret alone (no detector match in any text) is found.
-	rec = &warden.Record{Tool: "http_post", Input: json.RawMessage(`{"tool_input":{"api_key":"Zx8fQ2mP9wLk3Rt7Vb1N"}}`)}
+	rec = &audit.Record{Tool: "http_post", Input: json.RawMessage(`{"tool_input":{"api_key":"Zx8fQ2mP9wLk3Rt7Vb1N"}}`)}
 	r.Filter(rec)
 	if strings.Contains(string(rec.Input), "Zx8fQ2mP9wLk3Rt7Vb1N") || rec.Tool != "http_post" {
 		t.Errorf("record %s %s", rec.Tool, rec.Input)

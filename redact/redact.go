@@ -19,6 +19,8 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/detect"
 )
@@ -54,8 +56,8 @@ func New(key []byte) *Redactor {
 // and what the configuration names (PolicyID, PolicyVersion, a result's
 // Guardian, PolicyID, Kind, Labels) are kept: they join the trace to the
 // rest of the store and are not the step's content (docs/security.md). It
-// is a warden.RecordFilter.
-func (r *Redactor) Filter(rec *warden.Record) {
+// is a audit.RecordFilter.
+func (r *Redactor) Filter(rec *audit.Record) {
 	if !mayMatch(rec) {
 		return
 	}
@@ -106,7 +108,7 @@ var bufs = sync.Pool{New: func() any { return new([]byte) }}
 // all of them, joined by sep, rather than once per string (most records
 // hold none, and most strings are short). A match in one text is a match
 // in the joined texts, so false means Filter has nothing to do.
-func mayMatch(rec *warden.Record) bool {
+func mayMatch(rec *audit.Record) bool {
 	bp := bufs.Get().(*[]byte)
 	buf := (*bp)[:0]
 	add := func(_, _ int, s string) {
@@ -143,7 +145,7 @@ func mayMatch(rec *warden.Record) bool {
 	return found
 }
 
-var _ warden.RecordFilter = (*Redactor)(nil).Filter
+var _ audit.RecordFilter = (*Redactor)(nil).Filter
 
 func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/detect"
 )
@@ -132,7 +134,7 @@ func FuzzJSON(f *testing.F) {
 func TestFilter(t *testing.T) {
 	r := New(make([]byte, KeySize))
 	results := []warden.Result{{Guardian: "policy", Reason: "ok"}, {Guardian: "hook", Reason: "saw AKIAIOSFODNN7EXAMPLE", Error: "mail a@b.example", Patch: json.RawMessage(`{"x":"4111111111111111"}`)}}
-	rec := &warden.Record{Reason: "AKIAIOSFODNN7EXAMPLE", Results: results,
+	rec := &audit.Record{Reason: "AKIAIOSFODNN7EXAMPLE", Results: results,
 		Input: json.RawMessage(`{"a":"AKIAIOSFODNN7EXAMPLE"}`), Output: json.RawMessage(`{"a":"a@b.example"}`), Views: json.RawMessage(`{"tool":{"args":{"k":"AKIAIOSFODNN7EXAMPLE"}}}`)}
 	r.Filter(rec)
 	b, _ := json.Marshal(rec)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/replay"
@@ -88,7 +90,7 @@ func TestReplayEqualsDirectDecisions(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 = time.Now()
-	rep, err := r.Run(context.Background(), st, warden.Query{})
+	rep, err := r.Run(context.Background(), st, audit.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}

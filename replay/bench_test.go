@@ -6,7 +6,8 @@ import (
 	"runtime/debug"
 	"testing"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/replay"
 	"github.com/wardenhq/warden/sqlite"
@@ -39,7 +40,7 @@ func BenchmarkReplay(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := processCPU()
 			for b.Loop() {
-				rep, err := r.Run(context.Background(), st, warden.Query{})
+				rep, err := r.Run(context.Background(), st, audit.Query{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 )
@@ -67,7 +69,7 @@ func (v *views) set(ev *warden.Event) {
 	// them; the store's labels have moved on since), and the provenance.
 	// A record whose labels were not read (no policy of then looked at
 	// them) says so: a policy of now that would read them fails the step
-	// (warden.ErrLabelsUnread) rather than see none.
+	// (labels.ErrUnread) rather than see none.
 	ev.SessionLabels, ev.LabelsUnread = v.Session.Labels, v.Session.LabelsUnread
 	ev.Provenance = nil
 	for _, p := range v.Provenance {
@@ -130,7 +132,7 @@ func (v *views) fill(ev *warden.Event) {
 // modify policy), the event derived for the next step gets catalog.Views
 // over the new payload, as live, with every view that leaves empty taken
 // from the record in place of the envelope.
-func Event(rec *warden.Record) (*warden.Event, error) {
+func Event(rec *audit.Record) (*warden.Event, error) {
 	ev := &warden.Event{
 		Name: rec.Event, Surface: rec.Surface, Direction: rec.Direction, RequestID: rec.RequestID,
 		Principal: warden.Principal{Name: rec.Caller, Tenant: rec.Tenant},

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
@@ -115,7 +117,7 @@ func TestReplayRunsNoHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	recs, err := warden.Collect(context.Background(), st, warden.Query{Oldest: true}, 10)
+	recs, err := audit.Collect(context.Background(), st, audit.Query{Oldest: true}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +152,7 @@ func TestReplayRunsNoHook(t *testing.T) {
 			if gate.Reason != "gate says no" || gate.Results[len(gate.Results)-1].Kind != "command" {
 				t.Errorf("the bash call is not denied by gate's recorded result: %q %+v", gate.Reason, gate.Results)
 			}
-			rep, err := r.Run(context.Background(), st, warden.Query{})
+			rep, err := r.Run(context.Background(), st, audit.Query{})
 			if err != nil {
 				t.Fatal(err)
 			}

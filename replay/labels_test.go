@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -15,7 +17,7 @@ func TestEventKeepsLabelsAndProvenance(t *testing.T) {
 		SessionLabels: []string{"read_private", "untrusted_input"},
 		Provenance:    []warden.Provenance{{Field: "/outputs/0/provenance", ID: "p1", Origin: "external", SourceID: "https://x", DerivedFrom: []string{"p0"}}},
 		Tool:          warden.Tool{Name: "fetch", Args: map[string]any{}}}
-	rec := &warden.Record{ID: "r1", Event: ev.Name, Surface: ev.Surface, SessionID: "s1",
+	rec := &audit.Record{ID: "r1", Event: ev.Name, Surface: ev.Surface, SessionID: "s1",
 		Input: json.RawMessage(`{"tool":{"name":"fetch"},"exit_status":"success","outputs":[]}`), Views: ev.ViewsJSON()}
 	got, err := Event(rec)
 	if err != nil {
@@ -31,7 +33,7 @@ func TestEventKeepsLabelsAndProvenance(t *testing.T) {
 		t.Fatalf("replayed labels %q, provenance %+v from a record without", got.SessionLabels, got.Provenance)
 	}
 	// A record whose labels were not read says so: a policy of now that
-	// reads them cannot decide it (warden.ErrLabelsUnread), not see none.
+	// reads them cannot decide it (labels.ErrUnread), not see none.
 	ev.LabelsUnread = true
 	rec.Views = ev.ViewsJSON()
 	if got, _ = Event(rec); !got.LabelsUnread || got.SessionLabels != nil {
@@ -41,7 +43,7 @@ func TestEventKeepsLabelsAndProvenance(t *testing.T) {
 
 // The result that lists the labels a step added is no step of the chain.
 func TestStepsSkipLabelsResult(t *testing.T) {
-	rec := &warden.Record{Results: []warden.Result{
+	rec := &audit.Record{Results: []warden.Result{
 		{Guardian: "policy", PolicyID: "p", Decision: "modify", Mode: "enforce"},
 		{Guardian: "session", Kind: warden.KindLabels, Decision: "modify", Mode: "enforce", Labels: []string{"read_private"}},
 	}}

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/detect"
 	"github.com/wardenhq/warden/policy"
@@ -55,7 +57,7 @@ func detectorsOf(p *policy.Policy) groups {
 
 // redactedGroups returns the detector groups whose matches the trace
 // redacted in rec's input or views.
-func redactedGroups(rec *warden.Record) groups {
+func redactedGroups(rec *audit.Record) groups {
 	var g groups
 	for _, b := range [][]byte{rec.Input, rec.Views} {
 		if !bytes.Contains(b, []byte("[REDACTED:")) {

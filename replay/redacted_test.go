@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
@@ -57,7 +59,7 @@ func TestRedactedInputIsNoted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := r.Run(context.Background(), st, warden.Query{})
+	rep, err := r.Run(context.Background(), st, audit.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func TestRedactedInputIsNoted(t *testing.T) {
 	if !slices.Equal(s.Policies, want) {
 		t.Errorf("policies %+v, want %+v", s.Policies, want)
 	}
-	recs, err := warden.Collect(context.Background(), st, warden.Query{Tool: "http_post"}, 1)
+	recs, err := audit.Collect(context.Background(), st, audit.Query{Tool: "http_post"}, 1)
 	if err != nil || len(recs) != 1 || !strings.Contains(string(recs[0].Input), "[REDACTED:aws_access_key:") {
 		t.Fatalf("the trace did not redact the key: %v %s", err, recs[0].Input)
 	}

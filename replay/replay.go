@@ -18,6 +18,9 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/hooks"
@@ -130,7 +133,7 @@ func (r *Replayer) candidate(tenant string) *candidate {
 // whose approval could not be opened (approval_unavailable) stays a deny.
 // The error is a record that cannot be read (its input or views are not
 // JSON objects).
-func (r *Replayer) Decide(ctx context.Context, rec *warden.Record) (warden.Outcome, error) {
+func (r *Replayer) Decide(ctx context.Context, rec *audit.Record) (warden.Outcome, error) {
 	c := r.candidate(rec.Tenant)
 	ev, err := Event(rec)
 	if err != nil {
@@ -140,7 +143,7 @@ func (r *Replayer) Decide(ctx context.Context, rec *warden.Record) (warden.Outco
 	if out.Verdict.Holds() && len(rec.ReasonCodes) > 0 {
 		switch rec.ReasonCodes[0] {
 		case warden.CodeApprovalGranted:
-			out = warden.Approved(out, &warden.Approval{ID: rec.ApprovalID})
+			out = approval.Approved(out, &approval.Approval{ID: rec.ApprovalID})
 		case warden.CodeApprovalUnavailable:
 			out.Verdict, out.Payload = warden.Deny, nil
 		}
@@ -152,7 +155,7 @@ func (r *Replayer) Decide(ctx context.Context, rec *warden.Record) (warden.Outco
 // that come after the step that decided it last in the live chain's order
 // and have no result in rec: when rec is a deny, the live chain stopped
 // before them (they may also have been skipped by their `when`).
-func (r *Replayer) missingHooks(rec *warden.Record) []string {
+func (r *Replayer) missingHooks(rec *audit.Record) []string {
 	last := -1 // the policy engine runs first unless a declaration places it
 	for i := len(rec.Results) - 1; i >= 0; i-- {
 		res := &rec.Results[i]

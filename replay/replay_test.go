@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/replay"
@@ -46,50 +48,50 @@ var noPolicy = warden.Result{Guardian: "policy", Kind: "policy", Mode: "enforce"
 func TestDecideRecords(t *testing.T) {
 	tests := []struct {
 		name       string
-		rec        warden.Record
+		rec        audit.Record
 		want       string // the replayed decision
 		wantPolicy string
 	}{
-		{"policy decided again", warden.Record{Event: "steps/toolCallRequest", Surface: "aos", Decision: "allow",
+		{"policy decided again", audit.Record{Event: "steps/toolCallRequest", Surface: "aos", Decision: "allow",
 			Input: json.RawMessage(emailInput), Views: json.RawMessage(emailViews), Results: []warden.Result{noPolicy}},
 			"ask", "ask-email"},
-		{"shadow results are not steps", warden.Record{Event: "steps/toolCallRequest", Surface: "aos", Decision: "allow",
+		{"shadow results are not steps", audit.Record{Event: "steps/toolCallRequest", Surface: "aos", Decision: "allow",
 			Input: json.RawMessage(emailInput), Views: json.RawMessage(emailViews), Results: []warden.Result{noPolicy,
 				{Guardian: "shadow", PolicyID: "x", Decision: "deny", Mode: "shadow"},
 				{Guardian: "shadow", Kind: "shadow_set", Decision: "deny", Mode: "shadow"}}},
 			"ask", "ask-email"},
-		{"an approved retry stays approved", warden.Record{Event: "steps/toolCallRequest", Surface: "aos", Decision: "allow",
+		{"an approved retry stays approved", audit.Record{Event: "steps/toolCallRequest", Surface: "aos", Decision: "allow",
 			ReasonCodes: []string{warden.CodeApprovalGranted, "ask-email"}, ApprovalID: "a1",
 			Input: json.RawMessage(emailInput), Views: json.RawMessage(emailViews), Results: []warden.Result{policyResult("ask-email", "ask")}},
 			"allow", "ask-email"},
-		{"an approval that could not open stays a deny", warden.Record{Event: "steps/toolCallRequest", Surface: "aos", Decision: "deny",
+		{"an approval that could not open stays a deny", audit.Record{Event: "steps/toolCallRequest", Surface: "aos", Decision: "deny",
 			ReasonCodes: []string{warden.CodeApprovalUnavailable}, Input: json.RawMessage(emailInput), Views: json.RawMessage(emailViews),
 			Results: []warden.Result{policyResult("ask-email", "ask")}},
 			"deny", "ask-email"},
-		{"recorded views, not the input's", warden.Record{Event: "protocols/MCP", Surface: "mcp", Direction: "outbound", Decision: "allow",
+		{"recorded views, not the input's", audit.Record{Event: "protocols/MCP", Surface: "mcp", Direction: "outbound", Decision: "allow",
 			Input: json.RawMessage(mcpInput), Views: json.RawMessage(`{"tool":{"name":"query","server":"db","args":{}}}`),
 			Results: []warden.Result{noPolicy}},
 			"deny", "no-db"},
-		{"no views: built from the input", warden.Record{Event: "protocols/MCP", Surface: "mcp", Direction: "outbound", Decision: "allow",
+		{"no views: built from the input", audit.Record{Event: "protocols/MCP", Surface: "mcp", Direction: "outbound", Decision: "allow",
 			Input: json.RawMessage(mcpInput), Results: []warden.Result{noPolicy}},
 			"allow", ""},
-		{"a remote guardian's deny stands", warden.Record{Event: "steps/toolCallRequest", Surface: "aos", Decision: "deny",
+		{"a remote guardian's deny stands", audit.Record{Event: "steps/toolCallRequest", Surface: "aos", Decision: "deny",
 			Input: json.RawMessage(emailInput), Views: json.RawMessage(emailViews), Results: []warden.Result{noPolicy,
 				{Guardian: "secteam", Kind: "aos", Decision: "deny", Mode: "enforce", Reason: "remote says no", PolicyID: "r1"}}},
 			"deny", "r1"},
-		{"a hook that failed open is skipped", warden.Record{Event: "steps/toolCallRequest", Surface: "aos", Decision: "deny",
+		{"a hook that failed open is skipped", audit.Record{Event: "steps/toolCallRequest", Surface: "aos", Decision: "deny",
 			Input: json.RawMessage(emailInput), Views: json.RawMessage(emailViews), Results: []warden.Result{
 				{Guardian: "h", Kind: "webhook", Decision: "allow", Mode: "enforce", Error: "timed out after 1s"}}},
 			"allow", ""},
-		{"a hook that failed closed denies", warden.Record{Event: "steps/toolCallRequest", Surface: "aos", Decision: "allow",
+		{"a hook that failed closed denies", audit.Record{Event: "steps/toolCallRequest", Surface: "aos", Decision: "allow",
 			Input: json.RawMessage(emailInput), Views: json.RawMessage(emailViews), Results: []warden.Result{
 				{Guardian: "h", Kind: "command", Decision: "deny", Mode: "enforce", Error: "exit status 1"}}},
 			"deny", ""},
-		{"a webhook's recorded patch", warden.Record{Event: "tool.pre_call", Surface: "hooks", Decision: "allow",
+		{"a webhook's recorded patch", audit.Record{Event: "tool.pre_call", Surface: "hooks", Decision: "allow",
 			Input: json.RawMessage(`{"tool_name":"x","tool_input":{}}`), Views: json.RawMessage(`{"tool":{"name":"x"}}`), Results: []warden.Result{
 				noPolicy, {Guardian: "h", Kind: "webhook", Decision: "modify", Mode: "enforce", Patch: json.RawMessage(`{"tool_input":{"a":1}}`)}}},
 			"modify", ""},
-		{"a patch the guard refuses", warden.Record{Event: "tool.pre_call", Surface: "hooks", Decision: "allow",
+		{"a patch the guard refuses", audit.Record{Event: "tool.pre_call", Surface: "hooks", Decision: "allow",
 			Input: json.RawMessage(`{"tool_name":"x","tool_input":{}}`), Views: json.RawMessage(`{"tool":{"name":"x"}}`), Results: []warden.Result{
 				noPolicy, {Guardian: "h", Kind: "webhook", Decision: "modify", Mode: "enforce", Patch: json.RawMessage(`{"session_id":"other"}`)}}},
 			"allow", ""},
@@ -123,7 +125,7 @@ func TestRunSkipsApprovalsAndFailsOnBadRecords(t *testing.T) {
 	st := storetest.NewMem()
 	add := func(id, surface, input string) {
 		t.Helper()
-		rec := &warden.Record{ID: id, Event: "steps/toolCallRequest", Surface: surface, Decision: "allow",
+		rec := &audit.Record{ID: id, Event: "steps/toolCallRequest", Surface: surface, Decision: "allow",
 			Input: json.RawMessage(input), Views: json.RawMessage(emailViews), Results: []warden.Result{noPolicy}}
 		if err := st.Record(context.Background(), rec); err != nil {
 			t.Fatal(err)
@@ -132,7 +134,7 @@ func TestRunSkipsApprovalsAndFailsOnBadRecords(t *testing.T) {
 	add("a", "aos", emailInput)
 	add("b", warden.SurfaceApproval, `{"approval":"x"}`)
 	add("c", "aos", emailInput)
-	rep, err := r.Run(context.Background(), st, warden.Query{})
+	rep, err := r.Run(context.Background(), st, audit.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +147,7 @@ func TestRunSkipsApprovalsAndFailsOnBadRecords(t *testing.T) {
 		t.Errorf("policies %+v", s.Policies)
 	}
 	add("d", "aos", `["not", "an", "object"]`)
-	if _, err := r.Run(context.Background(), st, warden.Query{}); err == nil || !strings.Contains(err.Error(), "record d") {
+	if _, err := r.Run(context.Background(), st, audit.Query{}); err == nil || !strings.Contains(err.Error(), "record d") {
 		t.Fatalf("want an error naming record d, got %v", err)
 	}
 }
@@ -163,7 +165,7 @@ func TestTenantRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ tenant, want string }{{"", "allow"}, {"acme", "deny"}, {"other", "allow"}} {
-		rec := &warden.Record{ID: "r", Event: "protocols/MCP", Surface: "mcp", Direction: "outbound", Tenant: tt.tenant,
+		rec := &audit.Record{ID: "r", Event: "protocols/MCP", Surface: "mcp", Direction: "outbound", Tenant: tt.tenant,
 			Input: json.RawMessage(mcpInput), Views: json.RawMessage(`{"tool":{"name":"query","server":"files"}}`),
 			Results: []warden.Result{noPolicy}}
 		out, err := r.Decide(context.Background(), rec)
@@ -193,13 +195,13 @@ func TestRunShowsShadowDisagreements(t *testing.T) {
 		{"deny", shadow("allow")}, {"deny", shadow("allow")}, {"allow", shadow("allow")},
 		{"allow", shadow("deny")}, {"allow", []warden.Result{noPolicy}},
 	} {
-		rec := &warden.Record{ID: string(rune('a' + i)), Event: "steps/toolCallRequest", Surface: "aos", Decision: c.live,
+		rec := &audit.Record{ID: string(rune('a' + i)), Event: "steps/toolCallRequest", Surface: "aos", Decision: c.live,
 			Input: json.RawMessage(emailInput), Views: json.RawMessage(emailViews), Results: c.results}
 		if err := st.Record(context.Background(), rec); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rep, err := r.Run(context.Background(), st, warden.Query{})
+	rep, err := r.Run(context.Background(), st, audit.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}

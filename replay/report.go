@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -109,9 +111,9 @@ func newTally() *tally {
 }
 
 // add counts rec, the seq-th record of the scan, replayed as out by r.
-func (t *tally) add(r *Replayer, rec *warden.Record, out *warden.Outcome, seq int) {
+func (t *tally) add(r *Replayer, rec *audit.Record, out *warden.Outcome, seq int) {
 	t.sum.Replayed++
-	if sh, ok := warden.ShadowSummary(rec.Results); ok {
+	if sh, ok := audit.ShadowSummary(rec.Results); ok {
 		t.sum.Shadow.Records++
 		if rec.ShadowDisagrees() {
 			t.sum.Shadow.Disagree++

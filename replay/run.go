@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -22,14 +24,14 @@ const batchSize = 64
 //
 // An error is a record that cannot be read, or the scan's: the report is
 // then nil.
-func (r *Replayer) Run(ctx context.Context, st warden.Store, q warden.Query) (*Report, error) {
+func (r *Replayer) Run(ctx context.Context, st audit.Store, q audit.Query) (*Report, error) {
 	q.Oldest = true
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
 	type batch struct {
 		seq  int // the first record's position in the scan
-		recs []*warden.Record
+		recs []*audit.Record
 	}
 	workers := runtime.GOMAXPROCS(0)
 	in := make(chan batch, 2*workers)
@@ -56,7 +58,7 @@ func (r *Replayer) Run(ctx context.Context, st warden.Store, q warden.Query) (*R
 	}
 
 	skipped, seq := 0, 0
-	cur := batch{recs: make([]*warden.Record, 0, batchSize)}
+	cur := batch{recs: make([]*audit.Record, 0, batchSize)}
 	send := func() bool {
 		select {
 		case in <- cur:
@@ -64,10 +66,10 @@ func (r *Replayer) Run(ctx context.Context, st warden.Store, q warden.Query) (*R
 			return false
 		}
 		seq += len(cur.recs)
-		cur = batch{seq: seq, recs: make([]*warden.Record, 0, batchSize)}
+		cur = batch{seq: seq, recs: make([]*audit.Record, 0, batchSize)}
 		return true
 	}
-	err := st.Scan(ctx, q, func(rec *warden.Record) bool {
+	err := st.Scan(ctx, q, func(rec *audit.Record) bool {
 		if rec.Surface == warden.SurfaceApproval {
 			skipped++
 			return true

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/hooks"
 )
@@ -26,7 +28,7 @@ func isPolicy(r *warden.Result) bool { return r.Kind == "" || r.Kind == hooks.Ki
 // added (warden.KindLabels), are left out. A step that recorded no result did not run
 // live (a hook whose `when` was false, or one after a deny) and is not
 // replayed.
-func steps(rec *warden.Record, engine warden.Handler) []warden.Step {
+func steps(rec *audit.Record, engine warden.Handler) []warden.Step {
 	out := make([]warden.Step, 0, 2)
 	inPolicy := false
 	for i := range rec.Results {

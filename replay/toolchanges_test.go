@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/policy"
@@ -21,7 +23,7 @@ func TestEventKeepsToolChanges(t *testing.T) {
 		Envelope: warden.Envelope{Server: "everything", ToolChanges: []warden.ToolChange{{Change: warden.ToolChanged, Server: "everything", Name: "echo", Old: old, New: nu}}},
 	}
 	ev.BuildViews(catalog.Views)
-	rec := &warden.Record{ID: "r1", Event: ev.Name, Surface: ev.Surface, Direction: ev.Direction,
+	rec := &audit.Record{ID: "r1", Event: ev.Name, Surface: ev.Surface, Direction: ev.Direction,
 		Input: json.RawMessage(`{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`), Views: ev.ViewsJSON()}
 	got, err := Event(rec)
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -30,7 +32,7 @@ const (
 	DefaultRunsLimit = 50
 	MaxRunsLimit     = 500
 	// RunsBudget bounds the time /api/runs spends scanning for one page
-	// (warden.Query.Budget): a scan that has not filled its page by then —
+	// (audit.Query.Budget): a scan that has not filled its page by then —
 	// a q= search through many records, a rare filter under load — answers
 	// with what it found, "partial": true, "scanned" and the next_cursor
 	// to continue from.
@@ -52,7 +54,7 @@ func (e *paramError) Error() string { return e.param + ": " + e.msg }
 // checked: an unknown or repeated one, a malformed value, is a 400 that
 // names it. since and until take an RFC 3339 time or a duration, meaning
 // that long before now.
-func parseRunsQuery(v url.Values, paging bool, now time.Time) (q warden.Query, limit int, err error) {
+func parseRunsQuery(v url.Values, paging bool, now time.Time) (q audit.Query, limit int, err error) {
 	allowed := runsFilterParams
 	if paging {
 		allowed = append([]string{"cursor", "limit"}, allowed...)
@@ -73,12 +75,12 @@ func parseRunsQuery(v url.Values, paging bool, now time.Time) (q warden.Query, l
 			return q, 0, &paramError{name, fmt.Sprintf("longer than %d bytes", maxParamBytes)}
 		}
 	}
-	q = warden.Query{
+	q = audit.Query{
 		Event: v.Get("event"), Decision: v.Get("decision"), Policy: v.Get("policy"), Tool: v.Get("tool"),
 		Session: v.Get("session"), Agent: v.Get("agent"), Surface: v.Get("surface"), Text: v.Get("q"),
 		After: v.Get("cursor"),
 	}
-	if q.Surface != "" && !slices.Contains(warden.Surfaces, q.Surface) {
+	if q.Surface != "" && !slices.Contains(audit.Surfaces, q.Surface) {
 		return q, 0, &paramError{"surface", fmt.Sprintf("expected aos, mcp, a2a, hooks or sdk, got %q", q.Surface)}
 	}
 	if q.Decision != "" {
@@ -158,7 +160,7 @@ type runsPage struct {
 const runsPageReserve = 256
 
 // apiRunsHandler serves GET /api/runs: one page of records, newest first.
-func apiRunsHandler(store warden.Store, maxBytes int64) http.HandlerFunc {
+func apiRunsHandler(store audit.Store, maxBytes int64) http.HandlerFunc {
 	if maxBytes <= 0 {
 		maxBytes = DefaultRunsBytes
 	}
@@ -182,11 +184,11 @@ func apiRunsHandler(store warden.Store, maxBytes int64) http.HandlerFunc {
 			err = page.err
 		}
 		var tail runsPage
-		var stopped *warden.ScanStopped
+		var stopped *audit.ScanStopped
 		switch {
 		case errors.As(err, &stopped):
 			tail = runsPage{NextCursor: stopped.After, Partial: true, Scanned: stopped.Scanned}
-		case errors.Is(err, warden.ErrUnknownCursor):
+		case errors.Is(err, audit.ErrUnknownCursor):
 			httpError(w, http.StatusBadRequest, fmt.Sprintf("cursor: no record with id %q (pruned since, or from another trace)", q.After))
 			return
 		case err != nil:
@@ -206,7 +208,7 @@ func apiRunsHandler(store warden.Store, maxBytes int64) http.HandlerFunc {
 
 // apiRunHandler serves GET /api/runs/{id}: one record, 404 when the store
 // holds none with that id for the caller's tenant.
-func apiRunHandler(store warden.Store) http.HandlerFunc {
+func apiRunHandler(store audit.Store) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		if len(r.URL.Query()) > 0 {
@@ -221,7 +223,7 @@ func apiRunHandler(store warden.Store) http.HandlerFunc {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
-		recs, err := warden.Collect(ctx, store, warden.Query{ID: id, Tenant: warden.PrincipalFrom(r.Context()).Tenant}, 1)
+		recs, err := audit.Collect(ctx, store, audit.Query{ID: id, Tenant: warden.PrincipalFrom(r.Context()).Tenant}, 1)
 		if err != nil {
 			httpError(w, http.StatusInternalServerError, "reading the trace: "+err.Error())
 			return

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/sqlite"
@@ -24,10 +26,10 @@ var apiBase = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 
 // apiRecords are the records of the /api/runs tests, oldest first: r00 …
 // r11, one minute apart, differing in every filter.
-func apiRecords() []*warden.Record {
-	var out []*warden.Record
+func apiRecords() []*audit.Record {
+	var out []*audit.Record
 	for i := range 12 {
-		r := &warden.Record{
+		r := &audit.Record{
 			ID: fmt.Sprintf("r%02d", i), Time: apiBase.Add(time.Duration(i-11) * time.Minute),
 			Event:     []string{"steps/toolCallRequest", "protocols/MCP", "tool.pre_call"}[i%3],
 			Surface:   []string{"aos", "mcp", "hooks"}[i%3],
@@ -49,7 +51,7 @@ func apiRecords() []*warden.Record {
 	return out
 }
 
-func apiStore(t *testing.T) warden.Store {
+func apiStore(t *testing.T) audit.Store {
 	t.Helper()
 	st, err := sqlite.Open(t.TempDir(), sqlite.Options{})
 	if err != nil {
@@ -66,10 +68,10 @@ func apiStore(t *testing.T) warden.Store {
 
 // runsAnswer is /api/runs's answer.
 type runsAnswer struct {
-	Runs       []warden.Record `json:"runs"`
-	NextCursor string          `json:"next_cursor"`
-	Partial    bool            `json:"partial"`
-	Scanned    int             `json:"scanned"`
+	Runs       []audit.Record `json:"runs"`
+	NextCursor string         `json:"next_cursor"`
+	Partial    bool           `json:"partial"`
+	Scanned    int            `json:"scanned"`
 }
 
 func (a runsAnswer) ids() []string {
@@ -193,7 +195,7 @@ func TestAPIRunsShadowDisagree(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	for i, c := range []struct{ live, shadow string }{{"deny", "allow"}, {"allow", ""}, {"allow", "allow"}, {"allow", "deny"}, {"deny", "deny"}} {
-		r := &warden.Record{ID: fmt.Sprintf("s%d", i), Time: apiBase.Add(time.Duration(i) * time.Second), Event: "steps/toolCallRequest",
+		r := &audit.Record{ID: fmt.Sprintf("s%d", i), Time: apiBase.Add(time.Duration(i) * time.Second), Event: "steps/toolCallRequest",
 			Surface: "aos", Decision: c.live, Results: []warden.Result{{Guardian: "policy", Decision: c.live, Mode: "enforce"}}}
 		if c.shadow != "" {
 			r.Results = append(r.Results, warden.Result{Guardian: warden.GuardianShadow, Kind: warden.KindShadowSet, Decision: c.shadow, Mode: warden.ModeShadow})
@@ -227,7 +229,7 @@ func TestAPIRunsDurations(t *testing.T) {
 	st := storetest.NewMem()
 	now := time.Now()
 	for i, ago := range []time.Duration{3 * time.Hour, 90 * time.Minute, 10 * time.Minute, 0} {
-		r := &warden.Record{ID: fmt.Sprint("d", i), Time: now.Add(-ago), Event: "e", Decision: "allow", Results: []warden.Result{}, Input: []byte(`{}`)}
+		r := &audit.Record{ID: fmt.Sprint("d", i), Time: now.Add(-ago), Event: "e", Decision: "allow", Results: []warden.Result{}, Input: []byte(`{}`)}
 		if err := st.Record(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}
@@ -276,9 +278,9 @@ func TestAPIRunsBytes(t *testing.T) {
 }
 
 // budgetStore spends every budget at once, as a long search would.
-type budgetStore struct{ warden.Store }
+type budgetStore struct{ audit.Store }
 
-func (b budgetStore) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) bool) error {
+func (b budgetStore) Scan(ctx context.Context, q audit.Query, fn func(*audit.Record) bool) error {
 	if q.Budget > 0 {
 		q.Budget = time.Nanosecond
 	}
@@ -316,7 +318,7 @@ func TestAPIRunsPartial(t *testing.T) {
 func TestAPIRunByID(t *testing.T) {
 	h := New(Options{AOS: http.NotFoundHandler(), Store: apiStore(t)})
 	w := do(h, http.MethodGet, "/api/runs/r04", "", "", "")
-	var r warden.Record
+	var r audit.Record
 	if err := json.Unmarshal(w.Body.Bytes(), &r); err != nil || w.Code != 200 || r.ID != "r04" || r.Tool != "send_email" || string(r.Input) == "" {
 		t.Fatalf("%d %s (%v)", w.Code, w.Body, err)
 	}
@@ -437,7 +439,7 @@ func TestRunsStream(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	rec := func(id, decision, tenant string) {
 		t.Helper()
-		r := &warden.Record{ID: id, Time: time.Now(), Event: "steps/message", Surface: "aos", Decision: decision,
+		r := &audit.Record{ID: id, Time: time.Now(), Event: "steps/message", Surface: "aos", Decision: decision,
 			Tenant: tenant, Results: []warden.Result{}, Input: json.RawMessage(`{"text":"hello"}`)}
 		if err := st.Record(context.Background(), r); err != nil {
 			t.Fatal(err)
@@ -469,7 +471,7 @@ func TestRunsStream(t *testing.T) {
 			if len(lines) != 3 || lines[0] != "id: "+id || lines[1] != "event: run" || !strings.HasPrefix(lines[2], "data: {") {
 				t.Fatalf("event %q, want record %s", ev, id)
 			}
-			var r warden.Record
+			var r audit.Record
 			if err := json.Unmarshal([]byte(strings.TrimPrefix(lines[2], "data: ")), &r); err != nil || r.ID != id {
 				t.Fatalf("data of %s: %v %+v", id, err, r)
 			}
@@ -548,7 +550,7 @@ func TestRunsStreamTenantAndHeartbeat(t *testing.T) {
 		t.Fatalf("first event %q", got)
 	}
 	for i, tenant := range []string{"beta", "", "acme"} {
-		r := &warden.Record{ID: fmt.Sprint("t", i), Time: time.Now(), Event: "e", Decision: "allow", Tenant: tenant, Results: []warden.Result{}, Input: []byte(`{}`)}
+		r := &audit.Record{ID: fmt.Sprint("t", i), Time: time.Now(), Event: "e", Decision: "allow", Tenant: tenant, Results: []warden.Result{}, Input: []byte(`{}`)}
 		if err := st.Record(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}
@@ -578,12 +580,12 @@ func TestRunsStreamTenantAndHeartbeat(t *testing.T) {
 func TestRunsStreamLagged(t *testing.T) {
 	st := storetest.NewMem()
 	f := newRunsFeed(st, time.Hour, 0, nil) // polled by hand
-	s, err := f.subscribe(context.Background(), warden.Query{})
+	s, err := f.subscribe(context.Background(), audit.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range streamBuffer + 10 {
-		r := &warden.Record{ID: fmt.Sprintf("l%03d", i), Time: time.Now(), Event: "e", Decision: "allow", Results: []warden.Result{}, Input: []byte(`{}`)}
+		r := &audit.Record{ID: fmt.Sprintf("l%03d", i), Time: time.Now(), Event: "e", Decision: "allow", Results: []warden.Result{}, Input: []byte(`{}`)}
 		if err := st.Record(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/jsonstrict"
@@ -54,11 +56,11 @@ func approvalsRoutes(mux *http.ServeMux, m *approval.Manager) {
 // newest first, {"approvals": [...], "next_cursor": "..."}.
 func listApprovals(w http.ResponseWriter, r *http.Request, m *approval.Manager) {
 	q := r.URL.Query()
-	aq := warden.ApprovalQuery{Session: q.Get("session"), After: q.Get("after"), Limit: 100,
+	aq := approval.ApprovalQuery{Session: q.Get("session"), After: q.Get("after"), Limit: 100,
 		Tenant: warden.PrincipalFrom(r.Context()).Tenant}
 	if s := q.Get("state"); s != "" {
-		switch st := warden.ApprovalState(s); st {
-		case warden.ApprovalPending, warden.ApprovalApproved, warden.ApprovalDenied, warden.ApprovalExpired:
+		switch st := approval.ApprovalState(s); st {
+		case approval.ApprovalPending, approval.ApprovalApproved, approval.ApprovalDenied, approval.ApprovalExpired:
 			aq.State = st
 		default:
 			httpError(w, http.StatusBadRequest, fmt.Sprintf("state: expected pending, approved, denied or expired, got %q", s))
@@ -78,7 +80,7 @@ func listApprovals(w http.ResponseWriter, r *http.Request, m *approval.Manager) 
 	aq.Limit++
 	list, err := m.List(r.Context(), aq)
 	if err != nil {
-		if errors.Is(err, warden.ErrUnknownCursor) {
+		if errors.Is(err, audit.ErrUnknownCursor) {
 			httpError(w, http.StatusBadRequest, "after: no approval with that id")
 			return
 		}
@@ -128,7 +130,7 @@ func decideApproval(w http.ResponseWriter, r *http.Request, m *approval.Manager)
 		return
 	}
 	// The decision is stored and recorded even if the approver hangs up.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), warden.RecordTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), audit.RecordTimeout)
 	defer cancel()
 	a, err := m.Decide(ctx, r.PathValue("id"), approve, warden.PrincipalFrom(r.Context()), body.Reason)
 	if err != nil {
@@ -140,13 +142,13 @@ func decideApproval(w http.ResponseWriter, r *http.Request, m *approval.Manager)
 
 // approvalError answers a Manager error: 404 unknown, 409 already decided
 // (with the approval as stored), 500 otherwise.
-func approvalError(w http.ResponseWriter, err error, a *warden.Approval) {
+func approvalError(w http.ResponseWriter, err error, a *approval.Approval) {
 	switch {
-	case errors.Is(err, warden.ErrApprovalNotFound):
+	case errors.Is(err, approval.ErrApprovalNotFound):
 		httpError(w, http.StatusNotFound, "no approval with that id")
 	case errors.Is(err, approval.ErrSelfApproval):
 		httpError(w, http.StatusForbidden, "forbidden: "+err.Error())
-	case errors.Is(err, warden.ErrApprovalDecided):
+	case errors.Is(err, approval.ErrApprovalDecided):
 		msg := "approval already decided or expired"
 		if a != nil {
 			msg = fmt.Sprintf("approval already %s", a.State)
@@ -171,7 +173,7 @@ func streamApprovals(w http.ResponseWriter, r *http.Request, m *approval.Manager
 		return
 	}
 	defer cancel()
-	pending, err := m.List(r.Context(), warden.ApprovalQuery{State: warden.ApprovalPending, Tenant: tenant, Limit: 1000})
+	pending, err := m.List(r.Context(), approval.ApprovalQuery{State: approval.ApprovalPending, Tenant: tenant, Limit: 1000})
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "listing approvals: "+err.Error())
 		return
@@ -182,7 +184,7 @@ func streamApprovals(w http.ResponseWriter, r *http.Request, m *approval.Manager
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	send := func(a warden.Approval) bool {
+	send := func(a approval.Approval) bool {
 		b, err := json.Marshal(a)
 		if err != nil {
 			return false

@@ -31,7 +31,7 @@ func approvalsServer(t *testing.T) (http.Handler, *approval.Manager, [2]string) 
 	c.Tokens = append(c.Tokens, auth.Token{Name: "acme-approver", SHA256: h, Scopes: auth.Approve, Tenant: "acme"})
 	var ids [2]string
 	for i, tenant := range []string{"acme", ""} {
-		a := &warden.Approval{ID: warden.NewApprovalID(), State: warden.ApprovalPending, Event: "tool.pre_call", Surface: "hooks",
+		a := &approval.Approval{ID: approval.NewID(), State: approval.ApprovalPending, Event: "tool.pre_call", Surface: "hooks",
 			Tool: "pay", Created: time.Now().UTC(), Expires: time.Now().Add(time.Hour).UTC(), Tenant: tenant, Key: "k" + tenant}
 		if err := st.CreateApproval(context.Background(), a); err != nil {
 			t.Fatal(err)
@@ -87,7 +87,7 @@ func TestApprovalsAPIScopes(t *testing.T) {
 		}
 	}
 	var page struct {
-		Approvals []warden.Approval `json:"approvals"`
+		Approvals []approval.Approval `json:"approvals"`
 	}
 	w := call(h, "GET", "/api/approvals?state=approved", tokRead, "")
 	if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil || len(page.Approvals) != 1 || page.Approvals[0].ID != other ||
@@ -122,7 +122,7 @@ func TestApprovalsStream(t *testing.T) {
 		t.Fatalf("content type %q", ct)
 	}
 	br := bufio.NewReader(resp.Body)
-	next := func() warden.Approval {
+	next := func() approval.Approval {
 		t.Helper()
 		for {
 			line, err := br.ReadString('\n')
@@ -130,7 +130,7 @@ func TestApprovalsStream(t *testing.T) {
 				t.Fatal(err)
 			}
 			if d, ok := strings.CutPrefix(line, "data: "); ok {
-				var a warden.Approval
+				var a approval.Approval
 				if err := json.Unmarshal([]byte(d), &a); err != nil {
 					t.Fatal(err)
 				}
@@ -145,7 +145,7 @@ func TestApprovalsStream(t *testing.T) {
 	if _, err := m.Decide(context.Background(), ids[1], true, warden.Principal{Name: "ops"}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if a := next(); a.ID != ids[1] || a.State != warden.ApprovalApproved {
+	if a := next(); a.ID != ids[1] || a.State != approval.ApprovalApproved {
 		t.Fatalf("change: %+v", a)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/internal/pgtest"
 	"github.com/wardenhq/warden/postgres"
@@ -37,7 +36,7 @@ func TestFleetApprovalsAPI(t *testing.T) {
 	approve := `{"decision":"approve","reason":"ok"}`
 	deny := `{"decision":"deny","reason":"no"}`
 	for round := range 20 {
-		a := &warden.Approval{ID: warden.NewApprovalID(), Event: "tool.pre_call", Surface: "hooks", Tool: "pay",
+		a := &approval.Approval{ID: approval.NewID(), Event: "tool.pre_call", Surface: "hooks", Tool: "pay",
 			Created: time.Now().UTC(), Expires: time.Now().Add(time.Hour).UTC()}
 		if err := sts[round%2].CreateApproval(context.Background(), a); err != nil {
 			t.Fatal(err)

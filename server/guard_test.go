@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/storetest"
@@ -287,7 +289,7 @@ func TestTenantReadsOnlyItsRecords(t *testing.T) {
 	}
 	st := storetest.NewMem()
 	for i, tenant := range []string{"acme", "beta", "acme", ""} {
-		r := &warden.Record{ID: fmt.Sprint("r", i), Time: time.Now(), Event: "steps/message", Decision: "allow",
+		r := &audit.Record{ID: fmt.Sprint("r", i), Time: time.Now(), Event: "steps/message", Decision: "allow",
 			Tenant: tenant, Results: []warden.Result{}, Input: []byte(`{}`)}
 		if err := st.Record(context.Background(), r); err != nil {
 			t.Fatal(err)
@@ -305,7 +307,7 @@ func TestTenantReadsOnlyItsRecords(t *testing.T) {
 		{tokRead, "", []string{"r3", "r2", "r1", "r0"}},
 	} {
 		w := do(h, http.MethodGet, "/api/hooks/runs"+tt.query, "", "", tt.tok)
-		var recs []warden.Record
+		var recs []audit.Record
 		if err := json.Unmarshal(w.Body.Bytes(), &recs); err != nil || w.Code != 200 {
 			t.Fatalf("%d %s (%v)", w.Code, w.Body, err)
 		}

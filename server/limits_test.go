@@ -17,7 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/sqlite"
 )
 
@@ -36,7 +37,7 @@ func TestRunsPageBytes(t *testing.T) {
 	defer srv.Close()
 	big := `{"k":"` + strings.Repeat("x", 1<<20) + `"}`
 	for i := range 50 {
-		rec := &warden.Record{ID: fmt.Sprintf("r%02d", i), Time: time.Unix(int64(i), 0), Event: "steps/message",
+		rec := &audit.Record{ID: fmt.Sprintf("r%02d", i), Time: time.Unix(int64(i), 0), Event: "steps/message",
 			Surface: "aos", Decision: "allow", Input: json.RawMessage(big)}
 		if err := st.Record(context.Background(), rec); err != nil {
 			t.Fatal(err)
@@ -61,7 +62,7 @@ func TestRunsPageBytes(t *testing.T) {
 		if len(body) > limit {
 			t.Fatalf("page of %d bytes, over the %d limit", len(body), limit)
 		}
-		var recs []warden.Record
+		var recs []audit.Record
 		if err := json.Unmarshal(body, &recs); err != nil || len(recs) == 0 && len(seen) < 50 {
 			t.Fatalf("page %d: %v, %d records", pages, err, len(recs))
 		}

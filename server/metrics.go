@@ -3,13 +3,15 @@ package server
 import (
 	"time"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/wardenhq/warden"
 )
 
-// Metrics holds warden's Prometheus collectors. It implements warden.Observer.
+// Metrics holds warden's Prometheus collectors. It implements pipeline.Observer.
 type Metrics struct {
 	Registry     *prometheus.Registry
 	decisions    *prometheus.CounterVec
@@ -22,7 +24,7 @@ type Metrics struct {
 	asyncDropped *prometheus.CounterVec
 }
 
-var _ warden.Observer = (*Metrics)(nil)
+var _ pipeline.Observer = (*Metrics)(nil)
 
 // NewMetrics registers warden's collectors (and the Go and process collectors)
 // on a new registry.

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
 )
 
 // recordPage encodes records into a JSON array as the store streams them
@@ -41,7 +41,7 @@ func newRecordPage(prefix string, max int, maxBytes int64, reserve int) *recordP
 }
 
 // add appends rec, or reports false when the page is full.
-func (p *recordPage) add(rec *warden.Record) bool {
+func (p *recordPage) add(rec *audit.Record) bool {
 	if p.n == p.max {
 		p.full = "last"
 		return false

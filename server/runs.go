@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -29,13 +31,13 @@ const (
 // them and the response stops before it would exceed maxBytes (a record
 // larger than maxBytes on its own is sent alone), so memory holds at most
 // one page of maxBytes, whatever the records weigh.
-func runsHandler(store warden.Store, maxBytes int64) http.HandlerFunc {
+func runsHandler(store audit.Store, maxBytes int64) http.HandlerFunc {
 	if maxBytes <= 0 {
 		maxBytes = DefaultRunsBytes
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		f := warden.Query{Session: q.Get("session"), Event: q.Get("event"), Decision: q.Get("decision"), After: q.Get("after")}
+		f := audit.Query{Session: q.Get("session"), Event: q.Get("event"), Decision: q.Get("decision"), After: q.Get("after")}
 		// A caller with a tenant reads its tenant's records only, whatever
 		// it asks for (issue 8: tenants).
 		f.Tenant = warden.PrincipalFrom(r.Context()).Tenant

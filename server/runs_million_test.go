@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/internal/tracegen"
 	"github.com/wardenhq/warden/sqlite"
@@ -43,7 +44,7 @@ func TestRunsAPIMillion(t *testing.T) {
 		dir = t.TempDir()
 	}
 	st := millionStore(t, dir)
-	newest, err := warden.Collect(context.Background(), st, warden.Query{}, 1)
+	newest, err := audit.Collect(context.Background(), st, audit.Query{}, 1)
 	if err != nil || len(newest) != 1 {
 		t.Fatalf("newest record: %v", err)
 	}
@@ -164,9 +165,9 @@ func getMillion(t *testing.T, url, tok string) runsAnswer {
 	}
 	var a runsAnswer
 	if strings.Contains(url, "/api/runs/") {
-		var r warden.Record
+		var r audit.Record
 		err = json.Unmarshal(body, &r)
-		a.Runs = []warden.Record{r}
+		a.Runs = []audit.Record{r}
 	} else {
 		err = json.Unmarshal(body, &a)
 	}
@@ -215,9 +216,9 @@ func millionStore(t *testing.T, dir string) *sqlite.Store {
 
 // filled reports whether st holds the first and the last record of g (a
 // fill that failed stopped loudly; one interrupted lacks its last).
-func filled(st warden.Store, g *tracegen.Gen) bool {
+func filled(st audit.Store, g *tracegen.Gen) bool {
 	for _, i := range []int{0, g.N - 1} {
-		recs, err := warden.Collect(context.Background(), st, warden.Query{ID: g.ID(i)}, 1)
+		recs, err := audit.Collect(context.Background(), st, audit.Query{ID: g.ID(i)}, 1)
 		if err != nil || len(recs) != 1 {
 			return false
 		}

@@ -11,9 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/console"
 	"github.com/wardenhq/warden/fleet"
@@ -32,7 +33,7 @@ type Options struct {
 	HookCatalog http.Handler // GET /api/hooks/catalog (nil: not served)
 	MCP         http.Handler // /mcp/{server} (nil: not served)
 	A2A         http.Handler // /a2a/{agent} and its agent card (nil: not served)
-	Store       warden.Store // GET /api/hooks/runs, /api/runs...
+	Store       audit.Store  // GET /api/hooks/runs, /api/runs...
 	// Approvals serves /api/approvals (nil: those routes answer 503).
 	Approvals *approval.Manager
 	Metrics   *Metrics // GET /metrics
@@ -150,11 +151,11 @@ func New(o Options) http.Handler {
 
 // holdable lets a surface that holds asked calls (MCP, A2A, dispatch)
 // extend its write deadline past the server's write timeout while it waits
-// for an approval (warden.ExtendHold).
+// for an approval (approval.ExtendHold).
 func holdable(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
-		ctx := warden.WithHoldDeadline(r.Context(), func(until time.Time) { _ = rc.SetWriteDeadline(until) })
+		ctx := approval.WithHoldDeadline(r.Context(), func(until time.Time) { _ = rc.SetWriteDeadline(until) })
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/sqlite"
 )
 
-func newTestServer(t *testing.T) (*httptest.Server, warden.Store, *Metrics) {
+func newTestServer(t *testing.T) (*httptest.Server, audit.Store, *Metrics) {
 	t.Helper()
 	m := NewMetrics()
 	st, err := sqlite.Open(t.TempDir(), sqlite.Options{OnBatch: m.ObserveBatch})
@@ -48,7 +50,7 @@ func TestRunsAPI(t *testing.T) {
 		{"b", "steps/toolCallRequest", "deny"},
 		{"b", "protocols/MCP", "modify"},
 	} {
-		rec := &warden.Record{ID: r.session + r.event + r.decision, Time: time.Unix(int64(100+i), 0),
+		rec := &audit.Record{ID: r.session + r.event + r.decision, Time: time.Unix(int64(100+i), 0),
 			Event: r.event, Surface: "aos", SessionID: r.session, Decision: r.decision,
 			Input: json.RawMessage(`{"k":"v"}`), Results: []warden.Result{{Guardian: "policy", Decision: r.decision}}}
 		if err := st.Record(ctx, rec); err != nil {
@@ -81,7 +83,7 @@ func TestRunsAPI(t *testing.T) {
 				}
 				return
 			}
-			var recs []warden.Record
+			var recs []audit.Record
 			if err := json.Unmarshal([]byte(body), &recs); err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +107,7 @@ func TestHealthMetricsUIAndRouting(t *testing.T) {
 	srv, _, m := newTestServer(t)
 	ev := &warden.Event{Name: "steps/message"}
 	m.Observe(ev, &warden.Outcome{Verdict: warden.Deny, Latency: 40 * time.Microsecond}, nil)
-	m.Observe(ev, &warden.Outcome{Verdict: warden.Deny}, warden.ErrTraceUnavailable)
+	m.Observe(ev, &warden.Outcome{Verdict: warden.Deny}, audit.ErrUnavailable)
 	if code, body := get(t, srv.URL+"/healthz"); code != 200 || body != "ok\n" {
 		t.Fatalf("healthz %d %q", code, body)
 	}

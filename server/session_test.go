@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/storetest"
@@ -23,7 +22,7 @@ func sessionServer(t *testing.T, cfg *auth.Config, key []byte) (http.Handler, *a
 	m := approval.New(approval.Options{Store: st, Trace: st})
 	t.Cleanup(m.Close)
 	now := time.Now().UTC()
-	if err := st.CreateApproval(context.Background(), &warden.Approval{ID: "ap-1", State: warden.ApprovalPending,
+	if err := st.CreateApproval(context.Background(), &approval.Approval{ID: "ap-1", State: approval.ApprovalPending,
 		Event: "protocols/MCP", Surface: "mcp", Tool: "send_email", Created: now, Expires: now.Add(time.Hour), Key: "k", Caller: "agents"}); err != nil {
 		t.Fatal(err)
 	}

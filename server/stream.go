@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/sse"
 )
@@ -44,7 +46,7 @@ const (
 // polls), so it sees the records of every process writing the store, not
 // only this one's. It runs while at least one stream is open.
 type runsFeed struct {
-	store warden.Store
+	store audit.Store
 	poll  time.Duration
 	max   int
 	done  <-chan struct{} // closed when the server shuts down
@@ -59,13 +61,13 @@ type runsFeed struct {
 
 // runsSub is one open stream.
 type runsSub struct {
-	match  func(*warden.Record) bool // used by the feed's goroutine only
-	events chan []byte               // encoded events
-	lagged chan struct{}             // closed when events overflowed
-	behind bool                      // lagged is closed; the feed's goroutine only
+	match  func(*audit.Record) bool // used by the feed's goroutine only
+	events chan []byte              // encoded events
+	lagged chan struct{}            // closed when events overflowed
+	behind bool                     // lagged is closed; the feed's goroutine only
 }
 
-func newRunsFeed(store warden.Store, poll time.Duration, max int, done <-chan struct{}) *runsFeed {
+func newRunsFeed(store audit.Store, poll time.Duration, max int, done <-chan struct{}) *runsFeed {
 	if poll <= 0 {
 		poll = DefaultRunsPoll
 	}
@@ -84,7 +86,7 @@ var (
 // subscribe opens a stream of the records matching q recorded from now on:
 // every record committed after subscribe returns reaches it (if it keeps
 // up). The first stream starts the feed at the newest record.
-func (f *runsFeed) subscribe(ctx context.Context, q warden.Query) (*runsSub, error) {
+func (f *runsFeed) subscribe(ctx context.Context, q audit.Query) (*runsSub, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	select {
@@ -98,7 +100,7 @@ func (f *runsFeed) subscribe(ctx context.Context, q warden.Query) (*runsSub, err
 	if !f.running {
 		// Where the feed starts, read before the stream is answered: a
 		// record recorded once the client has its answer comes after it.
-		newest, err := warden.Collect(ctx, f.store, warden.Query{}, 1)
+		newest, err := audit.Collect(ctx, f.store, audit.Query{}, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -153,12 +155,12 @@ func (f *runsFeed) pollOnce() int {
 	f.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	recs, err := warden.Collect(ctx, f.store, warden.Query{Oldest: true, After: cursor}, feedBatch)
-	if errors.Is(err, warden.ErrUnknownCursor) {
+	recs, err := audit.Collect(ctx, f.store, audit.Query{Oldest: true, After: cursor}, feedBatch)
+	if errors.Is(err, audit.ErrUnknownCursor) {
 		// The record the feed was at is gone (pruned): start again at the
 		// newest. Records between are not streamed.
 		f.logf("runs stream: the record the feed was at (%s) is gone; continuing from the newest", cursor)
-		newest, err := warden.Collect(ctx, f.store, warden.Query{}, 1)
+		newest, err := audit.Collect(ctx, f.store, audit.Query{}, 1)
 		if err == nil && len(newest) == 1 {
 			f.mu.Lock()
 			f.cursor = newest[0].ID
@@ -210,7 +212,7 @@ func (f *runsFeed) pollOnce() int {
 
 // encodeRunEvent is one record as an SSE event: id: the record's id,
 // event: run, data: the record's JSON (one line).
-func encodeRunEvent(r *warden.Record) ([]byte, error) {
+func encodeRunEvent(r *audit.Record) ([]byte, error) {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return nil, err

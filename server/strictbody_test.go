@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/approval"
+
 	"github.com/wardenhq/warden/auth"
 )
 
@@ -37,7 +38,7 @@ func TestStrictBodies(t *testing.T) {
 		}
 	}
 	a, err := m.Get(context.Background(), id, "")
-	if err != nil || a.State != warden.ApprovalPending {
+	if err != nil || a.State != approval.ApprovalPending {
 		t.Fatalf("the approval is %v (%v), want still pending", a, err)
 	}
 	w := call(h, "POST", "/api/approvals/"+id, tokApprove, `{"decision":"deny","reason":"exact keys"}`)

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
 )
 
-// ACS sessions (warden.ACSSessionStore, CONTRACT §9) live in three tables of
+// ACS sessions (acsstate.Store, CONTRACT §9) live in three tables of
 // trace.db (schema 8, schema.go): acs_sessions, one row per session;
 // acs_entries, each session's audit chain, numbered from 1; acs_requests, the
 // keys of each session's replay window. Every change is an IMMEDIATE
@@ -40,7 +40,7 @@ import (
 // Times are stored as unix microseconds (UTC) like the approvals, 0 for the
 // zero time; they read back in UTC, truncated to the microsecond.
 
-var _ warden.ACSSessionStore = (*Store)(nil)
+var _ acsstate.Store = (*Store)(nil)
 
 // defaultACSEntries is ACSEntries' limit when it is given none.
 const defaultACSEntries = 1000
@@ -49,7 +49,7 @@ const defaultACSEntries = 1000
 // upsert. Head and Entries are never written by it (a new session starts
 // with an empty chain), and it never clears ended: a Put made from a copy
 // read before EndACSSession cannot reopen the session.
-func (s *Store) PutACSSession(ctx context.Context, x *warden.ACSSession) error {
+func (s *Store) PutACSSession(ctx context.Context, x *acsstate.Session) error {
 	if x == nil || x.ID == "" {
 		return errors.New("sqlite: ACS session has no id")
 	}
@@ -75,16 +75,16 @@ func (s *Store) PutACSSession(ctx context.Context, x *warden.ACSSession) error {
 	})
 }
 
-// ACSSession returns the session, or warden.ErrNoSession. It reads through
+// ACSSession returns the session, or acsstate.ErrNoSession. It reads through
 // the read-only connections of point reads (pointReader).
-func (s *Store) ACSSession(ctx context.Context, id string) (*warden.ACSSession, error) {
+func (s *Store) ACSSession(ctx context.Context, id string) (*acsstate.Session, error) {
 	st, err := s.acsStmt(acsGetSession)
 	if err != nil {
 		return nil, err
 	}
 	x, err := scanACSSession(st.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %q", warden.ErrNoSession, id)
+		return nil, fmt.Errorf("%w: %q", acsstate.ErrNoSession, id)
 	}
 	if err != nil {
 		return nil, s.readErr(ctx, "read ACS session", err)
@@ -93,7 +93,7 @@ func (s *Store) ACSSession(ctx context.Context, id string) (*warden.ACSSession, 
 }
 
 // RememberRequest records key for the session at `at`, or returns
-// warden.ErrReplay (writing nothing) if the session recorded it at or after
+// acsstate.ErrReplay (writing nothing) if the session recorded it at or after
 // at-window. In one transaction it deletes the session's keys older than
 // the window, then inserts the key unless it is still there.
 func (s *Store) RememberRequest(ctx context.Context, session, key string, at time.Time, window time.Duration) error {
@@ -103,10 +103,10 @@ func (s *Store) RememberRequest(ctx context.Context, session, key string, at tim
 // AppendACSEntry appends e to the session's chain if its head is still
 // prev: one UPDATE ... WHERE head = prev moves the head and counts the entry,
 // and the entry is inserted with that count as its seq, in one transaction.
-// Otherwise it is warden.ErrChainMoved, or warden.ErrNoSession, and nothing
+// Otherwise it is acsstate.ErrChainMoved, or acsstate.ErrNoSession, and nothing
 // is written. e must have an EntryHash (the next head). It is committed
 // in the trace writer's batch, with records and other calls (acsbatch.go).
-func (s *Store) AppendACSEntry(ctx context.Context, session, prev string, e *warden.ACSEntry) error {
+func (s *Store) AppendACSEntry(ctx context.Context, session, prev string, e *acsstate.Entry) error {
 	if e == nil || e.EntryHash == "" {
 		return fmt.Errorf("sqlite: ACS entry for session %q has no entry hash", session)
 	}
@@ -115,8 +115,8 @@ func (s *Store) AppendACSEntry(ctx context.Context, session, prev string, e *war
 
 // ACSEntries returns the session's entries after the first `after`, oldest
 // first, at most limit (<= 0: 1000); never nil. An unknown session is
-// warden.ErrNoSession. It reads through the read-only connections.
-func (s *Store) ACSEntries(ctx context.Context, session string, after int64, limit int) ([]warden.ACSEntry, error) {
+// acsstate.ErrNoSession. It reads through the read-only connections.
+func (s *Store) ACSEntries(ctx context.Context, session string, after int64, limit int) ([]acsstate.Entry, error) {
 	if limit <= 0 {
 		limit = defaultACSEntries
 	}
@@ -129,7 +129,7 @@ func (s *Store) ACSEntries(ctx context.Context, session string, after int64, lim
 		return nil, s.readErr(ctx, "read ACS entries", err)
 	}
 	defer rows.Close()
-	out := []warden.ACSEntry{}
+	out := []acsstate.Entry{}
 	for rows.Next() {
 		e, err := scanACSEntry(rows)
 		if err != nil {
@@ -149,8 +149,8 @@ func (s *Store) ACSEntries(ctx context.Context, session string, after int64, lim
 }
 
 // EndACSSession marks the session ended; the first call's at is kept in
-// ended_at (not part of warden.ACSSession). An unknown session is
-// warden.ErrNoSession.
+// ended_at (not part of acsstate.Session). An unknown session is
+// acsstate.ErrNoSession.
 func (s *Store) EndACSSession(ctx context.Context, id string, at time.Time) error {
 	const what = "end ACS session"
 	return s.acsTx(ctx, what, []int{acsEnd}, func(st []*sql.Stmt) error {
@@ -161,7 +161,7 @@ func (s *Store) EndACSSession(ctx context.Context, id string, at time.Time) erro
 		if n, err := res.RowsAffected(); err != nil {
 			return s.approvalErr(ctx, what, err)
 		} else if n == 0 {
-			return fmt.Errorf("%w: %q", warden.ErrNoSession, id)
+			return fmt.Errorf("%w: %q", acsstate.ErrNoSession, id)
 		}
 		return nil
 	})

@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/storetest"
 )
 
 func TestACS(t *testing.T) {
-	storetest.RunACS(t, func(t *testing.T) warden.ACSSessionStore {
+	storetest.RunACS(t, func(t *testing.T) acsstate.Store {
 		return open(t, t.TempDir(), Options{})
 	})
 }
@@ -24,13 +26,13 @@ var acsIndexes = []string{
 	"acs_requests_at:CREATE INDEX acs_requests_at ON acs_requests (session, at)",
 }
 
-func testACSSession(id string) *warden.ACSSession {
-	return &warden.ACSSession{ID: id, AgentID: "agent", Tenant: "acme", Version: "1.0",
+func testACSSession(id string) *acsstate.Session {
+	return &acsstate.Session{ID: id, AgentID: "agent", Tenant: "acme", Version: "1.0",
 		Methods: []string{"steps/toolCallRequest"}, Hello: base, LastSeen: base}
 }
 
-func testACSEntry(n int, prev string) *warden.ACSEntry {
-	return &warden.ACSEntry{EntryID: fmt.Sprint("e", n), StepID: fmt.Sprint("req-", n),
+func testACSEntry(n int, prev string) *acsstate.Entry {
+	return &acsstate.Entry{EntryID: fmt.Sprint("e", n), StepID: fmt.Sprint("req-", n),
 		StepType: "steps/toolCallRequest", Timestamp: base.Add(time.Duration(n) * time.Second),
 		PreviousHash: prev, EntryHash: fmt.Sprintf("%064x", n), Decision: "allow"}
 }
@@ -69,7 +71,7 @@ func TestACSTwoStores(t *testing.T) {
 			switch {
 			case err == nil:
 				ok++
-			case !errors.Is(err, warden.ErrReplay):
+			case !errors.Is(err, acsstate.ErrReplay):
 				t.Errorf("store %d: %v", i%2, err)
 			}
 		})
@@ -91,7 +93,7 @@ func TestACSTwoStores(t *testing.T) {
 			switch {
 			case err == nil:
 				n++
-			case errors.Is(err, warden.ErrChainMoved):
+			case errors.Is(err, acsstate.ErrChainMoved):
 				moved.Store(i, true)
 			default:
 				t.Errorf("appender %d: %v", i, err)
@@ -201,7 +203,7 @@ func TestACSDurable(t *testing.T) {
 		}
 	}
 	s = open(t, dir, Options{})
-	if err := s.RememberRequest(ctx, "s1", "req-1", base.Add(time.Minute), time.Hour); !errors.Is(err, warden.ErrReplay) {
+	if err := s.RememberRequest(ctx, "s1", "req-1", base.Add(time.Minute), time.Hour); !errors.Is(err, acsstate.ErrReplay) {
 		t.Errorf("a key remembered before the restart: %v, want ErrReplay", err)
 	}
 	r, err := OpenReadOnly(dir)
@@ -322,7 +324,7 @@ func TestACSCallsJoinRecordBatches(t *testing.T) {
 				key := fmt.Sprint("k", i/2) // two calls for each key
 				go func() {
 					defer wg.Done()
-					count(s.RememberRequest(ctx, "s1", key, base, time.Hour), warden.ErrReplay, &replays)
+					count(s.RememberRequest(ctx, "s1", key, base, time.Hour), acsstate.ErrReplay, &replays)
 				}()
 				go func() {
 					defer wg.Done()
@@ -333,7 +335,7 @@ func TestACSCallsJoinRecordBatches(t *testing.T) {
 						appended++
 						mu.Unlock()
 					}
-					count(err, warden.ErrChainMoved, &moved)
+					count(err, acsstate.ErrChainMoved, &moved)
 				}()
 				go func() {
 					defer wg.Done()
@@ -356,7 +358,7 @@ func TestACSCallsJoinRecordBatches(t *testing.T) {
 			r := open(t, dir, opts)
 			st := r.Stats()
 			recs := 0
-			err := r.Scan(ctx, warden.Query{}, func(*warden.Record) bool { recs++; return true })
+			err := r.Scan(ctx, audit.Query{}, func(*audit.Record) bool { recs++; return true })
 			if err != nil || recs != n {
 				t.Errorf("%d records after reopening, %v; want %d", recs, err, n)
 			}

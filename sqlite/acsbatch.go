@@ -8,7 +8,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
+
 	"github.com/wardenhq/warden/internal/tracesql"
 )
 
@@ -39,7 +40,7 @@ type acsOp struct {
 	window time.Duration
 	// AppendACSEntry (e != nil)
 	prev string
-	e    *warden.ACSEntry
+	e    *acsstate.Entry
 }
 
 // acsDo queues op for the writer and returns its answer.
@@ -78,7 +79,7 @@ func (s *Store) remember(ctx context.Context, op *acsOp) error {
 		return fmt.Errorf("sqlite: remember ACS request: %w", err)
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: %q in session %q", warden.ErrReplay, op.key, op.session)
+		return fmt.Errorf("%w: %q in session %q", acsstate.ErrReplay, op.key, op.session)
 	}
 	if _, err := execCount(ctx, w.acsForget, op.session, cutoff); err != nil {
 		return fmt.Errorf("sqlite: forget expired ACS requests: %w", err)
@@ -102,9 +103,9 @@ func (s *Store) advance(ctx context.Context, op *acsOp) error {
 		case err != nil:
 			return fmt.Errorf("%s: %w", what, err)
 		case !exists:
-			return fmt.Errorf("%w: %q", warden.ErrNoSession, op.session)
+			return fmt.Errorf("%w: %q", acsstate.ErrNoSession, op.session)
 		default:
-			return fmt.Errorf("%w: session %q", warden.ErrChainMoved, op.session)
+			return fmt.Errorf("%w: session %q", acsstate.ErrChainMoved, op.session)
 		}
 	}
 	if _, err := execCount(ctx, w.acsInsert, op.session, seq, e.EntryID, e.StepID, e.StepType,

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
 )
 
 // The ACS methods (acs.go) run prepared statements: database/sql and the
@@ -36,8 +36,8 @@ const (
 	acsStatements // how many
 )
 
-// acsSessionCols are the columns of a warden.ACSSession, in scanACSSession's
-// order; acsEntryCols those of a warden.ACSEntry, in scanACSEntry's.
+// acsSessionCols are the columns of a acsstate.Session, in scanACSSession's
+// order; acsEntryCols those of a acsstate.Entry, in scanACSEntry's.
 const (
 	acsSessionCols = `id, agent_id, tenant, key_id, version, methods, hello, last_seen, head, entries, ended, profiles`
 	acsEntryCols   = `entry_id, step_id, step_type, request_hash, timestamp, previous_hash, entry_hash, decision, record_id`
@@ -125,8 +125,8 @@ func (s *Store) acsTx(ctx context.Context, what string, ids []int, fn func(st []
 }
 
 // scanACSSession reads one row of acsSessionCols.
-func scanACSSession(sc scanner) (*warden.ACSSession, error) {
-	s := new(warden.ACSSession)
+func scanACSSession(sc scanner) (*acsstate.Session, error) {
+	s := new(acsstate.Session)
 	var methods, profiles string
 	var hello, seen, ended int64
 	if err := sc.Scan(&s.ID, &s.AgentID, &s.Tenant, &s.KeyID, &s.Version, &methods,
@@ -150,8 +150,8 @@ func scanACSSession(sc scanner) (*warden.ACSSession, error) {
 }
 
 // scanACSEntry reads one row of acsEntryCols.
-func scanACSEntry(sc scanner) (warden.ACSEntry, error) {
-	var e warden.ACSEntry
+func scanACSEntry(sc scanner) (acsstate.Entry, error) {
+	var e acsstate.Entry
 	var ts int64
 	err := sc.Scan(&e.EntryID, &e.StepID, &e.StepType, &e.RequestHash, &ts,
 		&e.PreviousHash, &e.EntryHash, &e.Decision, &e.RecordID)

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/agbom"
 )
 
-// The AgBOM of every agent and the MCP tool pins (warden.AgBOMStore,
+// The AgBOM of every agent and the MCP tool pins (agbom.Store,
 // docs/agbom.md) live in two tables of trace.db (schema 10, schema.go):
 // agbom_components, one row per component of an agent keyed by (tenant,
 // agent, id), and mcp_tool_pins, one row per pinned tool keyed by (server,
@@ -18,13 +18,13 @@ import (
 // transaction sees and a refused update writes nothing; reads go through
 // the read-only connections. Times are unix microseconds, UTC.
 
-var _ warden.AgBOMStore = (*Store)(nil)
+var _ agbom.Store = (*Store)(nil)
 
 // errBound aborts a transaction that would pass a bound.
 var errBound = errors.New("bound")
 
-// UpdateAgBOM applies u in one transaction (see warden.AgBOMStore).
-func (s *Store) UpdateAgBOM(ctx context.Context, u *warden.AgBOMUpdate) error {
+// UpdateAgBOM applies u in one transaction (see agbom.Store).
+func (s *Store) UpdateAgBOM(ctx context.Context, u *agbom.Update) error {
 	if err := u.Check(); err != nil {
 		return err
 	}
@@ -57,8 +57,8 @@ func (s *Store) UpdateAgBOM(ctx context.Context, u *warden.AgBOMUpdate) error {
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM agbom_components WHERE tenant = ? AND agent = ?`, u.Tenant, u.Agent).Scan(&after); err != nil {
 			return err
 		}
-		if after > warden.AgBOMMaxComponents {
-			full = fmt.Errorf("%w: agent %q would have %d components (at most %d)", warden.ErrAgBOMFull, u.Agent, after, warden.AgBOMMaxComponents)
+		if after > agbom.MaxComponents {
+			full = fmt.Errorf("%w: agent %q would have %d components (at most %d)", agbom.ErrFull, u.Agent, after, agbom.MaxComponents)
 			return errBound
 		}
 		if before == 0 && after > 0 {
@@ -66,8 +66,8 @@ func (s *Store) UpdateAgBOM(ctx context.Context, u *warden.AgBOMUpdate) error {
 			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM agbom_components GROUP BY tenant, agent)`).Scan(&agents); err != nil {
 				return err
 			}
-			if agents > warden.AgBOMMaxAgents {
-				full = fmt.Errorf("%w: %d agents have an AgBOM (at most %d)", warden.ErrAgBOMFull, agents-1, warden.AgBOMMaxAgents)
+			if agents > agbom.MaxAgents {
+				full = fmt.Errorf("%w: %d agents have an AgBOM (at most %d)", agbom.ErrFull, agents-1, agbom.MaxAgents)
 				return errBound
 			}
 		}
@@ -82,17 +82,17 @@ func (s *Store) UpdateAgBOM(ctx context.Context, u *warden.AgBOMUpdate) error {
 	return err
 }
 
-// AgBOM returns the agent's components ordered by id, or warden.ErrNoAgBOM.
-func (s *Store) AgBOM(ctx context.Context, tenant, agent string) ([]warden.AgBOMComponent, error) {
+// AgBOM returns the agent's components ordered by id, or agbom.ErrNoAgBOM.
+func (s *Store) AgBOM(ctx context.Context, tenant, agent string) ([]agbom.StoredComponent, error) {
 	rows, err := s.rdb.QueryContext(ctx, `SELECT id, type, source, doc, updated FROM agbom_components
 		WHERE tenant = ? AND agent = ? ORDER BY id`, tenant, agent)
 	if err != nil {
 		return nil, s.approvalErr(ctx, "read AgBOM", err)
 	}
 	defer rows.Close()
-	var out []warden.AgBOMComponent
+	var out []agbom.StoredComponent
 	for rows.Next() {
-		var c warden.AgBOMComponent
+		var c agbom.StoredComponent
 		var doc string
 		var updated int64
 		if err := rows.Scan(&c.ID, &c.Type, &c.Source, &doc, &updated); err != nil {
@@ -105,15 +105,15 @@ func (s *Store) AgBOM(ctx context.Context, tenant, agent string) ([]warden.AgBOM
 		return nil, s.approvalErr(ctx, "read AgBOM", err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %q", warden.ErrNoAgBOM, agent)
+		return nil, fmt.Errorf("%w: %q", agbom.ErrNoAgBOM, agent)
 	}
 	return out, nil
 }
 
-// AgBOMAgents lists the agents with an AgBOM (see warden.AgBOMStore).
-func (s *Store) AgBOMAgents(ctx context.Context, tenant string, all bool, limit int) ([]warden.AgBOMAgent, error) {
+// AgBOMAgents lists the agents with an AgBOM (see agbom.Store).
+func (s *Store) AgBOMAgents(ctx context.Context, tenant string, all bool, limit int) ([]agbom.Agent, error) {
 	if limit <= 0 {
-		limit = warden.AgBOMMaxAgents
+		limit = agbom.MaxAgents
 	}
 	q := `SELECT tenant, agent, COUNT(*), MAX(updated) FROM agbom_components`
 	args := []any{}
@@ -127,9 +127,9 @@ func (s *Store) AgBOMAgents(ctx context.Context, tenant string, all bool, limit 
 		return nil, s.approvalErr(ctx, "list AgBOM agents", err)
 	}
 	defer rows.Close()
-	var out []warden.AgBOMAgent
+	var out []agbom.Agent
 	for rows.Next() {
-		var a warden.AgBOMAgent
+		var a agbom.Agent
 		var updated int64
 		if err := rows.Scan(&a.Tenant, &a.ID, &a.Components, &updated); err != nil {
 			return nil, s.approvalErr(ctx, "list AgBOM agents", err)
@@ -141,16 +141,16 @@ func (s *Store) AgBOMAgents(ctx context.Context, tenant string, all bool, limit 
 }
 
 // ToolPins returns the server's pins ordered by name.
-func (s *Store) ToolPins(ctx context.Context, server string) ([]warden.ToolPin, error) {
+func (s *Store) ToolPins(ctx context.Context, server string) ([]agbom.ToolPin, error) {
 	rows, err := s.rdb.QueryContext(ctx, `SELECT name, description, input_schema, hash, pinned FROM mcp_tool_pins
 		WHERE server = ? ORDER BY name`, server)
 	if err != nil {
 		return nil, s.approvalErr(ctx, "read tool pins", err)
 	}
 	defer rows.Close()
-	out := []warden.ToolPin{}
+	out := []agbom.ToolPin{}
 	for rows.Next() {
-		p := warden.ToolPin{Server: server}
+		p := agbom.ToolPin{Server: server}
 		var schema string
 		var pinned int64
 		if err := rows.Scan(&p.Name, &p.Description, &schema, &p.Hash, &pinned); err != nil {
@@ -170,8 +170,8 @@ func (s *Store) ToolPins(ctx context.Context, server string) ([]warden.ToolPin, 
 
 // PinTools creates, replaces and drops the server's pins in one
 // transaction.
-func (s *Store) PinTools(ctx context.Context, server string, put []warden.ToolPin, remove []string) error {
-	if err := warden.CheckToolPins(server, put); err != nil {
+func (s *Store) PinTools(ctx context.Context, server string, put []agbom.ToolPin, remove []string) error {
+	if err := agbom.CheckToolPins(server, put); err != nil {
 		return err
 	}
 	var full error
@@ -194,8 +194,8 @@ func (s *Store) PinTools(ctx context.Context, server string, put []warden.ToolPi
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM mcp_tool_pins WHERE server = ?`, server).Scan(&n); err != nil {
 			return err
 		}
-		if n > warden.MaxToolPins {
-			full = fmt.Errorf("%w: MCP server %q would have %d pinned tools (at most %d)", warden.ErrAgBOMFull, server, n, warden.MaxToolPins)
+		if n > agbom.MaxToolPins {
+			full = fmt.Errorf("%w: MCP server %q would have %d pinned tools (at most %d)", agbom.ErrFull, server, n, agbom.MaxToolPins)
 			return errBound
 		}
 		return nil

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/agbom"
+
 	"github.com/wardenhq/warden/storetest"
 )
 
 func TestAgBOM(t *testing.T) {
-	storetest.RunAgBOM(t, func(t *testing.T) warden.AgBOMStore {
+	storetest.RunAgBOM(t, func(t *testing.T) agbom.Store {
 		return open(t, t.TempDir(), Options{})
 	})
 }
@@ -21,11 +22,11 @@ func TestAgBOMSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	s := open(t, dir, Options{})
-	if err := s.PinTools(ctx, "everything", []warden.ToolPin{{Name: "echo", Description: "Echoes", Hash: "ab", Pinned: base}}, nil); err != nil {
+	if err := s.PinTools(ctx, "everything", []agbom.ToolPin{{Name: "echo", Description: "Echoes", Hash: "ab", Pinned: base}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UpdateAgBOM(ctx, &warden.AgBOMUpdate{Agent: "a", Source: warden.AgBOMSourceMCP, At: base,
-		Put: []warden.AgBOMComponent{{ID: "urn:mcp:everything", Type: "mcp_server", Doc: json.RawMessage(`{"id":"urn:mcp:everything"}`)}}}); err != nil {
+	if err := s.UpdateAgBOM(ctx, &agbom.Update{Agent: "a", Source: agbom.SourceMCP, At: base,
+		Put: []agbom.StoredComponent{{ID: "urn:mcp:everything", Type: "mcp_server", Doc: json.RawMessage(`{"id":"urn:mcp:everything"}`)}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -37,7 +38,7 @@ func TestAgBOMSurvivesRestart(t *testing.T) {
 		t.Fatalf("pins after restart = %+v, %v", ps, err)
 	}
 	cs, err := s2.AgBOM(ctx, "", "a")
-	if err != nil || len(cs) != 1 || cs[0].Source != warden.AgBOMSourceMCP {
+	if err != nil || len(cs) != 1 || cs[0].Source != agbom.SourceMCP {
 		t.Fatalf("AgBOM after restart = %+v, %v", cs, err)
 	}
 }

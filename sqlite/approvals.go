@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/internal/tracesql"
 )
@@ -30,9 +33,9 @@ import (
 // Times are stored as unix microseconds (UTC) like runs.time, 0 for the zero
 // time; they read back in UTC, truncated to the microsecond.
 
-var _ warden.ApprovalStore = (*Store)(nil)
+var _ approval.ApprovalStore = (*Store)(nil)
 
-// approvalCols are the columns of a warden.Approval, in scanApproval's order.
+// approvalCols are the columns of a approval.Approval, in scanApproval's order.
 const approvalCols = `id, state, event, surface, session_id, agent_id, tool,
 	summary, reason, policy_id, created, expires, decided_by, decided_reason,
 	decided_at, record_id, decision_record_id, caller, tenant, key, hold,
@@ -58,8 +61,8 @@ func fromMicro(us int64) time.Time {
 type scanner interface{ Scan(dest ...any) error }
 
 // scanApproval reads one row of approvalCols.
-func scanApproval(sc scanner) (*warden.Approval, error) {
-	a := new(warden.Approval)
+func scanApproval(sc scanner) (*approval.Approval, error) {
+	a := new(approval.Approval)
 	var state string
 	var created, expires, decided, used, hold int64
 	if err := sc.Scan(&a.ID, &state, &a.Event, &a.Surface, &a.SessionID, &a.AgentID,
@@ -68,7 +71,7 @@ func scanApproval(sc scanner) (*warden.Approval, error) {
 		&a.Caller, &a.Tenant, &a.Key, &hold, &used, &a.UsedRecordID); err != nil {
 		return nil, err
 	}
-	a.State = warden.ApprovalState(state)
+	a.State = approval.ApprovalState(state)
 	a.Created, a.Expires = fromMicro(created), fromMicro(expires)
 	a.DecidedAt, a.UsedAt = fromMicro(decided), fromMicro(used)
 	a.Hold = hold != 0
@@ -79,13 +82,13 @@ func scanApproval(sc scanner) (*warden.Approval, error) {
 // UPDATE ... RETURNING) and reads them all.
 func queryApprovals(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, query string, args ...any) ([]warden.Approval, error) {
+}, query string, args ...any) ([]approval.Approval, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []warden.Approval{}
+	out := []approval.Approval{}
 	for rows.Next() {
 		a, err := scanApproval(rows)
 		if err != nil {
@@ -135,11 +138,11 @@ func (s *Store) approvalErr(ctx context.Context, what string, err error) error {
 // CreateApproval stores a as a new, pending approval. a.State must be
 // pending or empty (stored as pending); a.ID must be new. The other fields
 // are stored as given.
-func (s *Store) CreateApproval(ctx context.Context, a *warden.Approval) error {
+func (s *Store) CreateApproval(ctx context.Context, a *approval.Approval) error {
 	if a == nil || a.ID == "" {
 		return errors.New("sqlite: approval has no id")
 	}
-	if a.State != "" && a.State != warden.ApprovalPending {
+	if a.State != "" && a.State != approval.ApprovalPending {
 		return fmt.Errorf("sqlite: new approval %q has state %q, want pending", a.ID, a.State)
 	}
 	hold := 0
@@ -149,7 +152,7 @@ func (s *Store) CreateApproval(ctx context.Context, a *warden.Approval) error {
 	return s.approvalTx(ctx, "create approval", func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO approvals (`+approvalCols+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			a.ID, string(warden.ApprovalPending), a.Event, a.Surface, a.SessionID, a.AgentID,
+			a.ID, string(approval.ApprovalPending), a.Event, a.Surface, a.SessionID, a.AgentID,
 			a.Tool, a.Summary, a.Reason, a.PolicyID, micro(a.Created), micro(a.Expires),
 			a.DecidedBy, a.DecidedReason, micro(a.DecidedAt), a.RecordID, a.DecisionRecordID,
 			a.Caller, a.Tenant, a.Key, hold, micro(a.UsedAt), a.UsedRecordID)
@@ -163,12 +166,12 @@ func (s *Store) CreateApproval(ctx context.Context, a *warden.Approval) error {
 	})
 }
 
-// Approval returns the approval with id, or warden.ErrApprovalNotFound. It
+// Approval returns the approval with id, or approval.ErrApprovalNotFound. It
 // reads through the read-only connections (also on a read-only store).
-func (s *Store) Approval(ctx context.Context, id string) (*warden.Approval, error) {
+func (s *Store) Approval(ctx context.Context, id string) (*approval.Approval, error) {
 	a, err := scanApproval(s.rdb.QueryRowContext(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %q", warden.ErrApprovalNotFound, id)
+		return nil, fmt.Errorf("%w: %q", approval.ErrApprovalNotFound, id)
 	}
 	if err != nil {
 		return nil, s.readErr(ctx, "read approval", err)
@@ -179,10 +182,10 @@ func (s *Store) Approval(ctx context.Context, id string) (*warden.Approval, erro
 // ListApprovals returns the approvals q selects, newest first: by Created,
 // then by id, both descending. q.After continues after that approval in
 // this order (it need not match q's filters); an id the store does not hold
-// is warden.ErrUnknownCursor. q.Limit <= 0 means 100; more than 1000 means
+// is audit.ErrUnknownCursor. q.Limit <= 0 means 100; more than 1000 means
 // 1000. The slice is never nil. It reads through the read-only connections
 // (also on a read-only store).
-func (s *Store) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]warden.Approval, error) {
+func (s *Store) ListApprovals(ctx context.Context, q approval.ApprovalQuery) ([]approval.Approval, error) {
 	limit := q.EffectiveLimit()
 	var conds []string
 	var args []any
@@ -198,7 +201,7 @@ func (s *Store) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]wa
 		var created int64
 		err := s.rdb.QueryRowContext(ctx, `SELECT created FROM approvals WHERE id = ?`, q.After).Scan(&created)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("sqlite: %w: %q", warden.ErrUnknownCursor, q.After)
+			return nil, fmt.Errorf("sqlite: %w: %q", audit.ErrUnknownCursor, q.After)
 		}
 		if err != nil {
 			return nil, s.readErr(ctx, "find approval cursor", err)
@@ -227,27 +230,27 @@ func (s *Store) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]wa
 // in the same transaction, exactly as ExpireApprovals at `at` would (state
 // expired, DecidedAt at, DecidedReason "approval_timeout", no DecidedBy; the
 // given by and reason are dropped), and returns it with
-// warden.ErrApprovalDecided: it reads as expired from then on. An approval
-// that is not pending is returned as stored with warden.ErrApprovalDecided;
-// an unknown id is warden.ErrApprovalNotFound. Expiring (state expired) is
+// approval.ErrApprovalDecided: it reads as expired from then on. An approval
+// that is not pending is returned as stored with approval.ErrApprovalDecided;
+// an unknown id is approval.ErrApprovalNotFound. Expiring (state expired) is
 // allowed at any time, before Expires too (a held call that hung up).
-func (s *Store) DecideApproval(ctx context.Context, id string, state warden.ApprovalState, by, reason string, at time.Time) (*warden.Approval, error) {
+func (s *Store) DecideApproval(ctx context.Context, id string, state approval.ApprovalState, by, reason string, at time.Time) (*approval.Approval, error) {
 	switch state {
-	case warden.ApprovalApproved, warden.ApprovalDenied, warden.ApprovalExpired:
+	case approval.ApprovalApproved, approval.ApprovalDenied, approval.ApprovalExpired:
 	default:
 		return nil, fmt.Errorf("sqlite: cannot decide approval %q to state %q", id, state)
 	}
 	if at.IsZero() {
 		return nil, fmt.Errorf("sqlite: decide approval %q: no time", id)
 	}
-	var got *warden.Approval
+	var got *approval.Approval
 	var outErr error
 	err := s.approvalTx(ctx, "decide approval", func(tx *sql.Tx) error {
 		const set = `UPDATE approvals SET state = ?, decided_by = ?, decided_reason = ?, decided_at = ?
 			WHERE id = ? AND state = 'pending'`
 		args := []any{string(state), by, reason, micro(at), id}
 		query := set
-		if state != warden.ApprovalExpired {
+		if state != approval.ApprovalExpired {
 			// Expires is not before at: expires >= at, to the µs.
 			query += ` AND expires >= ?`
 			args = append(args, tracesql.CeilMicro(at))
@@ -263,10 +266,10 @@ func (s *Store) DecideApproval(ctx context.Context, id string, state warden.Appr
 		// Not changed: either not pending (or unknown), or, to approve or
 		// deny, overdue. Holding the write lock, a pending row here is
 		// overdue: expire it.
-		outErr = warden.ErrApprovalDecided
-		if state != warden.ApprovalExpired {
+		outErr = approval.ErrApprovalDecided
+		if state != approval.ApprovalExpired {
 			rows, err = queryApprovals(ctx, tx, set+` RETURNING `+approvalCols,
-				string(warden.ApprovalExpired), "", warden.CodeApprovalTimeout, micro(at), id)
+				string(approval.ApprovalExpired), "", warden.CodeApprovalTimeout, micro(at), id)
 			if err != nil {
 				return s.approvalErr(ctx, "decide approval", err)
 			}
@@ -277,7 +280,7 @@ func (s *Store) DecideApproval(ctx context.Context, id string, state warden.Appr
 		}
 		got, err = scanApproval(tx.QueryRowContext(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = ?`, id))
 		if errors.Is(err, sql.ErrNoRows) {
-			got, outErr = nil, warden.ErrApprovalNotFound
+			got, outErr = nil, approval.ErrApprovalNotFound
 			return nil
 		}
 		if err != nil {
@@ -296,7 +299,7 @@ func (s *Store) DecideApproval(ctx context.Context, id string, state warden.Appr
 
 // SetDecisionRecord sets the DecisionRecordID of approval id (whatever its
 // state; a later call replaces it); an unknown id is
-// warden.ErrApprovalNotFound.
+// approval.ErrApprovalNotFound.
 func (s *Store) SetDecisionRecord(ctx context.Context, id, recordID string) error {
 	return s.approvalTx(ctx, "set decision record", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE approvals SET decision_record_id = ? WHERE id = ?`, recordID, id)
@@ -308,7 +311,7 @@ func (s *Store) SetDecisionRecord(ctx context.Context, id, recordID string) erro
 			return s.approvalErr(ctx, "set decision record", err)
 		}
 		if n == 0 {
-			return fmt.Errorf("%w: %q", warden.ErrApprovalNotFound, id)
+			return fmt.Errorf("%w: %q", approval.ErrApprovalNotFound, id)
 		}
 		return nil
 	})
@@ -321,11 +324,11 @@ func (s *Store) SetDecisionRecord(ctx context.Context, id, recordID string) erro
 // whose WHERE re-checks used_at = 0: SQLite runs the statement under its
 // write lock, so of concurrent retries (in this process or another) exactly
 // one gets a given approval.
-func (s *Store) UseApproval(ctx context.Context, key string, notBefore, at time.Time, recordID string) (*warden.Approval, error) {
+func (s *Store) UseApproval(ctx context.Context, key string, notBefore, at time.Time, recordID string) (*approval.Approval, error) {
 	if at.IsZero() {
 		return nil, errors.New("sqlite: use approval: no time")
 	}
-	var got *warden.Approval
+	var got *approval.Approval
 	err := s.approvalTx(ctx, "use approval", func(tx *sql.Tx) error {
 		if key == "" {
 			return nil
@@ -356,11 +359,11 @@ func (s *Store) UseApproval(ctx context.Context, key string, notBefore, at time.
 // ExpireApprovals moves every pending approval whose Expires is before at to
 // expired (DecidedAt at, DecidedReason "approval_timeout", no DecidedBy) in
 // one statement, and returns them, oldest Created first (then by id).
-func (s *Store) ExpireApprovals(ctx context.Context, at time.Time) ([]warden.Approval, error) {
+func (s *Store) ExpireApprovals(ctx context.Context, at time.Time) ([]approval.Approval, error) {
 	if at.IsZero() {
 		return nil, errors.New("sqlite: expire approvals: no time")
 	}
-	var out []warden.Approval
+	var out []approval.Approval
 	err := s.approvalTx(ctx, "expire approvals", func(tx *sql.Tx) error {
 		var err error
 		out, err = queryApprovals(ctx, tx, `UPDATE approvals
@@ -376,7 +379,7 @@ func (s *Store) ExpireApprovals(ctx context.Context, at time.Time) ([]warden.App
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b warden.Approval) int {
+	slices.SortFunc(out, func(a, b approval.Approval) int {
 		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
 	})
 	return out, nil

@@ -12,12 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/storetest"
 )
 
 func TestApprovals(t *testing.T) {
-	storetest.RunApprovals(t, func(t *testing.T) warden.ApprovalStore {
+	storetest.RunApprovals(t, func(t *testing.T) approval.ApprovalStore {
 		return open(t, t.TempDir(), Options{})
 	})
 }
@@ -30,9 +32,9 @@ var approvalIndexes = []string{
 	"approvals_state_expires:CREATE INDEX approvals_state_expires ON approvals (state, expires)",
 }
 
-func testApproval(id string, created time.Time) *warden.Approval {
-	return &warden.Approval{
-		ID: id, State: warden.ApprovalPending, Event: "steps/toolCallRequest", Surface: "aos",
+func testApproval(id string, created time.Time) *approval.Approval {
+	return &approval.Approval{
+		ID: id, State: approval.ApprovalPending, Event: "steps/toolCallRequest", Surface: "aos",
 		SessionID: "sess", AgentID: "agent", Tool: "bash", Summary: "bash: ls", Reason: "ask",
 		PolicyID: "ask-shell", Created: created, Expires: created.Add(15 * time.Minute),
 		RecordID: "rec-" + id, Caller: "agents", Tenant: "acme", Key: "key-" + id,
@@ -50,7 +52,7 @@ func TestApprovalsDurable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.DecideApproval(ctx, "a1", warden.ApprovalApproved, "alice", "ok", base.Add(time.Minute)); err != nil {
+	if _, err := s.DecideApproval(ctx, "a1", approval.ApprovalApproved, "alice", "ok", base.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.SetDecisionRecord(ctx, "a1", "rec-decision"); err != nil {
@@ -59,10 +61,10 @@ func TestApprovalsDurable(t *testing.T) {
 	if _, err := s.UseApproval(ctx, "key-a1", base, base.Add(2*time.Minute), "rec-retry"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.DecideApproval(ctx, "a2", warden.ApprovalDenied, "bob", "no", base.Add(time.Minute)); err != nil {
+	if _, err := s.DecideApproval(ctx, "a2", approval.ApprovalDenied, "bob", "no", base.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	want, err := s.ListApprovals(ctx, warden.ApprovalQuery{})
+	want, err := s.ListApprovals(ctx, approval.ApprovalQuery{})
 	if err != nil || len(want) != 3 {
 		t.Fatalf("ListApprovals: %d, %v", len(want), err)
 	}
@@ -78,7 +80,7 @@ func TestApprovalsDurable(t *testing.T) {
 	}
 
 	s = open(t, dir, Options{})
-	got, err := s.ListApprovals(ctx, warden.ApprovalQuery{})
+	got, err := s.ListApprovals(ctx, approval.ApprovalQuery{})
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("after reopen: %+v, %v\nwant %+v", got, err, want)
 	}
@@ -91,14 +93,14 @@ func TestApprovalsDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	got, err = r.ListApprovals(ctx, warden.ApprovalQuery{})
+	got, err = r.ListApprovals(ctx, approval.ApprovalQuery{})
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("read-only: %+v, %v\nwant %+v", got, err, want)
 	}
-	if a, err := r.Approval(ctx, "a2"); err != nil || a.State != warden.ApprovalDenied {
+	if a, err := r.Approval(ctx, "a2"); err != nil || a.State != approval.ApprovalDenied {
 		t.Errorf("read-only Approval(a2): %+v, %v", a, err)
 	}
-	if _, err := r.Approval(ctx, "nope"); !errors.Is(err, warden.ErrApprovalNotFound) {
+	if _, err := r.Approval(ctx, "nope"); !errors.Is(err, approval.ErrApprovalNotFound) {
 		t.Errorf("read-only Approval(nope): %v", err)
 	}
 	for name, err := range changeAll(r) {
@@ -110,7 +112,7 @@ func TestApprovalsDurable(t *testing.T) {
 	if err := s.CreateApproval(ctx, testApproval("a4", base.Add(time.Hour))); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := r.ListApprovals(ctx, warden.ApprovalQuery{State: warden.ApprovalPending}); err != nil || len(got) != 2 || got[0].ID != "a4" {
+	if got, err := r.ListApprovals(ctx, approval.ApprovalQuery{State: approval.ApprovalPending}); err != nil || len(got) != 2 || got[0].ID != "a4" {
 		t.Errorf("read-only sees pending %+v, %v; want a4, a3", got, err)
 	}
 }
@@ -120,7 +122,7 @@ func changeAll(s *Store) map[string]error {
 	ctx := context.Background()
 	errs := map[string]error{}
 	errs["CreateApproval"] = s.CreateApproval(ctx, testApproval("new", base))
-	_, errs["DecideApproval"] = s.DecideApproval(ctx, "a3", warden.ApprovalApproved, "alice", "", base)
+	_, errs["DecideApproval"] = s.DecideApproval(ctx, "a3", approval.ApprovalApproved, "alice", "", base)
 	errs["SetDecisionRecord"] = s.SetDecisionRecord(ctx, "a3", "rec")
 	_, errs["UseApproval"] = s.UseApproval(ctx, "key-a1", base, base, "rec")
 	_, errs["UseApproval with no key"] = s.UseApproval(ctx, "", base, base, "rec")
@@ -153,8 +155,8 @@ func TestApprovalsTwoStores(t *testing.T) {
 			s := stores[g%2]
 			for i := range 20 {
 				id := fmt.Sprintf("a%02d", i)
-				_, err := s.DecideApproval(ctx, id, warden.ApprovalApproved, fmt.Sprint("approver-", g), "", base.Add(time.Minute))
-				if err != nil && !errors.Is(err, warden.ErrApprovalDecided) {
+				_, err := s.DecideApproval(ctx, id, approval.ApprovalApproved, fmt.Sprint("approver-", g), "", base.Add(time.Minute))
+				if err != nil && !errors.Is(err, approval.ErrApprovalDecided) {
 					t.Errorf("decide %s: %v", id, err)
 					continue
 				}
@@ -283,7 +285,7 @@ func TestMigrateFromSchema3(t *testing.T) {
 		if err := s.rdb.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != schemaVersion {
 			t.Fatalf("user_version = %d, %v; want %d", v, err, schemaVersion)
 		}
-		got := scanAll(t, s, warden.Query{Oldest: true})
+		got := scanAll(t, s, audit.Query{Oldest: true})
 		if g := idsOf(got); !slices.Equal(g, []string{"a", "b", "c"}) {
 			t.Fatalf("round %d: records %q, want [a b c]", round, g)
 		}
@@ -299,7 +301,7 @@ func TestMigrateFromSchema3(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if a, err := s.Approval(ctx, "ap"); err != nil || a.State != warden.ApprovalPending {
+		if a, err := s.Approval(ctx, "ap"); err != nil || a.State != approval.ApprovalPending {
 			t.Errorf("round %d: approval %+v, %v", round, a, err)
 		}
 		s.Close()
@@ -319,18 +321,18 @@ func TestPruneApprovals(t *testing.T) {
 	for _, tt := range []struct {
 		id      string
 		created time.Time
-		state   warden.ApprovalState
+		state   approval.ApprovalState
 		decided time.Time
 		used    time.Time
 	}{
-		{"pending-old", old, warden.ApprovalPending, time.Time{}, time.Time{}},
-		{"pending-recent", recent, warden.ApprovalPending, time.Time{}, time.Time{}},
-		{"approved-old", old, warden.ApprovalApproved, old.Add(time.Minute), time.Time{}},
-		{"approved-old-used-old", old, warden.ApprovalApproved, old.Add(time.Minute), old.Add(2 * time.Minute)},
-		{"approved-old-used-recent", old, warden.ApprovalApproved, old.Add(time.Minute), recent},
-		{"denied-old", old, warden.ApprovalDenied, old.Add(time.Minute), time.Time{}},
-		{"expired-old", old, warden.ApprovalExpired, old.Add(time.Minute), time.Time{}},
-		{"denied-recent", old, warden.ApprovalDenied, recent, time.Time{}},
+		{"pending-old", old, approval.ApprovalPending, time.Time{}, time.Time{}},
+		{"pending-recent", recent, approval.ApprovalPending, time.Time{}, time.Time{}},
+		{"approved-old", old, approval.ApprovalApproved, old.Add(time.Minute), time.Time{}},
+		{"approved-old-used-old", old, approval.ApprovalApproved, old.Add(time.Minute), old.Add(2 * time.Minute)},
+		{"approved-old-used-recent", old, approval.ApprovalApproved, old.Add(time.Minute), recent},
+		{"denied-old", old, approval.ApprovalDenied, old.Add(time.Minute), time.Time{}},
+		{"expired-old", old, approval.ApprovalExpired, old.Add(time.Minute), time.Time{}},
+		{"denied-recent", old, approval.ApprovalDenied, recent, time.Time{}},
 	} {
 		a := testApproval(tt.id, tt.created)
 		a.Key = tt.id
@@ -338,7 +340,7 @@ func TestPruneApprovals(t *testing.T) {
 		if err := s.CreateApproval(ctx, a); err != nil {
 			t.Fatal(err)
 		}
-		if tt.state != warden.ApprovalPending {
+		if tt.state != approval.ApprovalPending {
 			if _, err := s.DecideApproval(ctx, tt.id, tt.state, "alice", "", tt.decided); err != nil {
 				t.Fatal(err)
 			}
@@ -351,7 +353,7 @@ func TestPruneApprovals(t *testing.T) {
 	}
 	recordAll(t, s, bigRecord("r-old", old), bigRecord("r-recent", recent))
 	left := func() []string {
-		got, err := s.ListApprovals(ctx, warden.ApprovalQuery{Limit: 100})
+		got, err := s.ListApprovals(ctx, approval.ApprovalQuery{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}

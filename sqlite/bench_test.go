@@ -10,13 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
 // benchRecord is a realistic record: a tool call of about 1 KiB and three
 // results.
-func benchRecord(id string) *warden.Record {
-	return &warden.Record{
+func benchRecord(id string) *audit.Record {
+	return &audit.Record{
 		ID: id, Time: time.Now().UTC(), Event: "steps/toolCallRequest", Surface: "aos", Tool: "bash",
 		RequestID: "13fa8d6f-8a4b-4c1e-9f2a-1b2c3d4e5f60", AgentID: "agent-0193a4f2",
 		SessionID: "session-0193a4f2-7c1e", TurnID: "turn-12", StepID: "step-34",
@@ -124,7 +126,7 @@ func BenchmarkScan(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := warden.Collect(ctx, s, warden.Query{}, 100); err != nil {
+		if _, err := audit.Collect(ctx, s, audit.Query{}, 100); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -138,7 +140,7 @@ func BenchmarkScanAll(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0
-		if err := s.Scan(ctx, warden.Query{Oldest: true}, func(*warden.Record) bool { n++; return true }); err != nil {
+		if err := s.Scan(ctx, audit.Query{Oldest: true}, func(*audit.Record) bool { n++; return true }); err != nil {
 			b.Fatal(err)
 		}
 		if n != 10000 {

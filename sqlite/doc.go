@@ -9,7 +9,7 @@
 // trace.db holds these tables (schema.go; the version is PRAGMA user_version,
 // migrated by [Open]). runs has one small row per recorded decision, the
 // columns Scan filters on and where its blob is. approvals (schema 4) has
-// one row per [warden.Approval] (CONTRACT §11), every field a column, times
+// one row per [approval.Approval] (CONTRACT §11), every field a column, times
 // as unix microseconds in UTC (0 for none), with four small indexes: the id,
 // (state, expires) for expiry and the pending list, the retry key (partial:
 // approved and unused only), and (session_id, created) for a session's
@@ -75,7 +75,7 @@
 //
 // # Approvals
 //
-// [Store] is also a [warden.ApprovalStore] (approvals.go). Approvals are few
+// [Store] is also a [approval.ApprovalStore] (approvals.go). Approvals are few
 // (a human decides each), so they bypass the group commit: each change is one
 // short IMMEDIATE transaction on a connection of their own, with the same
 // Synchronous setting as the records, so an approval is as durable as a
@@ -85,14 +85,14 @@
 // the approval, so under SQLite's write lock two approvers, or two retries,
 // never both win, also across processes sharing the directory. Approving or
 // denying an approval after its Expires expires it instead and fails with
-// [warden.ErrApprovalDecided]. Approvals are read through the read-only
+// [approval.ErrApprovalDecided]. Approvals are read through the read-only
 // connections, so [OpenReadOnly] stores list them; their changing methods
 // return [ErrReadOnly] there, and [ErrClosed] after Close. Retention prunes
 // decided approvals by age only, never a pending one (see [Retention]).
 //
 // # ACS sessions
 //
-// [Store] is also a [warden.ACSSessionStore] (acs.go). A session's creation
+// [Store] is also a [acsstate.Store] (acs.go). A session's creation
 // and end are written like the approvals, one short IMMEDIATE transaction
 // each; the two writes of every step, [Store.RememberRequest] and
 // [Store.AppendACSEntry], join the trace writer's queue and commit in its

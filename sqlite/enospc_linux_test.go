@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
 )
 
 // TestBlobFileDiskFull fills a real (tiny tmpfs) filesystem: the blob write
@@ -78,7 +78,7 @@ func TestBlobFileDiskFull(t *testing.T) {
 		t.Fatalf("reopen after ENOSPC: %v", err)
 	}
 	defer s.Close()
-	got, err := warden.Collect(ctx, s, warden.Query{}, everything)
+	got, err := audit.Collect(ctx, s, audit.Query{}, everything)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -27,7 +29,7 @@ func TestFillEncodesAsEncodingJSON(t *testing.T) {
 	badPatch.Results[0].Patch = json.RawMessage(`{"a":`)
 	for _, tc := range []struct {
 		name    string
-		rec     *warden.Record
+		rec     *audit.Record
 		wantErr bool
 	}{
 		{"bench", benchRecord("r"), false},
@@ -99,7 +101,7 @@ func TestFillArgsAcrossRecords(t *testing.T) {
 	c.Reason = long + "x"
 	r := requestPool.Get().(*request)
 	defer putRequest(r)
-	for i, rec := range []*warden.Record{a, a, b, b, c, a, b} {
+	for i, rec := range []*audit.Record{a, a, b, b, c, a, b} {
 		if err := r.fill(rec); err != nil {
 			t.Fatal(err)
 		}

@@ -7,20 +7,21 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/fleet/registry"
 )
 
 // The fleet's small tables (schema 13, schema.go): stream_cursors, the
-// decision stream's acknowledged position (warden.CursorStore), and
-// instances, the replica registry (warden.InstanceStore). Both change a few
+// decision stream's acknowledged position (audit.CursorStore), and
+// instances, the replica registry (registry.Store). Both change a few
 // times a second at most, so they are written in plain IMMEDIATE
 // transactions on the approvals' connection, like the approvals, never on
 // the decision path.
 
 var (
-	_ warden.CursorStore   = (*Store)(nil)
-	_ warden.InstanceStore = (*Store)(nil)
-	_ warden.Readier       = (*Store)(nil)
+	_ audit.CursorStore = (*Store)(nil)
+	_ registry.Store    = (*Store)(nil)
+	_ audit.Readier     = (*Store)(nil)
 )
 
 // StreamCursor returns the record id stored under name, "" for none.
@@ -56,8 +57,8 @@ func (s *Store) SetStreamCursor(ctx context.Context, name, id string) error {
 }
 
 // Heartbeat stores in, replacing the instance with its ID.
-func (s *Store) Heartbeat(ctx context.Context, in warden.Instance) error {
-	if err := warden.ValidInstance(in); err != nil {
+func (s *Store) Heartbeat(ctx context.Context, in registry.Instance) error {
+	if err := registry.Valid(in); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
 	return s.approvalTx(ctx, "heartbeat", func(tx *sql.Tx) error {
@@ -74,7 +75,7 @@ func (s *Store) Heartbeat(ctx context.Context, in warden.Instance) error {
 }
 
 // Instances returns the registered instances, ordered by ID.
-func (s *Store) Instances(ctx context.Context) ([]warden.Instance, error) {
+func (s *Store) Instances(ctx context.Context) ([]registry.Instance, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -84,9 +85,9 @@ func (s *Store) Instances(ctx context.Context) ([]warden.Instance, error) {
 		return nil, s.readErr(ctx, "read instances", err)
 	}
 	defer rows.Close()
-	out := []warden.Instance{}
+	out := []registry.Instance{}
 	for rows.Next() {
-		var in warden.Instance
+		var in registry.Instance
 		var started, seen int64
 		if err := rows.Scan(&in.ID, &in.Addr, &in.Version, &in.PolicyRevision, &started, &seen); err != nil {
 			return nil, s.readErr(ctx, "read instances", err)

@@ -7,18 +7,18 @@ import (
 	"slices"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/labels"
 )
 
-// Session labels (warden.LabelStore, CONTRACT §15) live in session_labels
+// Session labels (labels.Store, CONTRACT §15) live in session_labels
 // (schema 11, schema.go), one row per (tenant, session, label). They change
 // rarely — a session gains each label once — so AddSessionLabels is a plain
 // IMMEDIATE transaction on the approvals' connection, durable when it
 // returns, not a group commit; SessionLabels reads through the read-only
-// connections. The Decider keeps them in a warden.LabelCache in front of
+// connections. The Decider keeps them in a labels.Cache in front of
 // the store, so the decision path reads the store only on a cache miss.
 
-var _ warden.LabelStore = (*Store)(nil)
+var _ labels.Store = (*Store)(nil)
 
 // SessionLabels returns the session's labels, sorted; nil for none.
 func (s *Store) SessionLabels(ctx context.Context, tenant, session string) ([]string, error) {
@@ -50,39 +50,39 @@ func (s *Store) SessionLabels(ctx context.Context, tenant, session string) ([]st
 
 // AddSessionLabels adds labels to the session in one transaction and
 // returns its labels after it, sorted. Invalid labels, and more than
-// warden.MaxSessionLabels in all (warden.ErrTooManyLabels), write nothing.
-func (s *Store) AddSessionLabels(ctx context.Context, tenant, session string, labels []string, at time.Time) ([]string, error) {
+// labels.MaxPerSession in all (labels.ErrTooMany), write nothing.
+func (s *Store) AddSessionLabels(ctx context.Context, tenant, session string, add []string, at time.Time) ([]string, error) {
 	if session == "" {
-		return nil, fmt.Errorf("sqlite: session labels need a session id")
+		return nil, fmt.Errorf("sqlite: session add need a session id")
 	}
-	for _, l := range labels {
-		if err := warden.ValidLabel(l); err != nil {
+	for _, l := range add {
+		if err := labels.Valid(l); err != nil {
 			return nil, fmt.Errorf("sqlite: %w", err)
 		}
 	}
 	var out []string
-	err := s.approvalTx(ctx, "add session labels", func(tx *sql.Tx) error {
+	err := s.approvalTx(ctx, "add session add", func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx,
 			`SELECT label FROM session_labels WHERE tenant = ? AND session = ?`, tenant, session)
 		if err != nil {
-			return s.approvalErr(ctx, "add session labels", err)
+			return s.approvalErr(ctx, "add session add", err)
 		}
 		var have []string
 		for rows.Next() {
 			var l string
 			if err := rows.Scan(&l); err != nil {
 				rows.Close()
-				return s.approvalErr(ctx, "add session labels", err)
+				return s.approvalErr(ctx, "add session add", err)
 			}
 			have = append(have, l)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return s.approvalErr(ctx, "add session labels", err)
+			return s.approvalErr(ctx, "add session add", err)
 		}
-		out = warden.MergeLabels(have, labels)
-		if len(out) > warden.MaxSessionLabels {
-			return warden.ErrTooManyLabels
+		out = labels.Merge(have, add)
+		if len(out) > labels.MaxPerSession {
+			return labels.ErrTooMany
 		}
 		slices.Sort(have)
 		for _, l := range out {
@@ -92,7 +92,7 @@ func (s *Store) AddSessionLabels(ctx context.Context, tenant, session string, la
 			if _, err := tx.ExecContext(ctx,
 				`INSERT INTO session_labels (tenant, session, label, added) VALUES (?, ?, ?, ?)`,
 				tenant, session, l, micro(at)); err != nil {
-				return s.approvalErr(ctx, "add session labels", err)
+				return s.approvalErr(ctx, "add session add", err)
 			}
 		}
 		return nil

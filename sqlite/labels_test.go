@@ -5,18 +5,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/labels"
+
 	"github.com/wardenhq/warden/storetest"
 )
 
 func TestLabels(t *testing.T) {
-	dirs := map[warden.LabelStore]string{}
-	storetest.RunLabels(t, func(t *testing.T) warden.LabelStore {
+	dirs := map[labels.Store]string{}
+	storetest.RunLabels(t, func(t *testing.T) labels.Store {
 		dir := t.TempDir()
 		s := open(t, dir, Options{})
 		dirs[s] = dir
 		return s
-	}, func(t *testing.T, s warden.LabelStore) warden.LabelStore {
+	}, func(t *testing.T, s labels.Store) labels.Store {
 		if err := s.(*Store).Close(); err != nil {
 			t.Fatal(err)
 		}

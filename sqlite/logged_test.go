@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/storetest"
 )
 
@@ -97,7 +98,7 @@ func TestLoggedIndexAndReopen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := warden.Collect(ctx, s, warden.Query{}, everything)
+	got, err := audit.Collect(ctx, s, audit.Query{}, everything)
 	if err != nil || len(got) != 500 {
 		t.Fatalf("read back %d, %v", len(got), err)
 	}

@@ -12,17 +12,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
 )
 
 // bigRecord is a record with about 4 KiB of blob.
-func bigRecord(id string, at time.Time) *warden.Record {
+func bigRecord(id string, at time.Time) *audit.Record {
 	r := testRecord(id, at)
 	r.Input = json.RawMessage(`{"pad":"` + strings.Repeat("x", 4096) + `"}`)
 	return r
 }
 
-func recordAll(t *testing.T, s *Store, rs ...*warden.Record) {
+func recordAll(t *testing.T, s *Store, rs ...*audit.Record) {
 	t.Helper()
 	for _, r := range rs {
 		if err := s.Record(context.Background(), r); err != nil {
@@ -34,7 +34,7 @@ func recordAll(t *testing.T, s *Store, rs ...*warden.Record) {
 func ids(t *testing.T, s *Store) string {
 	t.Helper()
 	var out []string
-	err := s.Scan(context.Background(), warden.Query{Oldest: true}, func(r *warden.Record) bool {
+	err := s.Scan(context.Background(), audit.Query{Oldest: true}, func(r *audit.Record) bool {
 		if !json.Valid(r.Input) {
 			t.Errorf("%s: input %q", r.ID, r.Input)
 		}

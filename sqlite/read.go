@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/internal/tracesql"
 )
@@ -37,7 +39,7 @@ const scanSQL = `SELECT rowid, id, time, event, surface, direction, request_id,
 // row is one scanned row, its blob not yet read.
 type row struct {
 	rowid                          int64
-	rec                            warden.Record
+	rec                            audit.Record
 	us, off, nRes, nIn, nOut, nVws int64
 	codes                          []byte
 	prevHash, hash                 []byte
@@ -46,12 +48,12 @@ type row struct {
 
 // Scan calls fn with each record matching q, in insertion order, newest
 // first unless q.Oldest, until fn returns false, the records end or ctx is
-// done (then it returns ctx.Err()). See warden.Query for the cursor and the
+// done (then it returns ctx.Err()). See audit.Query for the cursor and the
 // budget. Each record is new: fn may keep it.
 //
 // The column filters are the chunk query's WHERE clause, so the rows Scan
 // reads all match them; q.Text is tested in Go (see scanText).
-func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) bool) error {
+func (s *Store) Scan(ctx context.Context, q audit.Query, fn func(*audit.Record) bool) error {
 	start := time.Now()
 	if err := ctx.Err(); err != nil {
 		return err
@@ -65,7 +67,7 @@ func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record
 		// 2) the later record is the cursor.
 		err := s.rdb.QueryRowContext(ctx, `SELECT rowid FROM runs WHERE id = ? ORDER BY rowid DESC LIMIT 1`, q.After).Scan(&sc.cursor)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("sqlite: %w: %q", warden.ErrUnknownCursor, q.After)
+			return fmt.Errorf("sqlite: %w: %q", audit.ErrUnknownCursor, q.After)
 		}
 		if err != nil {
 			return s.readErr(ctx, "find cursor", err)
@@ -114,7 +116,7 @@ func (s *Store) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record
 // scan is one Scan's state: its query, where it is, what it has examined.
 type scan struct {
 	s          *Store
-	q          warden.Query
+	q          audit.Query
 	where      string
 	args       []any
 	cursor     int64 // the last rowid read, when haveCursor
@@ -144,7 +146,7 @@ func (sc *scan) chunkArgs(n int) []any {
 	return append(a, n)
 }
 
-// spent counts the row w as examined and returns a *warden.ScanStopped
+// spent counts the row w as examined and returns a *audit.ScanStopped
 // after it once the query's budget has passed, unless w is the last row
 // (last). Without Text the rows a chunk query returns all match and are in
 // hand: only the query of the next chunk can be saved, so the budget is
@@ -154,14 +156,14 @@ func (sc *scan) spent(w *row, last bool) error {
 	if sc.q.Budget <= 0 || last || time.Since(sc.start) < sc.q.Budget {
 		return nil
 	}
-	return &warden.ScanStopped{After: w.rec.ID, Scanned: sc.scanned}
+	return &audit.ScanStopped{After: w.rec.ID, Scanned: sc.scanned}
 }
 
 // load completes w's record with its blob; nil (and no error) when the row
 // has been pruned since it was read.
-func (s *Store) load(ctx context.Context, w *row) (*warden.Record, error) {
+func (s *Store) load(ctx context.Context, w *row) (*audit.Record, error) {
 	blob, err := s.rblobs.read(w.off, w.nRes+w.nIn+w.nOut+w.nVws)
-	var r *warden.Record
+	var r *audit.Record
 	if err == nil {
 		r, err = record(w, blob)
 	}
@@ -193,12 +195,12 @@ const textChunk = 1000
 // rows in rowid order have their blobs nearly back to back), and reads a
 // matching row whole. Measured on 1,000,000 records (docs/BENCHMARKS.md),
 // the text test is cheap; the cost per row is SQLite's and the blob bytes.
-func (sc *scan) text(ctx context.Context, fn func(*warden.Record) bool) error {
+func (sc *scan) text(ctx context.Context, fn func(*audit.Record) bool) error {
 	s := sc.s
 	if strings.IndexByte(sc.q.Text, 0) >= 0 {
-		return nil // matches nothing (warden.TextMatcher)
+		return nil // matches nothing (audit.TextMatcher)
 	}
-	m := warden.NewTextMatcher(sc.q.Text)
+	m := audit.NewTextMatcher(sc.q.Text)
 	var (
 		buf   []row
 		spans spanReader
@@ -232,7 +234,7 @@ func (sc *scan) text(ctx context.Context, fn func(*warden.Record) bool) error {
 				if err != nil {
 					return err
 				}
-				var r *warden.Record
+				var r *audit.Record
 				if len(one) == 1 {
 					if r, err = s.load(ctx, &one[0]); err != nil {
 						return err
@@ -329,7 +331,7 @@ func inputSpan(w *row) (lo, hi int64) {
 
 // filters returns q's WHERE clause (empty, or starting with " WHERE ") and
 // its arguments.
-func filters(q warden.Query) (string, []any) {
+func filters(q audit.Query) (string, []any) {
 	return tracesql.Where(q, func(int) string { return "?" })
 }
 
@@ -375,8 +377,8 @@ func (s *Store) pruned(ctx context.Context, rowid int64) bool {
 
 // record completes w's record with its blob (results, input, output and
 // views back to back, as read from trace.blobs).
-func record(w *row, blob []byte) (*warden.Record, error) {
-	r := new(warden.Record)
+func record(w *row, blob []byte) (*audit.Record, error) {
+	r := new(audit.Record)
 	*r = w.rec
 	results, rest := blob[:w.nRes], blob[w.nRes:]
 	if w.nIn > 0 {

@@ -8,6 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/internal/jsonappend"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -86,7 +89,7 @@ const maxPooledBlob = 64 << 10
 // once the batch's blobs are written.
 const blobOffArg = 16
 
-func (r *request) fill(rec *warden.Record) error {
+func (r *request) fill(rec *audit.Record) error {
 	results := rec.Results
 	if results == nil {
 		results = []warden.Result{}
@@ -94,7 +97,7 @@ func (r *request) fill(rec *warden.Record) error {
 	// The results and reason codes are encoded by warden's appenders, byte
 	// for byte as encoding/json writes them (the hash chain covers them).
 	var err error
-	if r.blob, err = warden.AppendResults(r.blob[:0], results); err != nil {
+	if r.blob, err = audit.AppendResults(r.blob[:0], results); err != nil {
 		return fmt.Errorf("sqlite: encode results: %w", err)
 	}
 	resLen := len(r.blob)
@@ -104,7 +107,7 @@ func (r *request) fill(rec *warden.Record) error {
 	var codes driver.Value
 	var codeBytes []byte
 	if len(rec.ReasonCodes) > 0 {
-		r.codes = warden.AppendJSONStrings(r.codes[:0], rec.ReasonCodes)
+		r.codes = jsonappend.Strings(r.codes[:0], rec.ReasonCodes)
 		codes, codeBytes = string(r.codes), r.codes
 	}
 	us := rec.Time.UnixMicro()
@@ -185,7 +188,7 @@ const insertSQL = `INSERT INTO runs (id, time, event, surface, direction,
 // or ctx was done before the writer took rec. Once the writer has taken rec,
 // Record waits for that commit's result even if ctx is done, so the answer
 // is always truthful. rec must not be modified until Record returns.
-func (s *Store) Record(ctx context.Context, rec *warden.Record) error {
+func (s *Store) Record(ctx context.Context, rec *audit.Record) error {
 	if s.queue == nil {
 		return ErrReadOnly
 	}

@@ -54,7 +54,7 @@ var migrations = []migration{
 	// in older rows and on a server without auth.
 	sqlStep(`ALTER TABLE runs ADD COLUMN caller TEXT NOT NULL DEFAULT '';
 		ALTER TABLE runs ADD COLUMN tenant TEXT NOT NULL DEFAULT '';`),
-	// 3 → 4: approvals (CONTRACT §11), one row per warden.Approval,
+	// 3 → 4: approvals (CONTRACT §11), one row per approval.Approval,
 	// written in plain transactions (approvals.go), not by the record
 	// writer. Approvals are few (a human decides each), so their indexes
 	// cost nothing on the decision path; each serves one lookup:
@@ -89,7 +89,7 @@ var migrations = []migration{
 		decision_record_id TEXT NOT NULL,
 		caller             TEXT NOT NULL,
 		tenant             TEXT NOT NULL,
-		key                TEXT NOT NULL,    -- the retry key (warden.Approval.Key)
+		key                TEXT NOT NULL,    -- the retry key (approval.Approval.Key)
 		hold               INTEGER NOT NULL, -- 1: the asking surface holds the call
 		used_at            INTEGER NOT NULL, -- unix microseconds, UTC; 0 until used
 		used_record_id     TEXT NOT NULL
@@ -98,12 +98,12 @@ var migrations = []migration{
 	CREATE INDEX approvals_state_expires ON approvals (state, expires);
 	CREATE INDEX approvals_key ON approvals (key, decided_at) WHERE state = 'approved' AND used_at = 0;
 	CREATE INDEX approvals_session ON approvals (session_id, created);`),
-	// 4 → 5: the approval a record names (warden.Record.ApprovalID: the one
+	// 4 → 5: the approval a record names (audit.Record.ApprovalID: the one
 	// an ask created, a retry used, or whose own decision it is); '' in
 	// older rows. No index: an approval names its records (record_id,
 	// decision_record_id, used_record_id), so the trace never looks up by it.
 	sqlStep(`ALTER TABLE runs ADD COLUMN approval_id TEXT NOT NULL DEFAULT '';`),
-	// 5 → 6: the tool the step calls (warden.Record.Tool), a column so
+	// 5 → 6: the tool the step calls (audit.Record.Tool), a column so
 	// that Query.Tool reads no blob; '' in older rows (their tool is in
 	// their views, which are not parsed back: Query.Tool does not find
 	// them).
@@ -114,7 +114,7 @@ var migrations = []migration{
 	// records (prune.go), so the chain stays verifiable from the newest
 	// one. (The ACS tables, from another branch, came second: 7 → 8.)
 	// The hashes are 32-byte BLOBs, not hex: 64 bytes less per row for
-	// the writer to insert (warden.Record gives them in hex).
+	// the writer to insert (audit.Record gives them in hex).
 	sqlStep(`ALTER TABLE runs ADD COLUMN prev_hash BLOB NOT NULL DEFAULT x'';
 		ALTER TABLE runs ADD COLUMN hash BLOB NOT NULL DEFAULT x'';
 		CREATE TABLE trace_checkpoints (
@@ -126,7 +126,7 @@ var migrations = []migration{
 			public_key TEXT NOT NULL,    -- hex Ed25519 public key
 			signature  TEXT NOT NULL     -- hex Ed25519 signature (prune.go: checkpointMessage)
 		);`),
-	// 7 → 8: ACS sessions (warden.ACSSessionStore, CONTRACT §9; acs.go),
+	// 7 → 8: ACS sessions (acsstate.Store, CONTRACT §9; acs.go),
 	// written in plain transactions like the approvals, not by the record
 	// writer. WITHOUT ROWID: each table is looked up only by its primary
 	// key, so its rows live in that b-tree and need no second one.
@@ -172,14 +172,14 @@ var migrations = []migration{
 	) WITHOUT ROWID;
 	CREATE INDEX acs_requests_at ON acs_requests (session, at);`),
 	// 8 → 9: the verdict of the shadow set the step was decided beside
-	// (warden.Record.ShadowDecision: its summary result's decision), a
+	// (audit.Record.ShadowDecision: its summary result's decision), a
 	// column so that Query.ShadowDisagrees (shadow <> '' AND shadow <>
 	// decision) reads no blob; '' in older rows and without a shadow set.
 	// It is derived from the results, which the hash chain covers, so it
 	// is not hashed itself. No index, like every filter but the session.
 	sqlStep(`ALTER TABLE runs ADD COLUMN shadow TEXT NOT NULL DEFAULT '';`),
 	// 9 → 10: the AgBOM of each agent and the MCP tool pins (agbom.go,
-	// warden.AgBOMStore): one row per component, its canonical JSON in
+	// agbom.Store): one row per component, its canonical JSON in
 	// doc; one row per pinned tool of an MCP server.
 	sqlStep(`CREATE TABLE agbom_components (
 		tenant  TEXT NOT NULL,
@@ -200,11 +200,11 @@ var migrations = []migration{
 		pinned       INTEGER NOT NULL,
 		PRIMARY KEY (server, name)
 	) WITHOUT ROWID;`),
-	// 10 → 11: session labels (labels.go, warden.LabelStore), one row per
+	// 10 → 11: session labels (labels.go, labels.Store), one row per
 	// (tenant, session, label), written in plain transactions like the
 	// approvals; the primary key is the one lookup (a session's labels).
 	// And the profiles each ACS session's ClientHello declared
-	// (warden.ACSSession.Profiles, JSON array; '[]' in older rows).
+	// (acsstate.Session.Profiles, JSON array; '[]' in older rows).
 	sqlStep(`CREATE TABLE session_labels (
 		tenant  TEXT NOT NULL,
 		session TEXT NOT NULL,
@@ -219,8 +219,8 @@ var migrations = []migration{
 	// acs.signing_key (Retention.SigningKey).
 	sqlStep(`ALTER TABLE trace_checkpoints ADD COLUMN algorithm TEXT NOT NULL DEFAULT 'ed25519';`),
 	// 12 → 13: the fleet (fleet.go): the decision stream's acknowledged
-	// position, one row per cursor name (warden.CursorStore), and the
-	// replica registry, one row per instance (warden.InstanceStore).
+	// position, one row per cursor name (audit.CursorStore), and the
+	// replica registry, one row per instance (registry.Store).
 	sqlStep(`CREATE TABLE stream_cursors (
 		name    TEXT NOT NULL PRIMARY KEY,
 		id      TEXT NOT NULL,    -- the last record acknowledged

@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/internal/tracesql"
 )
 
@@ -121,7 +122,7 @@ func TestMigrateFromSchema1(t *testing.T) {
 				if !slices.Equal(idx, wantIdx) {
 					t.Errorf("round %d: indexes %q, want %q", round, idx, wantIdx)
 				}
-				got := scanAll(t, s, warden.Query{Oldest: true})
+				got := scanAll(t, s, audit.Query{Oldest: true})
 				if round == 0 {
 					if g := idsOf(got); !slices.Equal(g, tt.ids) && len(tt.ids) > 0 {
 						t.Fatalf("old records after migration: %q, want %q", g, tt.ids)
@@ -144,7 +145,7 @@ func TestMigrateFromSchema1(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				last, err := warden.Collect(ctx, s, warden.Query{}, 1)
+				last, err := audit.Collect(ctx, s, audit.Query{}, 1)
 				if err != nil || len(last) != 1 || last[0].ID != "new" || last[0].PolicyRevision != "rev" || string(last[0].Views) != `{"tool":{}}` {
 					t.Errorf("round %d: newest = %+v, %v", round, last, err)
 				}
@@ -156,10 +157,10 @@ func TestMigrateFromSchema1(t *testing.T) {
 					at := strings.LastIndex(strings.Join(tt.ids, ""), after) // ids are one letter
 					want = append(want, tt.ids[at+1:]...)
 					want = append(want, "new")
-					if g := idsOf(scanAll(t, s, warden.Query{Oldest: true, After: after})); !slices.Equal(g, want) {
+					if g := idsOf(scanAll(t, s, audit.Query{Oldest: true, After: after})); !slices.Equal(g, want) {
 						t.Errorf("round %d: after %s: %q, want %q", round, after, g, want)
 					}
-					if g := idsOf(scanAll(t, s, warden.Query{Session: "sess-1"})); len(g) != len(tt.ids)/2 {
+					if g := idsOf(scanAll(t, s, audit.Query{Session: "sess-1"})); len(g) != len(tt.ids)/2 {
 						t.Errorf("round %d: session filter: %q", round, g)
 					}
 				}
@@ -170,23 +171,23 @@ func TestMigrateFromSchema1(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			if got := scanAll(t, r, warden.Query{}); len(got) != len(tt.ids)+1 {
+			if got := scanAll(t, r, audit.Query{}); len(got) != len(tt.ids)+1 {
 				t.Errorf("read-only after migration: %d records, want %d", len(got), len(tt.ids)+1)
 			}
 		})
 	}
 }
 
-func scanAll(t *testing.T, s *Store, q warden.Query) []warden.Record {
+func scanAll(t *testing.T, s *Store, q audit.Query) []audit.Record {
 	t.Helper()
-	got, err := warden.Collect(context.Background(), s, q, everything)
+	got, err := audit.Collect(context.Background(), s, q, everything)
 	if err != nil {
 		t.Fatalf("Collect(%+v): %v", q, err)
 	}
 	return got
 }
 
-func idsOf(rs []warden.Record) []string {
+func idsOf(rs []audit.Record) []string {
 	out := []string{}
 	for _, r := range rs {
 		out = append(out, r.ID)
@@ -207,7 +208,7 @@ func TestDuplicateIDRejected(t *testing.T) {
 	if err := s.Record(ctx, testRecord("other", base)); err != nil {
 		t.Errorf("the store still works: %v", err)
 	}
-	if got := idsOf(scanAll(t, s, warden.Query{Oldest: true})); !slices.Equal(got, []string{"dup", "other"}) {
+	if got := idsOf(scanAll(t, s, audit.Query{Oldest: true})); !slices.Equal(got, []string{"dup", "other"}) {
 		t.Errorf("records %q", got)
 	}
 }
@@ -219,7 +220,7 @@ func TestScanPlans(t *testing.T) {
 	s := open(t, t.TempDir(), Options{})
 	at := base
 	for _, oldest := range []bool{false, true} {
-		for _, q := range []warden.Query{
+		for _, q := range []audit.Query{
 			{}, {Session: "s"}, {Event: "e", Decision: "deny"}, {Surface: "aos", Policy: "p", Agent: "a"},
 			{Since: at}, {Until: at}, {Since: at, Until: at.Add(time.Hour)}, {Session: "s", Since: at},
 		} {
@@ -285,7 +286,7 @@ func TestScanStreams(t *testing.T) {
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	n := 0
-	if err := s.Scan(ctx, warden.Query{}, func(*warden.Record) bool { n++; return false }); err != nil || n != 1 {
+	if err := s.Scan(ctx, audit.Query{}, func(*audit.Record) bool { n++; return false }); err != nil || n != 1 {
 		t.Fatalf("Scan: %v, %d records", err, n)
 	}
 	runtime.ReadMemStats(&ms1)
@@ -294,7 +295,7 @@ func TestScanStreams(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	n = 0
-	err := s.Scan(cctx, warden.Query{Oldest: true}, func(*warden.Record) bool {
+	err := s.Scan(cctx, audit.Query{Oldest: true}, func(*audit.Record) bool {
 		n++
 		if n == 2000 {
 			cancel()
@@ -343,7 +344,7 @@ func TestMigrateFromSchema2(t *testing.T) {
 	if err := s.Record(ctx, nr); err != nil {
 		t.Fatal(err)
 	}
-	got := scanAll(t, s, warden.Query{Oldest: true})
+	got := scanAll(t, s, audit.Query{Oldest: true})
 	if g := idsOf(got); !slices.Equal(g, []string{"a", "b", "new"}) {
 		t.Fatalf("records %q", g)
 	}
@@ -391,7 +392,7 @@ func TestMigrateToolColumn(t *testing.T) {
 	if err := s.Record(ctx, nr); err != nil {
 		t.Fatal(err)
 	}
-	got := scanAll(t, s, warden.Query{Oldest: true})
+	got := scanAll(t, s, audit.Query{Oldest: true})
 	if g := idsOf(got); !slices.Equal(g, []string{"a", "b", "new"}) {
 		t.Fatalf("records %q", g)
 	}
@@ -400,11 +401,11 @@ func TestMigrateToolColumn(t *testing.T) {
 			t.Errorf("old record %s: tool %q", r.ID, r.Tool)
 		}
 	}
-	if g := idsOf(scanAll(t, s, warden.Query{Tool: "bash"})); !slices.Equal(g, []string{"new"}) {
+	if g := idsOf(scanAll(t, s, audit.Query{Tool: "bash"})); !slices.Equal(g, []string{"new"}) {
 		t.Errorf("Query{Tool: bash} = %q, want [new]", g)
 	}
 	// The old records' input still holds "bash": Text finds them.
-	if g := idsOf(scanAll(t, s, warden.Query{Text: "BASH", Oldest: true})); !slices.Equal(g, []string{"a", "b", "new"}) {
+	if g := idsOf(scanAll(t, s, audit.Query{Text: "BASH", Oldest: true})); !slices.Equal(g, []string{"a", "b", "new"}) {
 		t.Errorf("Query{Text: BASH} = %q, want all three", g)
 	}
 	s.Close()

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
 )
 
 // TestTwoWritersShareADirectory: two stores on one directory (as two
@@ -37,7 +37,7 @@ func TestTwoWritersShareADirectory(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	got, err := warden.Collect(ctx, a, warden.Query{}, everything)
+	got, err := audit.Collect(ctx, a, audit.Query{}, everything)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -27,10 +29,10 @@ const everything = 1 << 30
 
 // opener returns a storetest open func: one directory per subtest, reopened
 // when called again with the same t.
-func opener(opts Options) func(t *testing.T) warden.Store {
+func opener(opts Options) func(t *testing.T) audit.Store {
 	var mu sync.Mutex
 	dirs := map[*testing.T]string{}
-	return func(t *testing.T) warden.Store {
+	return func(t *testing.T) audit.Store {
 		mu.Lock()
 		dir, ok := dirs[t]
 		if !ok {
@@ -61,8 +63,8 @@ func TestStoreSynchronousFull(t *testing.T) {
 	storetest.Run(t, opener(Options{Synchronous: "full"}))
 }
 
-func testRecord(id string, at time.Time) *warden.Record {
-	return &warden.Record{
+func testRecord(id string, at time.Time) *audit.Record {
+	return &audit.Record{
 		ID: id, Time: at, Event: "steps/toolCallRequest", Surface: "aos",
 		RequestID: "req-" + id, AgentID: "agent", SessionID: "sess", Decision: "allow",
 		Results: []warden.Result{{Guardian: "policy", Decision: "allow", Mode: "enforce", LatencyUS: 2}},
@@ -138,7 +140,7 @@ func TestSchemaVersion(t *testing.T) {
 	s.Close()
 	// Reopening an up-to-date store keeps its data.
 	s = open(t, dir, Options{})
-	if got, _ := warden.Collect(context.Background(), s, warden.Query{}, 100); len(got) != 1 {
+	if got, _ := audit.Collect(context.Background(), s, audit.Query{}, 100); len(got) != 1 {
 		t.Errorf("after reopen: %d records, want 1", len(got))
 	}
 	if _, err := s.conn.ExecContext(context.Background(), "PRAGMA user_version = 99"); err != nil {
@@ -162,7 +164,7 @@ func TestRawJSONKeptVerbatim(t *testing.T) {
 	if err := s.Record(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	got, err := warden.Collect(context.Background(), s, warden.Query{}, 100)
+	got, err := audit.Collect(context.Background(), s, audit.Query{}, 100)
 	if err != nil || len(got) != 1 {
 		t.Fatalf("Collect: %v, %d records", err, len(got))
 	}
@@ -174,7 +176,7 @@ func TestRawJSONKeptVerbatim(t *testing.T) {
 
 func TestRecordValidation(t *testing.T) {
 	s := open(t, t.TempDir(), Options{})
-	if err := s.Record(context.Background(), &warden.Record{}); err == nil {
+	if err := s.Record(context.Background(), &audit.Record{}); err == nil {
 		t.Error("Record without id succeeded")
 	}
 	if err := s.Record(context.Background(), nil); err == nil {
@@ -336,7 +338,7 @@ func TestQueueBoundedAndContext(t *testing.T) {
 	if err := s.Record(ctx, testRecord("after", time.Now())); err != nil {
 		t.Fatal(err)
 	}
-	got, err := warden.Collect(ctx, s, warden.Query{}, 100)
+	got, err := audit.Collect(ctx, s, audit.Query{}, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +442,7 @@ func TestDiskFull(t *testing.T) {
 	// Reopen: everything answered nil is there, nothing answered with an
 	// error is.
 	s = open(t, dir, Options{})
-	got, err := warden.Collect(ctx, s, warden.Query{}, everything)
+	got, err := audit.Collect(ctx, s, audit.Query{}, everything)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,7 +521,7 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 		default:
 		}
 		before := acked.Load()
-		got, err := warden.Collect(ctx, r, warden.Query{}, everything)
+		got, err := audit.Collect(ctx, r, audit.Query{}, everything)
 		if err != nil {
 			t.Fatalf("read-only Scan while writing: %v", err)
 		}
@@ -536,7 +538,7 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 	if writeErrs.Load() != 0 {
 		t.Fatalf("%d writes failed", writeErrs.Load())
 	}
-	got, err := warden.Collect(ctx, r, warden.Query{}, everything)
+	got, err := audit.Collect(ctx, r, audit.Query{}, everything)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +557,7 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 		t.Fatalf("OpenReadOnly after the writer closed: %v", err)
 	}
 	defer r2.Close()
-	if got, err := warden.Collect(ctx, r2, warden.Query{Session: "sess"}, 5); err != nil || len(got) != 5 {
+	if got, err := audit.Collect(ctx, r2, audit.Query{Session: "sess"}, 5); err != nil || len(got) != 5 {
 		t.Errorf("Collect on a stopped store: %d records, %v", len(got), err)
 	}
 	// Reading while the read-only store is open does not stop a new
@@ -564,7 +566,7 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 	if err := w2.Record(ctx, testRecord("late", time.Now())); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := warden.Collect(ctx, r2, warden.Query{}, 1); err != nil || len(got) != 1 || got[0].ID != "late" {
+	if got, err := audit.Collect(ctx, r2, audit.Query{}, 1); err != nil || len(got) != 1 || got[0].ID != "late" {
 		t.Errorf("reader does not see the new writer's record: %v %v", got, err)
 	}
 }
@@ -629,9 +631,9 @@ func kill9(t *testing.T, test, dir string) map[string]bool {
 }
 
 // checkAcked fails unless every acknowledged record is in r.
-func checkAcked(t *testing.T, r warden.Store, acked map[string]bool) {
+func checkAcked(t *testing.T, r audit.Store, acked map[string]bool) {
 	t.Helper()
-	got, err := warden.Collect(context.Background(), r, warden.Query{}, everything)
+	got, err := audit.Collect(context.Background(), r, audit.Query{}, everything)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/internal/tracehash"
 )
 
@@ -174,7 +175,7 @@ type Store struct {
 	lastBatch                            atomic.Int64
 }
 
-var _ warden.Store = (*Store)(nil)
+var _ audit.Store = (*Store)(nil)
 
 // Dir returns the store's directory (absolute).
 func (s *Store) Dir() string { return s.dir }

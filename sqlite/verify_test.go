@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
 )
 
 // chainTrace records n records from 16 goroutines at once, closes the
@@ -98,7 +98,7 @@ func TestChainConsistent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	all, err := warden.Collect(context.Background(), s, warden.Query{Oldest: true}, everything)
+	all, err := audit.Collect(context.Background(), s, audit.Query{Oldest: true}, everything)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
 )
 
 // connect acquires the writer's connection and prepares the insert.
@@ -321,7 +321,7 @@ func (s *Store) write(b []*request, logTo uint64) (err error) {
 		for _, r := range b {
 			if r.op != nil {
 				err := s.runOp(ctx, r.op)
-				if errors.Is(err, warden.ErrReplay) || errors.Is(err, warden.ErrChainMoved) || errors.Is(err, warden.ErrNoSession) {
+				if errors.Is(err, acsstate.ErrReplay) || errors.Is(err, acsstate.ErrChainMoved) || errors.Is(err, acsstate.ErrNoSession) {
 					r.err = err // the call's own answer: it wrote nothing
 					continue
 				}

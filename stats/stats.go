@@ -3,7 +3,7 @@
 // latency histogram for p50/p99, the most denied tools and policies, and how
 // often each policy matched and decided — of every decision, and apart of
 // each tenant's (a tenant's viewer sees its own figures only). An Observer
-// is told of every decision (it is a warden.Observer), so it is built to
+// is told of every decision (it is a pipeline.Observer), so it is built to
 // cost little there:
 // one uncontended mutex, no allocation once a minute's keys are known, and
 // memory bounded whatever the traffic.
@@ -14,6 +14,9 @@ import (
 	"math/bits"
 	"sync"
 	"time"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/pipeline"
 
 	"github.com/wardenhq/warden"
 )
@@ -83,7 +86,7 @@ type minute struct {
 }
 
 // Observer counts decisions per minute (see the package doc). It implements
-// warden.Observer and is safe for concurrent use. The zero value is not
+// pipeline.Observer and is safe for concurrent use. The zero value is not
 // usable: call New.
 type Observer struct {
 	now func() time.Time
@@ -92,7 +95,7 @@ type Observer struct {
 	minutes [Minutes]minute
 }
 
-var _ warden.Observer = (*Observer)(nil)
+var _ pipeline.Observer = (*Observer)(nil)
 
 // New returns an empty Observer reading the time from now (nil: time.Now).
 func New(now func() time.Time) *Observer {
@@ -154,7 +157,7 @@ func histUpper(i int) time.Duration {
 	return time.Duration(upper * float64(time.Microsecond))
 }
 
-// Observe counts one decision; it implements warden.Observer.
+// Observe counts one decision; it implements pipeline.Observer.
 func (o *Observer) Observe(ev *warden.Event, out *warden.Outcome, recordErr error) {
 	tool, tenant := "", ""
 	if ev != nil {
@@ -166,8 +169,8 @@ func (o *Observer) Observe(ev *warden.Event, out *warden.Outcome, recordErr erro
 // ObserveRecord counts one decision as Observe does, with the tool name of
 // the record as stored (redacted: a secret used as a tool name is not
 // listed among the most denied tools); it implements
-// warden.RecordObserver.
-func (o *Observer) ObserveRecord(_ context.Context, ev *warden.Event, out *warden.Outcome, rec *warden.Record, recordErr error) {
+// pipeline.RecordObserver.
+func (o *Observer) ObserveRecord(_ context.Context, ev *warden.Event, out *warden.Outcome, rec *audit.Record, recordErr error) {
 	if rec == nil {
 		o.Observe(ev, out, recordErr)
 		return

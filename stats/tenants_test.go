@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -26,7 +28,7 @@ func TestTenantCounts(t *testing.T) {
 	}
 	o.Observe(tenantDecision("beta", warden.Deny, 5*time.Second, "beta-tool", "beta-policy"))
 	o.Observe(tenantDecision("", warden.Allow, time.Microsecond, "ls", "shared"))
-	rec := &warden.Record{Tool: "[REDACTED]", Tenant: "beta"}
+	rec := &audit.Record{Tool: "[REDACTED]", Tenant: "beta"}
 	ev, out, _ := tenantDecision("beta", warden.Deny, 5*time.Second, "secret", "beta-policy")
 	o.ObserveRecord(t.Context(), ev, out, rec, nil)
 

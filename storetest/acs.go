@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
 )
 
-// RunACS runs the warden.ACSSessionStore contract tests as subtests of t.
+// RunACS runs the acsstate.Store contract tests as subtests of t.
 // open must return a new, empty store for each (sub)test t it is given, and
 // should register a t.Cleanup that closes it.
 //
-// The contract checked, beyond the warden.ACSSessionStore documentation:
+// The contract checked, beyond the acsstate.Store documentation:
 //
 //   - every ACSSession and ACSEntry field round-trips; times come back in
 //     UTC, truncated to the microsecond, the zero time as zero; Methods
@@ -29,14 +29,14 @@ import (
 //     chain), and it never clears Ended (a stale Put racing EndACSSession
 //     cannot reopen the session);
 //   - ACSSession, AppendACSEntry, ACSEntries and EndACSSession of an
-//     unknown session are warden.ErrNoSession;
+//     unknown session are acsstate.ErrNoSession;
 //   - RememberRequest: a key is a replay in its own session only, while the
 //     time it was recorded is at or after at-window (at exactly
 //     first+window it still is, a microsecond later it is not, and the key
 //     is recorded afresh); a replay records nothing; the session need not
 //     exist;
 //   - AppendACSEntry refuses a nil entry and one without EntryHash; when
-//     prev is not the head it is warden.ErrChainMoved and writes nothing;
+//     prev is not the head it is acsstate.ErrChainMoved and writes nothing;
 //     otherwise the entry is the chain's next and the session's Head and
 //     Entries follow;
 //   - ACSEntries: oldest first, skipping the first after, at most limit
@@ -44,11 +44,11 @@ import (
 //   - EndACSSession sets Ended (ending twice is no error), keeping the rest;
 //   - 16 goroutines appending on one head: exactly one wins each round and
 //     the chain stays linked; 16 remembering one key: exactly one succeeds.
-func RunACS(t *testing.T, open func(t *testing.T) warden.ACSSessionStore) {
+func RunACS(t *testing.T, open func(t *testing.T) acsstate.Store) {
 	t.Helper()
 	tests := []struct {
 		name string
-		fn   func(*testing.T, func(*testing.T) warden.ACSSessionStore)
+		fn   func(*testing.T, func(*testing.T) acsstate.Store)
 	}{
 		{"RoundTrip", testACSRoundTrip},
 		{"PutKeepsChain", testACSPutKeepsChain},
@@ -69,8 +69,8 @@ func RunACS(t *testing.T, open func(t *testing.T) warden.ACSSessionStore) {
 }
 
 // acsSession returns a session that shook hands at base.
-func acsSession(id string) *warden.ACSSession {
-	return &warden.ACSSession{
+func acsSession(id string) *acsstate.Session {
+	return &acsstate.Session{
 		ID: id, AgentID: "agent-" + id, Tenant: "acme", KeyID: "key-1", Version: "1.0",
 		Methods: []string{"steps/toolCallRequest", "steps/sessionEnd"},
 		Hello:   base, LastSeen: base.Add(time.Second),
@@ -84,8 +84,8 @@ func acsHash(parts ...any) string {
 }
 
 // acsEntry returns the entry n (from 1) of session's chain, after prev.
-func acsEntry(session string, n int, prev string) *warden.ACSEntry {
-	return &warden.ACSEntry{
+func acsEntry(session string, n int, prev string) *acsstate.Entry {
+	return &acsstate.Entry{
 		EntryID: fmt.Sprintf("%s-entry-%d", session, n), StepID: fmt.Sprintf("req-%d", n),
 		StepType: "steps/toolCallRequest", RequestHash: acsHash("request", session, n),
 		Timestamp:    base.Add(time.Duration(n)*time.Second + 1234567),
@@ -123,7 +123,7 @@ func checkFields(t *testing.T, what string, got, want any) {
 	}
 }
 
-func putSession(t *testing.T, s warden.ACSSessionStore, ss ...*warden.ACSSession) {
+func putSession(t *testing.T, s acsstate.Store, ss ...*acsstate.Session) {
 	t.Helper()
 	for _, x := range ss {
 		if err := s.PutACSSession(context.Background(), x); err != nil {
@@ -132,7 +132,7 @@ func putSession(t *testing.T, s warden.ACSSessionStore, ss ...*warden.ACSSession
 	}
 }
 
-func getSession(t *testing.T, s warden.ACSSessionStore, id string) *warden.ACSSession {
+func getSession(t *testing.T, s acsstate.Store, id string) *acsstate.Session {
 	t.Helper()
 	got, err := s.ACSSession(context.Background(), id)
 	if err != nil || got == nil {
@@ -143,9 +143,9 @@ func getSession(t *testing.T, s warden.ACSSessionStore, id string) *warden.ACSSe
 
 // appendEntries appends entries from..to (inclusive) of session's chain,
 // each after the one before (entry from after prev), and returns them.
-func appendEntries(t *testing.T, s warden.ACSSessionStore, session, prev string, from, to int) []warden.ACSEntry {
+func appendEntries(t *testing.T, s acsstate.Store, session, prev string, from, to int) []acsstate.Entry {
 	t.Helper()
-	var out []warden.ACSEntry
+	var out []acsstate.Entry
 	for n := from; n <= to; n++ {
 		e := acsEntry(session, n, prev)
 		if err := s.AppendACSEntry(context.Background(), session, prev, e); err != nil {
@@ -156,7 +156,7 @@ func appendEntries(t *testing.T, s warden.ACSSessionStore, session, prev string,
 	return out
 }
 
-func entries(t *testing.T, s warden.ACSSessionStore, session string, after int64, limit int) []warden.ACSEntry {
+func entries(t *testing.T, s acsstate.Store, session string, after int64, limit int) []acsstate.Entry {
 	t.Helper()
 	got, err := s.ACSEntries(context.Background(), session, after, limit)
 	if err != nil {
@@ -169,7 +169,7 @@ func entries(t *testing.T, s warden.ACSSessionStore, session string, after int64
 }
 
 // checkEntries compares got with want entry by entry.
-func checkEntries(t *testing.T, what string, got, want []warden.ACSEntry) {
+func checkEntries(t *testing.T, what string, got, want []acsstate.Entry) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Errorf("%s: %d entries, want %d", what, len(got), len(want))
@@ -180,12 +180,12 @@ func checkEntries(t *testing.T, what string, got, want []warden.ACSEntry) {
 	}
 }
 
-func testACSRoundTrip(t *testing.T, open func(*testing.T) warden.ACSSessionStore) {
+func testACSRoundTrip(t *testing.T, open func(*testing.T) acsstate.Store) {
 	s := open(t)
 	ctx := context.Background()
 	cet := time.FixedZone("CET", 3600)
 	const agent = "agent ünïcødé ✓ \"quoted\"\n\t<>&'"
-	want := &warden.ACSSession{
+	want := &acsstate.Session{
 		ID: "0193a4f2-7c1e-7d3a-9b2f-2f6c1e0a9d41", AgentID: agent, Tenant: "acme", KeyID: "acme-2026",
 		Version: "0.9.1", Methods: []string{"steps/toolCallRequest", "protocols/MCP/tools/call", "steps/sessionEnd"},
 		Profiles: []string{"acs-core", "acs-provenance"},
@@ -208,7 +208,7 @@ func testACSRoundTrip(t *testing.T, open func(*testing.T) warden.ACSSessionStore
 	if err := s.AppendACSEntry(ctx, want.ID, "", e); err != nil {
 		t.Fatal(err)
 	}
-	chain := append([]warden.ACSEntry{*e}, appendEntries(t, s, want.ID, e.EntryHash, 2, 3)...)
+	chain := append([]acsstate.Entry{*e}, appendEntries(t, s, want.ID, e.EntryHash, 2, 3)...)
 	if err := s.EndACSSession(ctx, want.ID, base.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -225,40 +225,40 @@ func testACSRoundTrip(t *testing.T, open func(*testing.T) warden.ACSSessionStore
 	checkEntries(t, "chain", entries(t, s, want.ID, 0, 0), chain)
 
 	// The least session: an id, nothing else.
-	putSession(t, s, &warden.ACSSession{ID: "least"})
-	checkFields(t, "least", *getSession(t, s, "least"), warden.ACSSession{ID: "least"})
-	if err := s.AppendACSEntry(ctx, "least", "", &warden.ACSEntry{EntryHash: "h"}); err != nil {
+	putSession(t, s, &acsstate.Session{ID: "least"})
+	checkFields(t, "least", *getSession(t, s, "least"), acsstate.Session{ID: "least"})
+	if err := s.AppendACSEntry(ctx, "least", "", &acsstate.Entry{EntryHash: "h"}); err != nil {
 		t.Fatal(err)
 	}
-	checkEntries(t, "least entry", entries(t, s, "least", 0, 0), []warden.ACSEntry{{EntryHash: "h"}})
+	checkEntries(t, "least entry", entries(t, s, "least", 0, 0), []acsstate.Entry{{EntryHash: "h"}})
 }
 
-func testACSPutInvalid(t *testing.T, open func(*testing.T) warden.ACSSessionStore) {
+func testACSPutInvalid(t *testing.T, open func(*testing.T) acsstate.Store) {
 	s := open(t)
-	for _, x := range []*warden.ACSSession{nil, {AgentID: "no id"}} {
+	for _, x := range []*acsstate.Session{nil, {AgentID: "no id"}} {
 		if err := s.PutACSSession(context.Background(), x); err == nil {
 			t.Errorf("PutACSSession(%+v) = nil, want an error", x)
 		}
 	}
 }
 
-func testACSNoSession(t *testing.T, open func(*testing.T) warden.ACSSessionStore) {
+func testACSNoSession(t *testing.T, open func(*testing.T) acsstate.Store) {
 	s := open(t)
 	ctx := context.Background()
 	putSession(t, s, acsSession("s1"))
-	if got, err := s.ACSSession(ctx, "nope"); !errors.Is(err, warden.ErrNoSession) || got != nil {
+	if got, err := s.ACSSession(ctx, "nope"); !errors.Is(err, acsstate.ErrNoSession) || got != nil {
 		t.Errorf("ACSSession(nope) = %+v, %v; want ErrNoSession", got, err)
 	}
-	if err := s.AppendACSEntry(ctx, "nope", "", acsEntry("nope", 1, "")); !errors.Is(err, warden.ErrNoSession) {
+	if err := s.AppendACSEntry(ctx, "nope", "", acsEntry("nope", 1, "")); !errors.Is(err, acsstate.ErrNoSession) {
 		t.Errorf("AppendACSEntry(nope) = %v; want ErrNoSession", err)
 	}
-	if got, err := s.ACSEntries(ctx, "nope", 0, 0); !errors.Is(err, warden.ErrNoSession) || len(got) != 0 {
+	if got, err := s.ACSEntries(ctx, "nope", 0, 0); !errors.Is(err, acsstate.ErrNoSession) || len(got) != 0 {
 		t.Errorf("ACSEntries(nope) = %d, %v; want ErrNoSession", len(got), err)
 	}
-	if err := s.EndACSSession(ctx, "nope", base); !errors.Is(err, warden.ErrNoSession) {
+	if err := s.EndACSSession(ctx, "nope", base); !errors.Is(err, acsstate.ErrNoSession) {
 		t.Errorf("EndACSSession(nope) = %v; want ErrNoSession", err)
 	}
-	if got, err := s.ACSSession(ctx, "nope"); !errors.Is(err, warden.ErrNoSession) {
+	if got, err := s.ACSSession(ctx, "nope"); !errors.Is(err, acsstate.ErrNoSession) {
 		t.Errorf("after the failed calls, ACSSession(nope) = %+v, %v; want ErrNoSession", got, err)
 	}
 	if got := entries(t, s, "s1", 0, 0); len(got) != 0 {

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
 )
 
 // This file holds RunACS's tests of the replay window, the chain and
 // concurrency (acs.go has the suite and its helpers).
 
-func testACSPutKeepsChain(t *testing.T, open func(*testing.T) warden.ACSSessionStore) {
+func testACSPutKeepsChain(t *testing.T, open func(*testing.T) acsstate.Store) {
 	s := open(t)
 	// A new session starts with an empty chain, whatever Head and Entries say.
 	fresh := acsSession("s1")
@@ -24,7 +24,7 @@ func testACSPutKeepsChain(t *testing.T, open func(*testing.T) warden.ACSSessionS
 	checkFields(t, "new", *getSession(t, s, "s1"), want)
 
 	chain := appendEntries(t, s, "s1", "", 1, 2)
-	again := &warden.ACSSession{ID: "s1", AgentID: "agent-2", Tenant: "beta", KeyID: "key-2", Version: "1.1",
+	again := &acsstate.Session{ID: "s1", AgentID: "agent-2", Tenant: "beta", KeyID: "key-2", Version: "1.1",
 		Methods: []string{"steps/agentResponse"}, Hello: base.Add(time.Hour), LastSeen: base.Add(2 * time.Hour),
 		Head: "bogus", Entries: 99}
 	putSession(t, s, again)
@@ -51,7 +51,7 @@ func testACSPutKeepsChain(t *testing.T, open func(*testing.T) warden.ACSSessionS
 	}
 }
 
-func testACSRemember(t *testing.T, open func(*testing.T) warden.ACSSessionStore) {
+func testACSRemember(t *testing.T, open func(*testing.T) acsstate.Store) {
 	s := open(t)
 	const w = 10 * time.Minute
 	first := base.Add(123 * time.Microsecond)
@@ -62,20 +62,20 @@ func testACSRemember(t *testing.T, open func(*testing.T) warden.ACSSessionStore)
 		want               error
 	}{
 		{"first", "s1", "k1", first, w, nil},
-		{"again at once", "s1", "k1", first, w, warden.ErrReplay},
-		{"within the window", "s1", "k1", first.Add(5 * time.Minute), w, warden.ErrReplay},
-		{"at exactly first+window", "s1", "k1", first.Add(w), w, warden.ErrReplay},
-		{"before first", "s1", "k1", first.Add(-time.Minute), w, warden.ErrReplay},
+		{"again at once", "s1", "k1", first, w, acsstate.ErrReplay},
+		{"within the window", "s1", "k1", first.Add(5 * time.Minute), w, acsstate.ErrReplay},
+		{"at exactly first+window", "s1", "k1", first.Add(w), w, acsstate.ErrReplay},
+		{"before first", "s1", "k1", first.Add(-time.Minute), w, acsstate.ErrReplay},
 		{"another session", "s2", "k1", first, w, nil},
 		{"another key", "s1", "k2", first.Add(time.Second), w, nil},
 		{"a nonce", "s1", "nonce:k1", first, w, nil},
-		{"the nonce again", "s1", "nonce:k1", first.Add(time.Second), w, warden.ErrReplay},
+		{"the nonce again", "s1", "nonce:k1", first.Add(time.Second), w, acsstate.ErrReplay},
 		{"after the window", "s1", "k1", first.Add(w + time.Microsecond), w, nil},
-		{"recorded afresh", "s1", "k1", first.Add(w + time.Minute), w, warden.ErrReplay},
-		{"a shorter window", "s1", "k2", first.Add(2 * time.Second), time.Second, warden.ErrReplay},
+		{"recorded afresh", "s1", "k1", first.Add(w + time.Minute), w, acsstate.ErrReplay},
+		{"a shorter window", "s1", "k2", first.Add(2 * time.Second), time.Second, acsstate.ErrReplay},
 		{"after the shorter window", "s1", "k2", first.Add(2*time.Second + time.Microsecond), time.Second, nil},
 		{"the other session's, long after", "s2", "k1", first.Add(time.Hour), w, nil},
-		{"and again", "s2", "k1", first.Add(time.Hour), w, warden.ErrReplay},
+		{"and again", "s2", "k1", first.Add(time.Hour), w, acsstate.ErrReplay},
 	} {
 		err := s.RememberRequest(context.Background(), tt.session, tt.key, tt.at, tt.window)
 		if (tt.want == nil) != (err == nil) || !errors.Is(err, tt.want) {
@@ -85,7 +85,7 @@ func testACSRemember(t *testing.T, open func(*testing.T) warden.ACSSessionStore)
 	}
 }
 
-func testACSAppend(t *testing.T, open func(*testing.T) warden.ACSSessionStore) {
+func testACSAppend(t *testing.T, open func(*testing.T) acsstate.Store) {
 	s := open(t)
 	ctx := context.Background()
 	putSession(t, s, acsSession("s1"), acsSession("s2"))
@@ -101,18 +101,18 @@ func testACSAppend(t *testing.T, open func(*testing.T) warden.ACSSessionStore) {
 	}
 	check("after the first", chain[0].EntryHash, 1)
 	for _, prev := range []string{"", "bogus", acsHash("entry", "s2", 1)} {
-		if err := s.AppendACSEntry(ctx, "s1", prev, acsEntry("s1", 2, prev)); !errors.Is(err, warden.ErrChainMoved) {
+		if err := s.AppendACSEntry(ctx, "s1", prev, acsEntry("s1", 2, prev)); !errors.Is(err, acsstate.ErrChainMoved) {
 			t.Errorf("AppendACSEntry(prev %q) = %v, want ErrChainMoved", prev, err)
 		}
 		check(fmt.Sprintf("after prev %q", prev), chain[0].EntryHash, 1)
 	}
 	chain = append(chain, appendEntries(t, s, "s1", chain[0].EntryHash, 2, 2)...)
 	check("after the second", chain[1].EntryHash, 2)
-	if err := s.AppendACSEntry(ctx, "s1", chain[0].EntryHash, acsEntry("s1", 3, chain[0].EntryHash)); !errors.Is(err, warden.ErrChainMoved) {
+	if err := s.AppendACSEntry(ctx, "s1", chain[0].EntryHash, acsEntry("s1", 3, chain[0].EntryHash)); !errors.Is(err, acsstate.ErrChainMoved) {
 		t.Errorf("AppendACSEntry(a stale head) = %v, want ErrChainMoved", err)
 	}
 	// Chains are per session.
-	if err := s.AppendACSEntry(ctx, "s2", chain[1].EntryHash, acsEntry("s2", 1, "")); !errors.Is(err, warden.ErrChainMoved) {
+	if err := s.AppendACSEntry(ctx, "s2", chain[1].EntryHash, acsEntry("s2", 1, "")); !errors.Is(err, acsstate.ErrChainMoved) {
 		t.Errorf("AppendACSEntry(s2, s1's head) = %v, want ErrChainMoved", err)
 	}
 	other := appendEntries(t, s, "s2", "", 1, 1)
@@ -121,12 +121,12 @@ func testACSAppend(t *testing.T, open func(*testing.T) warden.ACSSessionStore) {
 	checkEntries(t, "s2", entries(t, s, "s2", 0, 0), other)
 }
 
-func testACSAppendInvalid(t *testing.T, open func(*testing.T) warden.ACSSessionStore) {
+func testACSAppendInvalid(t *testing.T, open func(*testing.T) acsstate.Store) {
 	s := open(t)
 	putSession(t, s, acsSession("s1"))
 	noHash := acsEntry("s1", 1, "")
 	noHash.EntryHash = ""
-	for _, e := range []*warden.ACSEntry{nil, noHash} {
+	for _, e := range []*acsstate.Entry{nil, noHash} {
 		if err := s.AppendACSEntry(context.Background(), "s1", "", e); err == nil {
 			t.Errorf("AppendACSEntry(%+v) = nil, want an error", e)
 		}
@@ -136,10 +136,10 @@ func testACSAppendInvalid(t *testing.T, open func(*testing.T) warden.ACSSessionS
 	}
 }
 
-func testACSEntries(t *testing.T, open func(*testing.T) warden.ACSSessionStore) {
+func testACSEntries(t *testing.T, open func(*testing.T) acsstate.Store) {
 	s := open(t)
 	putSession(t, s, acsSession("s1"), acsSession("s2"))
-	var chain []warden.ACSEntry
+	var chain []acsstate.Entry
 	prev, prev2 := "", ""
 	for n := 1; n <= 25; n++ { // s2's entries between s1's
 		chain = append(chain, appendEntries(t, s, "s1", prev, n, n)...)
@@ -160,7 +160,7 @@ func testACSEntries(t *testing.T, open func(*testing.T) warden.ACSSessionStore) 
 		checkEntries(t, what, entries(t, s, "s1", tt.after, tt.limit), chain[tt.start:tt.end])
 	}
 	for _, size := range []int{1, 2, 7, 25} {
-		var got []warden.ACSEntry
+		var got []acsstate.Entry
 		for after := int64(0); ; {
 			p := entries(t, s, "s1", after, size)
 			got, after = append(got, p...), after+int64(len(p))
@@ -175,7 +175,7 @@ func testACSEntries(t *testing.T, open func(*testing.T) warden.ACSSessionStore) 
 	}
 }
 
-func testACSEntriesDefaultLimit(t *testing.T, open func(*testing.T) warden.ACSSessionStore) {
+func testACSEntriesDefaultLimit(t *testing.T, open func(*testing.T) acsstate.Store) {
 	s := open(t)
 	putSession(t, s, acsSession("s1"))
 	chain := appendEntries(t, s, "s1", "", 1, 1001)
@@ -188,7 +188,7 @@ func testACSEntriesDefaultLimit(t *testing.T, open func(*testing.T) warden.ACSSe
 	checkEntries(t, "the last", entries(t, s, "s1", 1000, 0), chain[1000:])
 }
 
-func testACSEnd(t *testing.T, open func(*testing.T) warden.ACSSessionStore) {
+func testACSEnd(t *testing.T, open func(*testing.T) acsstate.Store) {
 	s := open(t)
 	ctx := context.Background()
 	putSession(t, s, acsSession("s1"), acsSession("s2"))
@@ -209,14 +209,14 @@ func testACSEnd(t *testing.T, open func(*testing.T) warden.ACSSessionStore) {
 
 // testACSAppendRace: 16 goroutines append on one head, round after round;
 // then 16 goroutines chase the head until each has appended 5 entries.
-func testACSAppendRace(t *testing.T, open func(*testing.T) warden.ACSSessionStore) {
+func testACSAppendRace(t *testing.T, open func(*testing.T) acsstate.Store) {
 	s := open(t)
 	ctx := context.Background()
 	putSession(t, s, acsSession("s1"))
 	prev := ""
 	for round := range 4 {
 		var mu sync.Mutex
-		var wins []*warden.ACSEntry
+		var wins []*acsstate.Entry
 		race(func(i int) {
 			e := acsEntry("s1", 100*round+i, prev)
 			err := s.AppendACSEntry(ctx, "s1", prev, e)
@@ -225,7 +225,7 @@ func testACSAppendRace(t *testing.T, open func(*testing.T) warden.ACSSessionStor
 			switch {
 			case err == nil:
 				wins = append(wins, e)
-			case !errors.Is(err, warden.ErrChainMoved):
+			case !errors.Is(err, acsstate.ErrChainMoved):
 				t.Errorf("round %d, appender %d: %v", round, i, err)
 			}
 		})
@@ -245,7 +245,7 @@ func testACSAppendRace(t *testing.T, open func(*testing.T) warden.ACSSessionStor
 			switch {
 			case err == nil:
 				n++
-			case !errors.Is(err, warden.ErrChainMoved):
+			case !errors.Is(err, acsstate.ErrChainMoved):
 				t.Errorf("chaser %d: %v", i, err)
 				return
 			}
@@ -268,7 +268,7 @@ func testACSAppendRace(t *testing.T, open func(*testing.T) warden.ACSSessionStor
 	}
 }
 
-func testACSRememberRace(t *testing.T, open func(*testing.T) warden.ACSSessionStore) {
+func testACSRememberRace(t *testing.T, open func(*testing.T) acsstate.Store) {
 	s := open(t)
 	var mu sync.Mutex
 	ok := 0
@@ -280,7 +280,7 @@ func testACSRememberRace(t *testing.T, open func(*testing.T) warden.ACSSessionSt
 		switch {
 		case err == nil:
 			ok++
-		case !errors.Is(err, warden.ErrReplay):
+		case !errors.Is(err, acsstate.ErrReplay):
 			t.Errorf("goroutine %d: %v", i, err)
 		}
 	})

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/agbom"
 )
 
-// RunAgBOM runs the warden.AgBOMStore contract tests as subtests of t. open
+// RunAgBOM runs the agbom.Store contract tests as subtests of t. open
 // returns an empty store.
 //
-// The contract checked, beyond the warden.AgBOMStore documentation:
+// The contract checked, beyond the agbom.Store documentation:
 //   - components come back ordered by id with their Doc byte for byte, the
 //     update's Source and At (UTC, to the microsecond);
 //   - Replace drops only the components of its source; Remove drops by id;
@@ -24,11 +24,11 @@ import (
 //   - agents are per tenant; an agent left with no component is gone;
 //   - invalid updates and pins are errors, not writes;
 //   - 16 goroutines updating one agent at once all land.
-func RunAgBOM(t *testing.T, open func(t *testing.T) warden.AgBOMStore) {
+func RunAgBOM(t *testing.T, open func(t *testing.T) agbom.Store) {
 	t.Helper()
 	tests := []struct {
 		name string
-		fn   func(*testing.T, warden.AgBOMStore)
+		fn   func(*testing.T, agbom.Store)
 	}{
 		{"RoundTrip", testAgBOMRoundTrip},
 		{"Replace", testAgBOMReplace},
@@ -44,18 +44,18 @@ func RunAgBOM(t *testing.T, open func(t *testing.T) warden.AgBOMStore) {
 	}
 }
 
-func comp(id, typ string) warden.AgBOMComponent {
-	return warden.AgBOMComponent{ID: id, Type: typ, Doc: json.RawMessage(fmt.Sprintf(`{"id":%q,"type":%q,"name":"n-%s"}`, id, typ, id))}
+func comp(id, typ string) agbom.StoredComponent {
+	return agbom.StoredComponent{ID: id, Type: typ, Doc: json.RawMessage(fmt.Sprintf(`{"id":%q,"type":%q,"name":"n-%s"}`, id, typ, id))}
 }
 
-func update(t *testing.T, s warden.AgBOMStore, u *warden.AgBOMUpdate) {
+func update(t *testing.T, s agbom.Store, u *agbom.Update) {
 	t.Helper()
 	if err := s.UpdateAgBOM(context.Background(), u); err != nil {
 		t.Fatalf("UpdateAgBOM: %v", err)
 	}
 }
 
-func bomIDs(t *testing.T, s warden.AgBOMStore, tenant, agent string) []string {
+func bomIDs(t *testing.T, s agbom.Store, tenant, agent string) []string {
 	t.Helper()
 	cs, err := s.AgBOM(context.Background(), tenant, agent)
 	if err != nil {
@@ -68,20 +68,20 @@ func bomIDs(t *testing.T, s warden.AgBOMStore, tenant, agent string) []string {
 	return ids
 }
 
-func testAgBOMRoundTrip(t *testing.T, s warden.AgBOMStore) {
+func testAgBOMRoundTrip(t *testing.T, s agbom.Store) {
 	ctx := context.Background()
-	if _, err := s.AgBOM(ctx, "", "a1"); !errors.Is(err, warden.ErrNoAgBOM) {
+	if _, err := s.AgBOM(ctx, "", "a1"); !errors.Is(err, agbom.ErrNoAgBOM) {
 		t.Fatalf("empty store: AgBOM err = %v, want ErrNoAgBOM", err)
 	}
 	at := base.Add(1234567 * time.Nanosecond)
-	update(t, s, &warden.AgBOMUpdate{Agent: "a1", Source: warden.AgBOMSourceACS, Replace: true, At: at,
-		Put: []warden.AgBOMComponent{comp("urn:tool:b", "tool"), comp("urn:model:a", "model")}})
+	update(t, s, &agbom.Update{Agent: "a1", Source: agbom.SourceACS, Replace: true, At: at,
+		Put: []agbom.StoredComponent{comp("urn:tool:b", "tool"), comp("urn:model:a", "model")}})
 	cs, err := s.AgBOM(ctx, "", "a1")
 	if err != nil || len(cs) != 2 {
 		t.Fatalf("AgBOM = %v, %v", cs, err)
 	}
 	want := comp("urn:model:a", "model")
-	if c := cs[0]; c.ID != want.ID || c.Type != "model" || string(c.Doc) != string(want.Doc) || c.Source != warden.AgBOMSourceACS ||
+	if c := cs[0]; c.ID != want.ID || c.Type != "model" || string(c.Doc) != string(want.Doc) || c.Source != agbom.SourceACS ||
 		!c.Updated.Equal(usTime(at)) || c.Updated.Location() != time.UTC {
 		t.Errorf("component = %+v (doc %s), want %+v at %v", c, c.Doc, want, usTime(at))
 	}
@@ -92,8 +92,8 @@ func testAgBOMRoundTrip(t *testing.T, s warden.AgBOMStore) {
 	if err != nil || len(agents) != 1 || agents[0].ID != "a1" || agents[0].Components != 2 || !agents[0].Updated.Equal(usTime(at)) {
 		t.Fatalf("AgBOMAgents = %+v, %v", agents, err)
 	}
-	update(t, s, &warden.AgBOMUpdate{Agent: "a1", Source: warden.AgBOMSourceACS, Remove: []string{"urn:tool:b", "urn:model:a"}, At: at})
-	if _, err := s.AgBOM(ctx, "", "a1"); !errors.Is(err, warden.ErrNoAgBOM) {
+	update(t, s, &agbom.Update{Agent: "a1", Source: agbom.SourceACS, Remove: []string{"urn:tool:b", "urn:model:a"}, At: at})
+	if _, err := s.AgBOM(ctx, "", "a1"); !errors.Is(err, agbom.ErrNoAgBOM) {
 		t.Fatalf("after removing every component: err = %v, want ErrNoAgBOM", err)
 	}
 	if agents, _ := s.AgBOMAgents(ctx, "", true, 0); len(agents) != 0 {
@@ -101,55 +101,55 @@ func testAgBOMRoundTrip(t *testing.T, s warden.AgBOMStore) {
 	}
 }
 
-func testAgBOMReplace(t *testing.T, s warden.AgBOMStore) {
-	update(t, s, &warden.AgBOMUpdate{Agent: "a", Source: warden.AgBOMSourceACS, Replace: true, At: base,
-		Put: []warden.AgBOMComponent{comp("m1", "model"), comp("t1", "tool")}})
-	update(t, s, &warden.AgBOMUpdate{Agent: "a", Source: warden.AgBOMSourceMCP, At: base,
-		Put: []warden.AgBOMComponent{comp("srv", "mcp_server"), comp("srv/t", "tool")}})
-	update(t, s, &warden.AgBOMUpdate{Agent: "a", Source: warden.AgBOMSourceACS, Replace: true, At: base,
-		Put: []warden.AgBOMComponent{comp("m2", "model")}})
+func testAgBOMReplace(t *testing.T, s agbom.Store) {
+	update(t, s, &agbom.Update{Agent: "a", Source: agbom.SourceACS, Replace: true, At: base,
+		Put: []agbom.StoredComponent{comp("m1", "model"), comp("t1", "tool")}})
+	update(t, s, &agbom.Update{Agent: "a", Source: agbom.SourceMCP, At: base,
+		Put: []agbom.StoredComponent{comp("srv", "mcp_server"), comp("srv/t", "tool")}})
+	update(t, s, &agbom.Update{Agent: "a", Source: agbom.SourceACS, Replace: true, At: base,
+		Put: []agbom.StoredComponent{comp("m2", "model")}})
 	if got, want := fmt.Sprint(bomIDs(t, s, "", "a")), "[m2/acs srv/mcp srv/t/mcp]"; got != want {
 		t.Fatalf("after a second snapshot: %s, want %s", got, want)
 	}
-	update(t, s, &warden.AgBOMUpdate{Agent: "a", Source: warden.AgBOMSourceACS, Remove: []string{"srv/t"},
-		Put: []warden.AgBOMComponent{comp("t9", "tool")}, At: base})
+	update(t, s, &agbom.Update{Agent: "a", Source: agbom.SourceACS, Remove: []string{"srv/t"},
+		Put: []agbom.StoredComponent{comp("t9", "tool")}, At: base})
 	if got, want := fmt.Sprint(bomIDs(t, s, "", "a")), "[m2/acs srv/mcp t9/acs]"; got != want {
 		t.Fatalf("after a change: %s, want %s", got, want)
 	}
 }
 
-func testAgBOMBound(t *testing.T, s warden.AgBOMStore) {
-	put := make([]warden.AgBOMComponent, warden.AgBOMMaxComponents)
+func testAgBOMBound(t *testing.T, s agbom.Store) {
+	put := make([]agbom.StoredComponent, agbom.MaxComponents)
 	for i := range put {
 		put[i] = comp(fmt.Sprintf("c%04d", i), "tool")
 	}
-	update(t, s, &warden.AgBOMUpdate{Agent: "a", Source: warden.AgBOMSourceACS, Put: put, At: base})
-	err := s.UpdateAgBOM(context.Background(), &warden.AgBOMUpdate{Agent: "a", Source: warden.AgBOMSourceMCP,
-		Put: []warden.AgBOMComponent{comp("one-more", "tool")}, At: base})
-	if !errors.Is(err, warden.ErrAgBOMFull) {
-		t.Fatalf("component %d: err = %v, want ErrAgBOMFull", warden.AgBOMMaxComponents+1, err)
+	update(t, s, &agbom.Update{Agent: "a", Source: agbom.SourceACS, Put: put, At: base})
+	err := s.UpdateAgBOM(context.Background(), &agbom.Update{Agent: "a", Source: agbom.SourceMCP,
+		Put: []agbom.StoredComponent{comp("one-more", "tool")}, At: base})
+	if !errors.Is(err, agbom.ErrFull) {
+		t.Fatalf("component %d: err = %v, want ErrAgBOMFull", agbom.MaxComponents+1, err)
 	}
-	if n := len(bomIDs(t, s, "", "a")); n != warden.AgBOMMaxComponents {
+	if n := len(bomIDs(t, s, "", "a")); n != agbom.MaxComponents {
 		t.Fatalf("after the refused update: %d components", n)
 	}
 	// Replacing within the bound is fine.
-	update(t, s, &warden.AgBOMUpdate{Agent: "a", Source: warden.AgBOMSourceACS, Replace: true, Put: put[:10], At: base})
+	update(t, s, &agbom.Update{Agent: "a", Source: agbom.SourceACS, Replace: true, Put: put[:10], At: base})
 	if n := len(bomIDs(t, s, "", "a")); n != 10 {
 		t.Fatalf("after a smaller snapshot: %d components", n)
 	}
 	big := comp("big", "tool")
-	big.Doc = json.RawMessage(`{"x":"` + string(make([]byte, 0)) + fmt.Sprintf("%0*d", warden.MaxAgBOMDoc, 0) + `"}`)
-	if err := s.UpdateAgBOM(context.Background(), &warden.AgBOMUpdate{Agent: "a", Put: []warden.AgBOMComponent{big}}); !errors.Is(err, warden.ErrAgBOMFull) {
+	big.Doc = json.RawMessage(`{"x":"` + string(make([]byte, 0)) + fmt.Sprintf("%0*d", agbom.MaxDoc, 0) + `"}`)
+	if err := s.UpdateAgBOM(context.Background(), &agbom.Update{Agent: "a", Put: []agbom.StoredComponent{big}}); !errors.Is(err, agbom.ErrFull) {
 		t.Fatalf("a component over MaxAgBOMDoc: err = %v, want ErrAgBOMFull", err)
 	}
 }
 
-func testAgBOMTenants(t *testing.T, s warden.AgBOMStore) {
+func testAgBOMTenants(t *testing.T, s agbom.Store) {
 	ctx := context.Background()
-	update(t, s, &warden.AgBOMUpdate{Tenant: "acme", Agent: "a", Source: warden.AgBOMSourceACS, Put: []warden.AgBOMComponent{comp("x", "tool")}, At: base})
-	update(t, s, &warden.AgBOMUpdate{Tenant: "beta", Agent: "a", Source: warden.AgBOMSourceACS, Put: []warden.AgBOMComponent{comp("y", "tool"), comp("z", "tool")}, At: base})
-	update(t, s, &warden.AgBOMUpdate{Tenant: "beta", Agent: "b", Source: warden.AgBOMSourceACS, Put: []warden.AgBOMComponent{comp("y", "tool")}, At: base})
-	if _, err := s.AgBOM(ctx, "", "a"); !errors.Is(err, warden.ErrNoAgBOM) {
+	update(t, s, &agbom.Update{Tenant: "acme", Agent: "a", Source: agbom.SourceACS, Put: []agbom.StoredComponent{comp("x", "tool")}, At: base})
+	update(t, s, &agbom.Update{Tenant: "beta", Agent: "a", Source: agbom.SourceACS, Put: []agbom.StoredComponent{comp("y", "tool"), comp("z", "tool")}, At: base})
+	update(t, s, &agbom.Update{Tenant: "beta", Agent: "b", Source: agbom.SourceACS, Put: []agbom.StoredComponent{comp("y", "tool")}, At: base})
+	if _, err := s.AgBOM(ctx, "", "a"); !errors.Is(err, agbom.ErrNoAgBOM) {
 		t.Errorf("tenant-less read of a tenant's agent: err = %v, want ErrNoAgBOM", err)
 	}
 	if got := fmt.Sprint(bomIDs(t, s, "beta", "a")); got != "[y/acs z/acs]" {
@@ -180,16 +180,16 @@ func testAgBOMTenants(t *testing.T, s warden.AgBOMStore) {
 	}
 }
 
-func testAgBOMInvalid(t *testing.T, s warden.AgBOMStore) {
+func testAgBOMInvalid(t *testing.T, s agbom.Store) {
 	ctx := context.Background()
-	for name, u := range map[string]*warden.AgBOMUpdate{
+	for name, u := range map[string]*agbom.Update{
 		"nil":       nil,
-		"no agent":  {Put: []warden.AgBOMComponent{comp("x", "tool")}},
-		"no id":     {Agent: "a", Put: []warden.AgBOMComponent{{Type: "tool", Doc: json.RawMessage(`{}`)}}},
-		"no type":   {Agent: "a", Put: []warden.AgBOMComponent{{ID: "x", Doc: json.RawMessage(`{}`)}}},
-		"not JSON":  {Agent: "a", Put: []warden.AgBOMComponent{{ID: "x", Type: "tool", Doc: json.RawMessage(`{nope`)}}},
-		"an array":  {Agent: "a", Put: []warden.AgBOMComponent{{ID: "x", Type: "tool", Doc: json.RawMessage(`[]`)}}},
-		"empty doc": {Agent: "a", Put: []warden.AgBOMComponent{{ID: "x", Type: "tool"}}},
+		"no agent":  {Put: []agbom.StoredComponent{comp("x", "tool")}},
+		"no id":     {Agent: "a", Put: []agbom.StoredComponent{{Type: "tool", Doc: json.RawMessage(`{}`)}}},
+		"no type":   {Agent: "a", Put: []agbom.StoredComponent{{ID: "x", Doc: json.RawMessage(`{}`)}}},
+		"not JSON":  {Agent: "a", Put: []agbom.StoredComponent{{ID: "x", Type: "tool", Doc: json.RawMessage(`{nope`)}}},
+		"an array":  {Agent: "a", Put: []agbom.StoredComponent{{ID: "x", Type: "tool", Doc: json.RawMessage(`[]`)}}},
+		"empty doc": {Agent: "a", Put: []agbom.StoredComponent{{ID: "x", Type: "tool"}}},
 	} {
 		if err := s.UpdateAgBOM(ctx, u); err == nil {
 			t.Errorf("%s: no error", name)
@@ -198,28 +198,28 @@ func testAgBOMInvalid(t *testing.T, s warden.AgBOMStore) {
 	if as, _ := s.AgBOMAgents(ctx, "", true, 0); len(as) != 0 {
 		t.Errorf("invalid updates wrote %+v", as)
 	}
-	if err := s.PinTools(ctx, "", []warden.ToolPin{{Name: "x", Hash: "h"}}, nil); err == nil {
+	if err := s.PinTools(ctx, "", []agbom.ToolPin{{Name: "x", Hash: "h"}}, nil); err == nil {
 		t.Error("pins without a server: no error")
 	}
-	if err := s.PinTools(ctx, "srv", []warden.ToolPin{{Name: "x"}}, nil); err == nil {
+	if err := s.PinTools(ctx, "srv", []agbom.ToolPin{{Name: "x"}}, nil); err == nil {
 		t.Error("a pin without a hash: no error")
 	}
 }
 
-func pin(name, desc string) warden.ToolPin {
-	return warden.ToolPin{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object"}`),
+func pin(name, desc string) agbom.ToolPin {
+	return agbom.ToolPin{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object"}`),
 		Hash: fmt.Sprintf("%064x", len(name)*1000+len(desc)), Pinned: base.Add(987654321)}
 }
 
-func testToolPins(t *testing.T, s warden.AgBOMStore) {
+func testToolPins(t *testing.T, s agbom.Store) {
 	ctx := context.Background()
 	if ps, err := s.ToolPins(ctx, "srv"); err != nil || len(ps) != 0 || ps == nil {
 		t.Fatalf("no pins: %#v, %v (want an empty slice)", ps, err)
 	}
-	if err := s.PinTools(ctx, "srv", []warden.ToolPin{pin("echo", "Echoes"), pin("add", "Adds")}, nil); err != nil {
+	if err := s.PinTools(ctx, "srv", []agbom.ToolPin{pin("echo", "Echoes"), pin("add", "Adds")}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PinTools(ctx, "other", []warden.ToolPin{pin("echo", "Other")}, nil); err != nil {
+	if err := s.PinTools(ctx, "other", []agbom.ToolPin{pin("echo", "Other")}, nil); err != nil {
 		t.Fatal(err)
 	}
 	ps, err := s.ToolPins(ctx, "srv")
@@ -232,7 +232,7 @@ func testToolPins(t *testing.T, s warden.AgBOMStore) {
 		g.Hash != want.Hash || !g.Pinned.Equal(usTime(want.Pinned)) || g.Pinned.Location() != time.UTC {
 		t.Errorf("pin = %+v, want %+v", g, want)
 	}
-	if err := s.PinTools(ctx, "srv", []warden.ToolPin{pin("echo", "Echoes, changed")}, []string{"add"}); err != nil {
+	if err := s.PinTools(ctx, "srv", []agbom.ToolPin{pin("echo", "Echoes, changed")}, []string{"add"}); err != nil {
 		t.Fatal(err)
 	}
 	ps, _ = s.ToolPins(ctx, "srv")
@@ -244,35 +244,35 @@ func testToolPins(t *testing.T, s warden.AgBOMStore) {
 	}
 }
 
-func testToolPinsBound(t *testing.T, s warden.AgBOMStore) {
+func testToolPinsBound(t *testing.T, s agbom.Store) {
 	ctx := context.Background()
-	put := make([]warden.ToolPin, warden.MaxToolPins)
+	put := make([]agbom.ToolPin, agbom.MaxToolPins)
 	for i := range put {
 		put[i] = pin(fmt.Sprintf("t%04d", i), "d")
 	}
 	if err := s.PinTools(ctx, "srv", put, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PinTools(ctx, "srv", []warden.ToolPin{pin("over", "d")}, nil); !errors.Is(err, warden.ErrAgBOMFull) {
-		t.Fatalf("pin %d: err = %v, want ErrAgBOMFull", warden.MaxToolPins+1, err)
+	if err := s.PinTools(ctx, "srv", []agbom.ToolPin{pin("over", "d")}, nil); !errors.Is(err, agbom.ErrFull) {
+		t.Fatalf("pin %d: err = %v, want ErrAgBOMFull", agbom.MaxToolPins+1, err)
 	}
-	if ps, _ := s.ToolPins(ctx, "srv"); len(ps) != warden.MaxToolPins {
+	if ps, _ := s.ToolPins(ctx, "srv"); len(ps) != agbom.MaxToolPins {
 		t.Fatalf("after the refused pin: %d pins", len(ps))
 	}
-	if err := s.PinTools(ctx, "srv", []warden.ToolPin{pin("over", "d")}, []string{"t0000"}); err != nil {
+	if err := s.PinTools(ctx, "srv", []agbom.ToolPin{pin("over", "d")}, []string{"t0000"}); err != nil {
 		t.Fatalf("replacing one within the bound: %v", err)
 	}
 }
 
-func testAgBOMConcurrent(t *testing.T, s warden.AgBOMStore) {
+func testAgBOMConcurrent(t *testing.T, s agbom.Store) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for i := range 16 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- s.UpdateAgBOM(context.Background(), &warden.AgBOMUpdate{Agent: "a", Source: warden.AgBOMSourceMCP,
-				Put: []warden.AgBOMComponent{comp(fmt.Sprintf("c%02d", i), "tool")}, At: base})
+			errs <- s.UpdateAgBOM(context.Background(), &agbom.Update{Agent: "a", Source: agbom.SourceMCP,
+				Put: []agbom.StoredComponent{comp(fmt.Sprintf("c%02d", i), "tool")}, At: base})
 		}()
 	}
 	wg.Wait()

@@ -10,22 +10,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
-// RunApprovals runs the warden.ApprovalStore contract tests as subtests of
+// RunApprovals runs the approval.ApprovalStore contract tests as subtests of
 // t. open must return a new, empty store for each (sub)test t it is given,
 // and should register a t.Cleanup that closes it. A store package calls it
 // from its own test:
 //
 //	func TestApprovals(t *testing.T) {
-//		storetest.RunApprovals(t, func(t *testing.T) warden.ApprovalStore {
+//		storetest.RunApprovals(t, func(t *testing.T) approval.ApprovalStore {
 //			s := mystore.Open(t.TempDir()) // closed by t.Cleanup
 //			return s
 //		})
 //	}
 //
-// The contract checked, beyond the warden.ApprovalStore documentation:
+// The contract checked, beyond the approval.ApprovalStore documentation:
 //
 //   - every Approval field round-trips through CreateApproval,
 //     DecideApproval, SetDecisionRecord and UseApproval; times come back in
@@ -35,15 +38,15 @@ import (
 //   - ListApprovals: newest Created first, then id descending; State,
 //     Tenant and Session combine with AND; paging with After visits every
 //     approval once, the cursor need not match the filters, an unknown one
-//     is warden.ErrUnknownCursor; Limit <= 0 is 100, more than 1000 is
+//     is audit.ErrUnknownCursor; Limit <= 0 is 100, more than 1000 is
 //     1000; the slice is never nil;
 //   - DecideApproval: approved, denied and expired, with by, reason and at
-//     stored; deciding a decided approval is warden.ErrApprovalDecided and
+//     stored; deciding a decided approval is approval.ErrApprovalDecided and
 //     returns it as stored, unchanged; an unknown id is
-//     warden.ErrApprovalNotFound; approving or denying at exactly Expires
+//     approval.ErrApprovalNotFound; approving or denying at exactly Expires
 //     succeeds, after Expires (by even a nanosecond) it expires the approval
 //     (DecidedAt at, DecidedReason "approval_timeout", no DecidedBy) and is
-//     warden.ErrApprovalDecided; expiring is allowed before Expires; other
+//     approval.ErrApprovalDecided; expiring is allowed before Expires; other
 //     states and a zero time are refused;
 //   - ExpireApprovals expires exactly the pending approvals whose Expires is
 //     before at (as above) and returns them, oldest Created first;
@@ -53,11 +56,11 @@ import (
 //   - SetDecisionRecord sets (and replaces) DecisionRecordID;
 //   - 16 goroutines deciding one approval, or using one key, or approving
 //     while another expires: exactly one wins.
-func RunApprovals(t *testing.T, open func(t *testing.T) warden.ApprovalStore) {
+func RunApprovals(t *testing.T, open func(t *testing.T) approval.ApprovalStore) {
 	t.Helper()
 	tests := []struct {
 		name string
-		fn   func(*testing.T, func(*testing.T) warden.ApprovalStore)
+		fn   func(*testing.T, func(*testing.T) approval.ApprovalStore)
 	}{
 		{"RoundTrip", testApprovalRoundTrip},
 		{"Create", testApprovalCreate},
@@ -84,10 +87,10 @@ func RunApprovals(t *testing.T, open func(t *testing.T) warden.ApprovalStore) {
 
 // approval returns a pending approval created at base+created, expiring 15
 // minutes later.
-func approval(id string, created time.Duration) *warden.Approval {
+func newApproval(id string, created time.Duration) *approval.Approval {
 	at := base.Add(created)
-	return &warden.Approval{
-		ID: id, State: warden.ApprovalPending, Event: "steps/toolCallRequest",
+	return &approval.Approval{
+		ID: id, State: approval.ApprovalPending, Event: "steps/toolCallRequest",
 		Surface: "aos", SessionID: "sess-1", AgentID: "agent-1", Tool: "bash",
 		Summary: "bash: rm -rf build/", Reason: "shell needs a human",
 		PolicyID: "ask-shell", Created: at, Expires: at.Add(15 * time.Minute),
@@ -96,7 +99,7 @@ func approval(id string, created time.Duration) *warden.Approval {
 }
 
 // kept is a as a store keeps it: times in UTC, to the microsecond.
-func kept(a *warden.Approval) *warden.Approval {
+func kept(a *approval.Approval) *approval.Approval {
 	c := *a
 	c.Created, c.Expires, c.DecidedAt, c.UsedAt = usTime(a.Created), usTime(a.Expires), usTime(a.DecidedAt), usTime(a.UsedAt)
 	return &c
@@ -104,7 +107,7 @@ func kept(a *warden.Approval) *warden.Approval {
 
 // checkApproval compares every field of got with want (as kept): times
 // with Equal and in UTC.
-func checkApproval(t *testing.T, what string, got, want *warden.Approval) {
+func checkApproval(t *testing.T, what string, got, want *approval.Approval) {
 	t.Helper()
 	if got == nil {
 		t.Errorf("%s: no approval, want %+v", what, want)
@@ -130,7 +133,7 @@ func checkApproval(t *testing.T, what string, got, want *warden.Approval) {
 	}
 }
 
-func create(t *testing.T, s warden.ApprovalStore, as ...*warden.Approval) {
+func create(t *testing.T, s approval.ApprovalStore, as ...*approval.Approval) {
 	t.Helper()
 	for _, a := range as {
 		if err := s.CreateApproval(context.Background(), a); err != nil {
@@ -139,7 +142,7 @@ func create(t *testing.T, s warden.ApprovalStore, as ...*warden.Approval) {
 	}
 }
 
-func get(t *testing.T, s warden.ApprovalStore, id string) *warden.Approval {
+func get(t *testing.T, s approval.ApprovalStore, id string) *approval.Approval {
 	t.Helper()
 	a, err := s.Approval(context.Background(), id)
 	if err != nil {
@@ -148,7 +151,7 @@ func get(t *testing.T, s warden.ApprovalStore, id string) *warden.Approval {
 	return a
 }
 
-func decide(t *testing.T, s warden.ApprovalStore, id string, state warden.ApprovalState, by, reason string, at time.Time) *warden.Approval {
+func decide(t *testing.T, s approval.ApprovalStore, id string, state approval.ApprovalState, by, reason string, at time.Time) *approval.Approval {
 	t.Helper()
 	a, err := s.DecideApproval(context.Background(), id, state, by, reason, at)
 	if err != nil {
@@ -157,7 +160,7 @@ func decide(t *testing.T, s warden.ApprovalStore, id string, state warden.Approv
 	return a
 }
 
-func list(t *testing.T, s warden.ApprovalStore, q warden.ApprovalQuery) []warden.Approval {
+func list(t *testing.T, s approval.ApprovalStore, q approval.ApprovalQuery) []approval.Approval {
 	t.Helper()
 	got, err := s.ListApprovals(context.Background(), q)
 	if err != nil {
@@ -169,7 +172,7 @@ func list(t *testing.T, s warden.ApprovalStore, q warden.ApprovalQuery) []warden
 	return got
 }
 
-func approvalIDs(as []warden.Approval) []string {
+func approvalIDs(as []approval.Approval) []string {
 	out := make([]string, len(as))
 	for i, a := range as {
 		out[i] = a.ID
@@ -177,13 +180,13 @@ func approvalIDs(as []warden.Approval) []string {
 	return out
 }
 
-func testApprovalRoundTrip(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalRoundTrip(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	s := open(t)
 	ctx := context.Background()
 	cet := time.FixedZone("CET", 3600)
-	want := &warden.Approval{
+	want := &approval.Approval{
 		ID:        "0193a4f2-7c1e-7d3a-9b2f-2f6c1e0a9d41",
-		State:     warden.ApprovalPending,
+		State:     approval.ApprovalPending,
 		Event:     "steps/toolCallRequest",
 		Surface:   "aos",
 		SessionID: "session-7",
@@ -207,14 +210,14 @@ func testApprovalRoundTrip(t *testing.T, open func(*testing.T) warden.ApprovalSt
 	// nothing stored.
 	want.Summary = "changed by the caller"
 	got := get(t, s, want.ID)
-	got.State = warden.ApprovalApproved
+	got.State = approval.ApprovalApproved
 	want.Summary = "bash: rm -rf / ünïcødé ✓ \"quoted\"\n\t<>&'"
 	checkApproval(t, "after changing copies", get(t, s, want.ID), want)
 
 	// Through its life, every field gets a value.
 	decidedAt := time.Date(2026, 11, 21, 11, 5, 0, 555555555, cet)
-	want.State, want.DecidedBy, want.DecidedReason, want.DecidedAt = warden.ApprovalApproved, "alice ünï", "looks fine", decidedAt
-	checkApproval(t, "DecideApproval's answer", decide(t, s, want.ID, warden.ApprovalApproved, "alice ünï", "looks fine", decidedAt), want)
+	want.State, want.DecidedBy, want.DecidedReason, want.DecidedAt = approval.ApprovalApproved, "alice ünï", "looks fine", decidedAt
+	checkApproval(t, "DecideApproval's answer", decide(t, s, want.ID, approval.ApprovalApproved, "alice ünï", "looks fine", decidedAt), want)
 	if err := s.SetDecisionRecord(ctx, want.ID, "0193a4f2-7c1e-7d3a-9b2f-000000000002"); err != nil {
 		t.Fatal(err)
 	}
@@ -234,40 +237,40 @@ func testApprovalRoundTrip(t *testing.T, open func(*testing.T) warden.ApprovalSt
 			t.Errorf("field %s is still zero: the round trip does not cover it", v.Type().Field(i).Name)
 		}
 	}
-	if ls := list(t, s, warden.ApprovalQuery{}); len(ls) != 1 {
+	if ls := list(t, s, approval.ApprovalQuery{}); len(ls) != 1 {
 		t.Errorf("ListApprovals: %d approvals, want 1", len(ls))
 	} else {
 		checkApproval(t, "listed", &ls[0], want)
 	}
 
 	// The least approval: an id, nothing else (Hold false, no times).
-	least := &warden.Approval{ID: "least"}
+	least := &approval.Approval{ID: "least"}
 	create(t, s, least)
-	least.State = warden.ApprovalPending
+	least.State = approval.ApprovalPending
 	checkApproval(t, "least", get(t, s, "least"), least)
 }
 
-func testApprovalCreate(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalCreate(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	s := open(t)
 	ctx := context.Background()
-	orig := approval("a1", 0)
+	orig := newApproval("a1", 0)
 	create(t, s, orig)
-	noState := approval("no-state", 0)
+	noState := newApproval("no-state", 0)
 	noState.State = ""
 	create(t, s, noState)
-	if a := get(t, s, "no-state"); a.State != warden.ApprovalPending {
+	if a := get(t, s, "no-state"); a.State != approval.ApprovalPending {
 		t.Errorf("created with State \"\": state %q, want pending", a.State)
 	}
-	dup := approval("a1", time.Hour)
+	dup := newApproval("a1", time.Hour)
 	dup.Summary = "another"
-	approved := approval("approved", 0)
-	approved.State = warden.ApprovalApproved
+	approved := newApproval("approved", 0)
+	approved.State = approval.ApprovalApproved
 	for _, tt := range []struct {
 		name string
-		a    *warden.Approval
+		a    *approval.Approval
 	}{
 		{"nil", nil},
-		{"no id", approval("", 0)},
+		{"no id", newApproval("", 0)},
 		{"not pending", approved},
 		{"duplicate id", dup},
 	} {
@@ -278,27 +281,27 @@ func testApprovalCreate(t *testing.T, open func(*testing.T) warden.ApprovalStore
 		})
 	}
 	checkApproval(t, "the first a1", get(t, s, "a1"), orig)
-	if _, err := s.Approval(ctx, "approved"); !errors.Is(err, warden.ErrApprovalNotFound) {
+	if _, err := s.Approval(ctx, "approved"); !errors.Is(err, approval.ErrApprovalNotFound) {
 		t.Errorf("a refused approval is stored: %v", err)
 	}
-	if got := approvalIDs(list(t, s, warden.ApprovalQuery{})); !slices.Equal(got, []string{"no-state", "a1"}) {
+	if got := approvalIDs(list(t, s, approval.ApprovalQuery{})); !slices.Equal(got, []string{"no-state", "a1"}) {
 		t.Errorf("stored %q, want [no-state a1]", got)
 	}
 }
 
-func testApprovalNotFound(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalNotFound(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	s := open(t)
 	ctx := context.Background()
-	create(t, s, approval("a1", 0))
-	if a, err := s.Approval(ctx, "nope"); !errors.Is(err, warden.ErrApprovalNotFound) || a != nil {
+	create(t, s, newApproval("a1", 0))
+	if a, err := s.Approval(ctx, "nope"); !errors.Is(err, approval.ErrApprovalNotFound) || a != nil {
 		t.Errorf("Approval(nope) = %+v, %v; want ErrApprovalNotFound", a, err)
 	}
-	for _, st := range []warden.ApprovalState{warden.ApprovalApproved, warden.ApprovalDenied, warden.ApprovalExpired} {
-		if a, err := s.DecideApproval(ctx, "nope", st, "alice", "", base); !errors.Is(err, warden.ErrApprovalNotFound) || a != nil {
+	for _, st := range []approval.ApprovalState{approval.ApprovalApproved, approval.ApprovalDenied, approval.ApprovalExpired} {
+		if a, err := s.DecideApproval(ctx, "nope", st, "alice", "", base); !errors.Is(err, approval.ErrApprovalNotFound) || a != nil {
 			t.Errorf("DecideApproval(nope, %s) = %+v, %v; want ErrApprovalNotFound", st, a, err)
 		}
 	}
-	if err := s.SetDecisionRecord(ctx, "nope", "rec"); !errors.Is(err, warden.ErrApprovalNotFound) {
+	if err := s.SetDecisionRecord(ctx, "nope", "rec"); !errors.Is(err, approval.ErrApprovalNotFound) {
 		t.Errorf("SetDecisionRecord(nope) = %v; want ErrApprovalNotFound", err)
 	}
 	if a, err := s.UseApproval(ctx, "no-such-key", time.Time{}, base, "rec"); a != nil || err != nil {
@@ -306,12 +309,12 @@ func testApprovalNotFound(t *testing.T, open func(*testing.T) warden.ApprovalSto
 	}
 }
 
-func testApprovalsEmpty(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalsEmpty(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	s := open(t)
-	if got := list(t, s, warden.ApprovalQuery{}); len(got) != 0 {
+	if got := list(t, s, approval.ApprovalQuery{}); len(got) != 0 {
 		t.Errorf("ListApprovals on an empty store: %d approvals", len(got))
 	}
-	if got := list(t, s, warden.ApprovalQuery{State: warden.ApprovalPending, Limit: 5}); len(got) != 0 {
+	if got := list(t, s, approval.ApprovalQuery{State: approval.ApprovalPending, Limit: 5}); len(got) != 0 {
 		t.Errorf("ListApprovals(pending) on an empty store: %d approvals", len(got))
 	}
 	got, err := s.ExpireApprovals(context.Background(), base)
@@ -323,11 +326,11 @@ func testApprovalsEmpty(t *testing.T, open func(*testing.T) warden.ApprovalStore
 // listData creates ten approvals, in id order, whose Created order is
 // neither their id order nor their creation order, with ties, and decides
 // some. It returns them newest first as ListApprovals must give them.
-func listData(t *testing.T, s warden.ApprovalStore) []*warden.Approval {
+func listData(t *testing.T, s approval.ApprovalStore) []*approval.Approval {
 	minutes := []int{5, 1, 3, 3, 0, 7, 3, 2, 9, 7}
-	byID := map[string]*warden.Approval{}
+	byID := map[string]*approval.Approval{}
 	for i, m := range minutes {
-		a := approval(fmt.Sprintf("a%d", i), time.Duration(m)*time.Minute)
+		a := newApproval(fmt.Sprintf("a%d", i), time.Duration(m)*time.Minute)
 		a.Tenant = []string{"acme", "beta", ""}[i%3]
 		a.SessionID = fmt.Sprintf("s%d", i%2)
 		create(t, s, a)
@@ -335,12 +338,12 @@ func listData(t *testing.T, s warden.ApprovalStore) []*warden.Approval {
 	}
 	for _, d := range []struct {
 		id    string
-		state warden.ApprovalState
-	}{{"a1", warden.ApprovalApproved}, {"a3", warden.ApprovalDenied}, {"a5", warden.ApprovalExpired}, {"a7", warden.ApprovalApproved}} {
+		state approval.ApprovalState
+	}{{"a1", approval.ApprovalApproved}, {"a3", approval.ApprovalDenied}, {"a5", approval.ApprovalExpired}, {"a7", approval.ApprovalApproved}} {
 		a := byID[d.id]
 		*a = *decide(t, s, d.id, d.state, "", "", a.Created.Add(time.Second))
 	}
-	var out []*warden.Approval
+	var out []*approval.Approval
 	for _, id := range []string{"a8", "a9", "a5", "a0", "a6", "a3", "a2", "a7", "a1", "a4"} {
 		out = append(out, byID[id])
 	}
@@ -349,7 +352,7 @@ func listData(t *testing.T, s warden.ApprovalStore) []*warden.Approval {
 
 // selectIDs returns the ids of the approvals in all that keep returns true
 // for, in all's order.
-func selectIDs(all []*warden.Approval, keep func(*warden.Approval) bool) []string {
+func selectIDs(all []*approval.Approval, keep func(*approval.Approval) bool) []string {
 	out := []string{}
 	for _, a := range all {
 		if keep(a) {
@@ -359,29 +362,29 @@ func selectIDs(all []*warden.Approval, keep func(*warden.Approval) bool) []strin
 	return out
 }
 
-func testApprovalList(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalList(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	s := open(t)
 	all := listData(t, s)
-	every := func(*warden.Approval) bool { return true }
+	every := func(*approval.Approval) bool { return true }
 	for _, tt := range []struct {
 		name string
-		q    warden.ApprovalQuery
+		q    approval.ApprovalQuery
 		want []string
 	}{
-		{"all newest first", warden.ApprovalQuery{}, []string{"a8", "a9", "a5", "a0", "a6", "a3", "a2", "a7", "a1", "a4"}},
-		{"pending", warden.ApprovalQuery{State: warden.ApprovalPending}, []string{"a8", "a9", "a0", "a6", "a2", "a4"}},
-		{"approved", warden.ApprovalQuery{State: warden.ApprovalApproved}, []string{"a7", "a1"}},
-		{"denied", warden.ApprovalQuery{State: warden.ApprovalDenied}, []string{"a3"}},
-		{"expired", warden.ApprovalQuery{State: warden.ApprovalExpired}, []string{"a5"}},
-		{"tenant", warden.ApprovalQuery{Tenant: "acme"}, selectIDs(all, func(a *warden.Approval) bool { return a.Tenant == "acme" })},
-		{"session", warden.ApprovalQuery{Session: "s1"}, selectIDs(all, func(a *warden.Approval) bool { return a.SessionID == "s1" })},
-		{"pending of a tenant", warden.ApprovalQuery{State: warden.ApprovalPending, Tenant: "beta"}, []string{"a4"}},
-		{"all three", warden.ApprovalQuery{State: warden.ApprovalPending, Tenant: "acme", Session: "s0"}, []string{"a0", "a6"}},
-		{"unknown session", warden.ApprovalQuery{Session: "nope"}, []string{}},
-		{"unknown state", warden.ApprovalQuery{State: "bogus"}, []string{}},
-		{"limit", warden.ApprovalQuery{Limit: 3}, []string{"a8", "a9", "a5"}},
-		{"limit of a filter", warden.ApprovalQuery{State: warden.ApprovalPending, Limit: 2}, []string{"a8", "a9"}},
-		{"limit above the count", warden.ApprovalQuery{Limit: 50}, selectIDs(all, every)},
+		{"all newest first", approval.ApprovalQuery{}, []string{"a8", "a9", "a5", "a0", "a6", "a3", "a2", "a7", "a1", "a4"}},
+		{"pending", approval.ApprovalQuery{State: approval.ApprovalPending}, []string{"a8", "a9", "a0", "a6", "a2", "a4"}},
+		{"approved", approval.ApprovalQuery{State: approval.ApprovalApproved}, []string{"a7", "a1"}},
+		{"denied", approval.ApprovalQuery{State: approval.ApprovalDenied}, []string{"a3"}},
+		{"expired", approval.ApprovalQuery{State: approval.ApprovalExpired}, []string{"a5"}},
+		{"tenant", approval.ApprovalQuery{Tenant: "acme"}, selectIDs(all, func(a *approval.Approval) bool { return a.Tenant == "acme" })},
+		{"session", approval.ApprovalQuery{Session: "s1"}, selectIDs(all, func(a *approval.Approval) bool { return a.SessionID == "s1" })},
+		{"pending of a tenant", approval.ApprovalQuery{State: approval.ApprovalPending, Tenant: "beta"}, []string{"a4"}},
+		{"all three", approval.ApprovalQuery{State: approval.ApprovalPending, Tenant: "acme", Session: "s0"}, []string{"a0", "a6"}},
+		{"unknown session", approval.ApprovalQuery{Session: "nope"}, []string{}},
+		{"unknown state", approval.ApprovalQuery{State: "bogus"}, []string{}},
+		{"limit", approval.ApprovalQuery{Limit: 3}, []string{"a8", "a9", "a5"}},
+		{"limit of a filter", approval.ApprovalQuery{State: approval.ApprovalPending, Limit: 2}, []string{"a8", "a9"}},
+		{"limit above the count", approval.ApprovalQuery{Limit: 50}, selectIDs(all, every)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := list(t, s, tt.q)
@@ -391,20 +394,20 @@ func testApprovalList(t *testing.T, open func(*testing.T) warden.ApprovalStore) 
 		})
 	}
 	// Listed approvals are complete.
-	for i, a := range list(t, s, warden.ApprovalQuery{}) {
+	for i, a := range list(t, s, approval.ApprovalQuery{}) {
 		checkApproval(t, "listed "+a.ID, &a, all[i])
 	}
 }
 
-func testApprovalPaging(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalPaging(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	s := open(t)
 	all := listData(t, s)
 	for _, qq := range []struct {
 		name string
-		q    warden.ApprovalQuery
+		q    approval.ApprovalQuery
 	}{
-		{"all", warden.ApprovalQuery{}}, {"pending", warden.ApprovalQuery{State: warden.ApprovalPending}},
-		{"tenant", warden.ApprovalQuery{Tenant: "acme"}}, {"session", warden.ApprovalQuery{Session: "s0"}},
+		{"all", approval.ApprovalQuery{}}, {"pending", approval.ApprovalQuery{State: approval.ApprovalPending}},
+		{"tenant", approval.ApprovalQuery{Tenant: "acme"}}, {"session", approval.ApprovalQuery{Session: "s0"}},
 	} {
 		q := qq.q
 		want := list(t, s, q)
@@ -432,12 +435,12 @@ func testApprovalPaging(t *testing.T, open func(*testing.T) warden.ApprovalStore
 	}
 	for _, tt := range []struct {
 		name string
-		q    warden.ApprovalQuery
+		q    approval.ApprovalQuery
 		want []string
 	}{
-		{"cursor outside the filter", warden.ApprovalQuery{Tenant: "acme", After: "a5"}, []string{"a0", "a6", "a3"}},
-		{"cursor in a tie", warden.ApprovalQuery{After: "a6"}, []string{"a3", "a2", "a7", "a1", "a4"}},
-		{"last", warden.ApprovalQuery{After: "a4"}, []string{}},
+		{"cursor outside the filter", approval.ApprovalQuery{Tenant: "acme", After: "a5"}, []string{"a0", "a6", "a3"}},
+		{"cursor in a tie", approval.ApprovalQuery{After: "a6"}, []string{"a3", "a2", "a7", "a1", "a4"}},
+		{"last", approval.ApprovalQuery{After: "a4"}, []string{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := approvalIDs(list(t, s, tt.q)); !slices.Equal(got, tt.want) {
@@ -445,22 +448,22 @@ func testApprovalPaging(t *testing.T, open func(*testing.T) warden.ApprovalStore
 			}
 		})
 	}
-	got, err := s.ListApprovals(context.Background(), warden.ApprovalQuery{After: "nope"})
-	if !errors.Is(err, warden.ErrUnknownCursor) || got != nil {
+	got, err := s.ListApprovals(context.Background(), approval.ApprovalQuery{After: "nope"})
+	if !errors.Is(err, audit.ErrUnknownCursor) || got != nil {
 		t.Errorf("ListApprovals(After: nope) = %q, %v; want ErrUnknownCursor", approvalIDs(got), err)
 	}
 }
 
-func testApprovalLimit(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalLimit(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	s := open(t)
 	const n = 1005
 	for i := range n {
-		create(t, s, approval(fmt.Sprintf("l%04d", i), time.Duration(i)*time.Second))
+		create(t, s, newApproval(fmt.Sprintf("l%04d", i), time.Duration(i)*time.Second))
 	}
 	for _, tt := range []struct {
 		limit, want int
 	}{{0, 100}, {-1, 100}, {1, 1}, {999, 999}, {1000, 1000}, {1001, 1000}, {1 << 30, 1000}} {
-		got := list(t, s, warden.ApprovalQuery{Limit: tt.limit})
+		got := list(t, s, approval.ApprovalQuery{Limit: tt.limit})
 		if len(got) != tt.want {
 			t.Errorf("Limit %d: %d approvals, want %d", tt.limit, len(got), tt.want)
 		} else if got[0].ID != fmt.Sprintf("l%04d", n-1) {
@@ -469,24 +472,24 @@ func testApprovalLimit(t *testing.T, open func(*testing.T) warden.ApprovalStore)
 	}
 }
 
-func testApprovalDecide(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalDecide(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	s := open(t)
 	zone := time.FixedZone("X", -5*3600)
 	for i, tt := range []struct {
 		name       string
-		state      warden.ApprovalState
+		state      approval.ApprovalState
 		by, reason string
 		at         time.Duration // after Created; Expires is 15m after
 	}{
-		{"approve", warden.ApprovalApproved, "alice", "ok", time.Minute},
-		{"deny", warden.ApprovalDenied, "bob", "no: rm -rf", time.Minute},
-		{"approve at Expires", warden.ApprovalApproved, "alice", "", 15 * time.Minute},
-		{"deny at Expires", warden.ApprovalDenied, "", "", 15 * time.Minute},
-		{"expire early", warden.ApprovalExpired, "", "withdrawn: the caller hung up", time.Second},
-		{"expire", warden.ApprovalExpired, "", "approval_timeout", 16 * time.Minute},
+		{"approve", approval.ApprovalApproved, "alice", "ok", time.Minute},
+		{"deny", approval.ApprovalDenied, "bob", "no: rm -rf", time.Minute},
+		{"approve at Expires", approval.ApprovalApproved, "alice", "", 15 * time.Minute},
+		{"deny at Expires", approval.ApprovalDenied, "", "", 15 * time.Minute},
+		{"expire early", approval.ApprovalExpired, "", "withdrawn: the caller hung up", time.Second},
+		{"expire", approval.ApprovalExpired, "", "approval_timeout", 16 * time.Minute},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			a := approval(fmt.Sprintf("d%d", i), 0)
+			a := newApproval(fmt.Sprintf("d%d", i), 0)
 			create(t, s, a)
 			at := a.Created.Add(tt.at).Add(789 * time.Nanosecond).In(zone)
 			if tt.at == 15*time.Minute {
@@ -503,20 +506,20 @@ func testApprovalDecide(t *testing.T, open func(*testing.T) warden.ApprovalStore
 	}
 }
 
-func testApprovalDecideTwice(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalDecideTwice(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	s := open(t)
 	ctx := context.Background()
-	states := []warden.ApprovalState{warden.ApprovalApproved, warden.ApprovalDenied, warden.ApprovalExpired}
+	states := []approval.ApprovalState{approval.ApprovalApproved, approval.ApprovalDenied, approval.ApprovalExpired}
 	n := 0
 	for _, first := range states {
 		for _, second := range states {
 			t.Run(fmt.Sprintf("%s then %s", first, second), func(t *testing.T) {
 				n++
-				a := approval(fmt.Sprintf("t%d", n), 0)
+				a := newApproval(fmt.Sprintf("t%d", n), 0)
 				create(t, s, a)
 				decided := decide(t, s, a.ID, first, "first", "first reason", a.Created.Add(time.Minute))
 				got, err := s.DecideApproval(ctx, a.ID, second, "second", "second reason", a.Created.Add(2*time.Minute))
-				if !errors.Is(err, warden.ErrApprovalDecided) {
+				if !errors.Is(err, approval.ErrApprovalDecided) {
 					t.Fatalf("second DecideApproval: %v, want ErrApprovalDecided", err)
 				}
 				checkApproval(t, "second answer", got, decided)
@@ -526,29 +529,29 @@ func testApprovalDecideTwice(t *testing.T, open func(*testing.T) warden.Approval
 	}
 }
 
-func testApprovalDecideOverdue(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalDecideOverdue(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	s := open(t)
 	ctx := context.Background()
 	for i, tt := range []struct {
 		name  string
-		state warden.ApprovalState
+		state approval.ApprovalState
 		late  time.Duration // after Expires
 	}{
-		{"approve a µs late", warden.ApprovalApproved, time.Microsecond},
-		{"approve a ns late", warden.ApprovalApproved, time.Nanosecond},
-		{"deny an hour late", warden.ApprovalDenied, time.Hour},
-		{"deny a ns late", warden.ApprovalDenied, time.Nanosecond},
+		{"approve a µs late", approval.ApprovalApproved, time.Microsecond},
+		{"approve a ns late", approval.ApprovalApproved, time.Nanosecond},
+		{"deny an hour late", approval.ApprovalDenied, time.Hour},
+		{"deny a ns late", approval.ApprovalDenied, time.Nanosecond},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			a := approval(fmt.Sprintf("o%d", i), 0)
+			a := newApproval(fmt.Sprintf("o%d", i), 0)
 			create(t, s, a)
 			at := a.Expires.Add(tt.late)
 			got, err := s.DecideApproval(ctx, a.ID, tt.state, "alice", "too late", at)
-			if !errors.Is(err, warden.ErrApprovalDecided) {
+			if !errors.Is(err, approval.ErrApprovalDecided) {
 				t.Fatalf("DecideApproval after Expires: %v, want ErrApprovalDecided", err)
 			}
 			want := *a
-			want.State, want.DecidedReason, want.DecidedAt = warden.ApprovalExpired, warden.CodeApprovalTimeout, at
+			want.State, want.DecidedReason, want.DecidedAt = approval.ApprovalExpired, warden.CodeApprovalTimeout, at
 			checkApproval(t, "answer", got, &want)
 			checkApproval(t, "stored", get(t, s, a.ID), &want)
 			// It is expired already: an expiry sweep does not return it.
@@ -559,32 +562,32 @@ func testApprovalDecideOverdue(t *testing.T, open func(*testing.T) warden.Approv
 		})
 	}
 	// Expiring an overdue approval is an ordinary expiry.
-	a := approval("late-expire", 0)
+	a := newApproval("late-expire", 0)
 	create(t, s, a)
 	at := a.Expires.Add(time.Minute)
 	want := *a
-	want.State, want.DecidedReason, want.DecidedAt = warden.ApprovalExpired, "withdrawn", at
-	checkApproval(t, "expired late", decide(t, s, a.ID, warden.ApprovalExpired, "", "withdrawn", at), &want)
+	want.State, want.DecidedReason, want.DecidedAt = approval.ApprovalExpired, "withdrawn", at
+	checkApproval(t, "expired late", decide(t, s, a.ID, approval.ApprovalExpired, "", "withdrawn", at), &want)
 }
 
-func testApprovalDecideInvalid(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalDecideInvalid(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	s := open(t)
 	ctx := context.Background()
-	a := approval("a1", 0)
+	a := newApproval("a1", 0)
 	create(t, s, a)
 	for _, tt := range []struct {
 		name  string
-		state warden.ApprovalState
+		state approval.ApprovalState
 		at    time.Time
 	}{
-		{"pending", warden.ApprovalPending, base},
+		{"pending", approval.ApprovalPending, base},
 		{"empty state", "", base},
 		{"unknown state", "maybe", base},
-		{"zero time", warden.ApprovalApproved, time.Time{}},
+		{"zero time", approval.ApprovalApproved, time.Time{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := s.DecideApproval(ctx, a.ID, tt.state, "alice", "", tt.at)
-			if err == nil || errors.Is(err, warden.ErrApprovalDecided) || errors.Is(err, warden.ErrApprovalNotFound) {
+			if err == nil || errors.Is(err, approval.ErrApprovalDecided) || errors.Is(err, approval.ErrApprovalNotFound) {
 				t.Errorf("DecideApproval(%q, %v) = %+v, %v; want an error of its own", tt.state, tt.at, got, err)
 			}
 		})
@@ -598,20 +601,20 @@ func testApprovalDecideInvalid(t *testing.T, open func(*testing.T) warden.Approv
 	}
 }
 
-func testApprovalExpire(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalExpire(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	s := open(t)
 	ctx := context.Background()
 	at := base.Add(time.Hour)
-	mk := func(id string, created, expires time.Duration) *warden.Approval {
-		a := approval(id, created)
+	mk := func(id string, created, expires time.Duration) *approval.Approval {
+		a := newApproval(id, created)
 		a.Expires = at.Add(expires)
 		create(t, s, a)
 		return a
 	}
-	zero := approval("p-zero", 4*time.Minute)
+	zero := newApproval("p-zero", 4*time.Minute)
 	zero.Expires = time.Time{} // the zero time has passed
 	create(t, s, zero)
-	overdue := []*warden.Approval{
+	overdue := []*approval.Approval{
 		mk("p-minute", 2*time.Minute, -time.Minute),
 		mk("p-micro", time.Minute, -time.Microsecond),
 		mk("p-long", 3*time.Minute, -time.Hour),
@@ -620,9 +623,9 @@ func testApprovalExpire(t *testing.T, open func(*testing.T) warden.ApprovalStore
 	onTime := mk("p-at", 0, 0)
 	later := mk("p-later", 0, time.Minute)
 	approved := mk("approved", 0, -time.Hour)
-	decide(t, s, approved.ID, warden.ApprovalApproved, "alice", "", approved.Created)
+	decide(t, s, approved.ID, approval.ApprovalApproved, "alice", "", approved.Created)
 	denied := mk("denied", 0, -time.Hour)
-	decide(t, s, denied.ID, warden.ApprovalDenied, "alice", "", denied.Created)
+	decide(t, s, denied.ID, approval.ApprovalDenied, "alice", "", denied.Created)
 
 	got, err := s.ExpireApprovals(ctx, at)
 	if err != nil {
@@ -635,18 +638,18 @@ func testApprovalExpire(t *testing.T, open func(*testing.T) warden.ApprovalStore
 	}
 	for _, a := range overdue {
 		want := *a
-		want.State, want.DecidedReason, want.DecidedAt = warden.ApprovalExpired, warden.CodeApprovalTimeout, at
+		want.State, want.DecidedReason, want.DecidedAt = approval.ApprovalExpired, warden.CodeApprovalTimeout, at
 		i := slices.Index(approvalIDs(got), a.ID)
 		checkApproval(t, "returned "+a.ID, &got[i], &want)
 		checkApproval(t, "stored "+a.ID, get(t, s, a.ID), &want)
 	}
-	for _, a := range []*warden.Approval{onTime, later} {
+	for _, a := range []*approval.Approval{onTime, later} {
 		checkApproval(t, "not overdue "+a.ID, get(t, s, a.ID), a)
 	}
-	if a := get(t, s, "approved"); a.State != warden.ApprovalApproved {
+	if a := get(t, s, "approved"); a.State != approval.ApprovalApproved {
 		t.Errorf("an approved approval is now %s", a.State)
 	}
-	if a := get(t, s, "denied"); a.State != warden.ApprovalDenied {
+	if a := get(t, s, "denied"); a.State != approval.ApprovalDenied {
 		t.Errorf("a denied approval is now %s", a.State)
 	}
 	if got, err := s.ExpireApprovals(ctx, at); err != nil || len(got) != 0 {
@@ -658,37 +661,37 @@ func testApprovalExpire(t *testing.T, open func(*testing.T) warden.ApprovalStore
 	}
 }
 
-func testApprovalUse(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalUse(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	ctx := context.Background()
 	decidedAt := base.Add(time.Minute)
 	usedAt := base.Add(5 * time.Minute)
 	for _, tt := range []struct {
 		name      string
-		state     warden.ApprovalState // of the one approval, "key-a1"
-		key       string               // to use
+		state     approval.ApprovalState // of the one approval, "key-a1"
+		key       string                 // to use
 		notBefore time.Time
 		wantUsed  bool
 	}{
-		{"approved", warden.ApprovalApproved, "key-a1", base, true},
-		{"approved, notBefore zero", warden.ApprovalApproved, "key-a1", time.Time{}, true},
-		{"approved at notBefore", warden.ApprovalApproved, "key-a1", decidedAt, true},
-		{"approved before notBefore", warden.ApprovalApproved, "key-a1", decidedAt.Add(time.Microsecond), false},
-		{"approved a ns before notBefore", warden.ApprovalApproved, "key-a1", decidedAt.Add(time.Nanosecond), false},
-		{"other key", warden.ApprovalApproved, "key-a2", base, false},
-		{"empty key", warden.ApprovalApproved, "", base, false},
-		{"pending", warden.ApprovalPending, "key-a1", base, false},
-		{"denied", warden.ApprovalDenied, "key-a1", base, false},
-		{"expired", warden.ApprovalExpired, "key-a1", base, false},
+		{"approved", approval.ApprovalApproved, "key-a1", base, true},
+		{"approved, notBefore zero", approval.ApprovalApproved, "key-a1", time.Time{}, true},
+		{"approved at notBefore", approval.ApprovalApproved, "key-a1", decidedAt, true},
+		{"approved before notBefore", approval.ApprovalApproved, "key-a1", decidedAt.Add(time.Microsecond), false},
+		{"approved a ns before notBefore", approval.ApprovalApproved, "key-a1", decidedAt.Add(time.Nanosecond), false},
+		{"other key", approval.ApprovalApproved, "key-a2", base, false},
+		{"empty key", approval.ApprovalApproved, "", base, false},
+		{"pending", approval.ApprovalPending, "key-a1", base, false},
+		{"denied", approval.ApprovalDenied, "key-a1", base, false},
+		{"expired", approval.ApprovalExpired, "key-a1", base, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := open(t)
-			a := approval("a1", 0)
+			a := newApproval("a1", 0)
 			if tt.key == "" {
 				a.Key = ""
 			}
 			create(t, s, a)
 			want := *a
-			if tt.state != warden.ApprovalPending {
+			if tt.state != approval.ApprovalPending {
 				want = *decide(t, s, a.ID, tt.state, "alice", "", decidedAt)
 			}
 			got, err := s.UseApproval(ctx, tt.key, tt.notBefore, usedAt, "retry-1")
@@ -716,11 +719,11 @@ func testApprovalUse(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
 	t.Run("several with one key", func(t *testing.T) {
 		s := open(t)
 		for i, d := range []time.Duration{3 * time.Minute, time.Minute, 2 * time.Minute, 4 * time.Minute} {
-			a := approval(fmt.Sprintf("k%d", i), 0)
+			a := newApproval(fmt.Sprintf("k%d", i), 0)
 			a.Key = "shared"
 			create(t, s, a)
 			if i < 3 {
-				decide(t, s, a.ID, warden.ApprovalApproved, "alice", "", base.Add(d))
+				decide(t, s, a.ID, approval.ApprovalApproved, "alice", "", base.Add(d))
 			}
 		}
 		// k1 (decided 1m) is too old; then the earliest decided first.
@@ -740,12 +743,12 @@ func testApprovalUse(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
 	})
 }
 
-func testApprovalDecisionRecord(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalDecisionRecord(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	s := open(t)
 	ctx := context.Background()
-	a := approval("a1", 0)
+	a := newApproval("a1", 0)
 	create(t, s, a)
-	want := *decide(t, s, a.ID, warden.ApprovalDenied, "bob", "no", base.Add(time.Minute))
+	want := *decide(t, s, a.ID, approval.ApprovalDenied, "bob", "no", base.Add(time.Minute))
 	for _, rec := range []string{"rec-decision", "rec-other"} {
 		if err := s.SetDecisionRecord(ctx, a.ID, rec); err != nil {
 			t.Fatal(err)
@@ -775,22 +778,22 @@ func race(fn func(i int)) {
 	done.Wait()
 }
 
-func testApprovalDecideRace(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalDecideRace(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	s := open(t)
-	a := approval("a1", 0)
+	a := newApproval("a1", 0)
 	create(t, s, a)
 	var mu sync.Mutex
-	var wins []*warden.Approval
-	var lost []*warden.Approval
+	var wins []*approval.Approval
+	var lost []*approval.Approval
 	race(func(i int) {
-		state := []warden.ApprovalState{warden.ApprovalApproved, warden.ApprovalDenied}[i%2]
+		state := []approval.ApprovalState{approval.ApprovalApproved, approval.ApprovalDenied}[i%2]
 		got, err := s.DecideApproval(context.Background(), a.ID, state, fmt.Sprint("approver-", i), "", base.Add(time.Minute))
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
 		case err == nil:
 			wins = append(wins, got)
-		case errors.Is(err, warden.ErrApprovalDecided):
+		case errors.Is(err, approval.ErrApprovalDecided):
 			lost = append(lost, got)
 		default:
 			t.Errorf("approver %d: %v", i, err)
@@ -805,15 +808,15 @@ func testApprovalDecideRace(t *testing.T, open func(*testing.T) warden.ApprovalS
 	}
 }
 
-func testApprovalUseRace(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalUseRace(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	for _, n := range []int{1, 2} {
 		t.Run(fmt.Sprintf("%d approved", n), func(t *testing.T) {
 			s := open(t)
 			for i := range n {
-				a := approval(fmt.Sprintf("a%d", i), 0)
+				a := newApproval(fmt.Sprintf("a%d", i), 0)
 				a.Key = "retry-key"
 				create(t, s, a)
-				decide(t, s, a.ID, warden.ApprovalApproved, "alice", "", base.Add(time.Minute))
+				decide(t, s, a.ID, approval.ApprovalApproved, "alice", "", base.Add(time.Minute))
 			}
 			var mu sync.Mutex
 			winners := map[string]string{} // approval id → record id
@@ -848,22 +851,22 @@ func testApprovalUseRace(t *testing.T, open func(*testing.T) warden.ApprovalStor
 
 // testApprovalDecideExpireRace approves (at Expires, still in time) while
 // sweepers expire (a µs later): exactly one of them gets the approval.
-func testApprovalDecideExpireRace(t *testing.T, open func(*testing.T) warden.ApprovalStore) {
+func testApprovalDecideExpireRace(t *testing.T, open func(*testing.T) approval.ApprovalStore) {
 	s := open(t)
-	a := approval("a1", 0)
+	a := newApproval("a1", 0)
 	create(t, s, a)
 	var mu sync.Mutex
 	approved, expired := 0, 0
 	race(func(i int) {
 		ctx := context.Background()
 		if i%2 == 0 {
-			_, err := s.DecideApproval(ctx, a.ID, warden.ApprovalApproved, "alice", "", a.Expires)
+			_, err := s.DecideApproval(ctx, a.ID, approval.ApprovalApproved, "alice", "", a.Expires)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case err == nil:
 				approved++
-			case !errors.Is(err, warden.ErrApprovalDecided):
+			case !errors.Is(err, approval.ErrApprovalDecided):
 				t.Errorf("approve: %v", err)
 			}
 			return
@@ -879,9 +882,9 @@ func testApprovalDecideExpireRace(t *testing.T, open func(*testing.T) warden.App
 	if approved+expired != 1 {
 		t.Fatalf("approved %d times and expired %d times, want one of them once", approved, expired)
 	}
-	want := warden.ApprovalApproved
+	want := approval.ApprovalApproved
 	if expired == 1 {
-		want = warden.ApprovalExpired
+		want = approval.ApprovalExpired
 	}
 	if got := get(t, s, a.ID); got.State != want {
 		t.Errorf("stored state %s, want %s", got.State, want)

@@ -6,14 +6,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
 // ApprovalTraceStore is a trace that also keeps approvals (the SQLite and
 // PostgreSQL stores).
 type ApprovalTraceStore interface {
-	warden.Store
-	warden.ApprovalStore
+	audit.Store
+	approval.ApprovalStore
 }
 
 // ApprovalTrace names the approvals RecordApprovalTrace made.
@@ -36,7 +39,7 @@ func RecordApprovalTrace(t testing.TB, st ApprovalTraceStore) ApprovalTrace {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	n := 0
-	record := func(r *warden.Record) {
+	record := func(r *audit.Record) {
 		t.Helper()
 		n++
 		r.Time = t0.Add(time.Duration(n) * time.Second)
@@ -53,29 +56,29 @@ func RecordApprovalTrace(t testing.TB, st ApprovalTraceStore) ApprovalTrace {
 		if hold {
 			surface = warden.SurfaceMCP
 		}
-		record(&warden.Record{ID: recordID, Event: "steps/toolCallRequest", Surface: surface,
+		record(&audit.Record{ID: recordID, Event: "steps/toolCallRequest", Surface: surface,
 			SessionID: "sess", AgentID: "agent", Decision: "ask", Reason: "ask a human",
 			PolicyID: "ask-bash", Tool: "bash", Caller: "agent-token", ApprovalID: approvalID,
 			Input: json.RawMessage(`{"tool":"bash"}`)})
-		if err := st.CreateApproval(ctx, &warden.Approval{ID: approvalID, Event: "steps/toolCallRequest",
+		if err := st.CreateApproval(ctx, &approval.Approval{ID: approvalID, Event: "steps/toolCallRequest",
 			Surface: surface, SessionID: "sess", AgentID: "agent", Tool: "bash", Summary: "bash",
 			Reason: "ask a human", PolicyID: "ask-bash", Created: t0.Add(time.Duration(n) * time.Second),
 			Expires: t0.Add(time.Hour), RecordID: recordID, Caller: "agent-token", Key: key, Hold: hold}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	decide := func(approvalID, recordID string, state warden.ApprovalState, by string) {
+	decide := func(approvalID, recordID string, state approval.ApprovalState, by string) {
 		t.Helper()
 		a, err := st.DecideApproval(ctx, approvalID, state, by, "looked at it", t0.Add(time.Duration(n+1)*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
 		verdict, code := "deny", warden.CodeApprovalDenied
-		if state == warden.ApprovalApproved {
+		if state == approval.ApprovalApproved {
 			verdict, code = "allow", warden.CodeApprovalGranted
 		}
 		raw, _ := json.Marshal(a)
-		record(&warden.Record{ID: recordID, Event: "steps/toolCallRequest", Surface: warden.SurfaceApproval,
+		record(&audit.Record{ID: recordID, Event: "steps/toolCallRequest", Surface: warden.SurfaceApproval,
 			SessionID: "sess", AgentID: "agent", Decision: verdict, ReasonCodes: []string{code},
 			Reason: "approval " + approvalID + " " + string(state) + ": looked at it", PolicyID: "ask-bash",
 			Caller: by, ApprovalID: approvalID, Input: raw,
@@ -86,13 +89,13 @@ func RecordApprovalTrace(t testing.TB, st ApprovalTraceStore) ApprovalTrace {
 	}
 	f := ApprovalTrace{Denied: "appr-denied", Used: "appr-used", UsedBy: "rec-retry", Pending: "appr-pending"}
 	ask(f.Denied, "rec-ask-denied", "", true)
-	decide(f.Denied, "rec-decision-denied", warden.ApprovalDenied, "alice")
+	decide(f.Denied, "rec-decision-denied", approval.ApprovalDenied, "alice")
 	ask(f.Used, "rec-ask-used", "key-used", false)
-	decide(f.Used, "rec-decision-used", warden.ApprovalApproved, "bob")
+	decide(f.Used, "rec-decision-used", approval.ApprovalApproved, "bob")
 	if a, err := st.UseApproval(ctx, "key-used", t0, t0.Add(time.Duration(n+1)*time.Second), f.UsedBy); err != nil || a == nil || a.ID != f.Used {
 		t.Fatalf("UseApproval: %+v, %v", a, err)
 	}
-	record(&warden.Record{ID: f.UsedBy, Event: "steps/toolCallRequest", Surface: warden.SurfaceAOS,
+	record(&audit.Record{ID: f.UsedBy, Event: "steps/toolCallRequest", Surface: warden.SurfaceAOS,
 		SessionID: "sess", AgentID: "agent", Decision: "allow", Reason: "approved by bob: looked at it",
 		ReasonCodes: []string{warden.CodeApprovalGranted}, PolicyID: "ask-bash", Tool: "bash",
 		Caller: "agent-token", ApprovalID: f.Used, Input: json.RawMessage(`{"tool":"bash"}`)})

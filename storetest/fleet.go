@@ -9,16 +9,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/fleet/registry"
 )
 
 // FleetStore is what RunFleet tests: the cursor and instance stores.
 type FleetStore interface {
-	warden.CursorStore
-	warden.InstanceStore
+	audit.CursorStore
+	registry.Store
 }
 
-// RunFleet runs the warden.CursorStore and warden.InstanceStore contract
+// RunFleet runs the audit.CursorStore and registry.Store contract
 // tests as subtests of t. open must return a new, empty store for each
 // (sub)test and should register a t.Cleanup that closes it; reopen, when
 // not nil, closes the store and opens the same data again (a restart).
@@ -30,7 +31,7 @@ type FleetStore interface {
 //   - 8 goroutines setting one cursor at once: it ends as one of them;
 //   - Heartbeat upserts by ID (the second heartbeat of an ID replaces its
 //     fields, it adds no row), Instances orders by ID and keeps times to
-//     the microsecond; an invalid instance (warden.ValidInstance) is
+//     the microsecond; an invalid instance (registry.Valid) is
 //     refused and stores nothing;
 //   - ForgetInstances deletes exactly those last seen before the cutoff;
 //   - with reopen, cursors and instances survive a restart.
@@ -52,8 +53,8 @@ func RunFleet(t *testing.T, open func(t *testing.T) FleetStore, reopen func(t *t
 		}
 	}
 	t0 := time.Date(2026, 11, 25, 12, 0, 0, 123456789, time.UTC)
-	inst := func(id string, seen time.Duration) warden.Instance {
-		return warden.Instance{ID: id, Addr: "10.0.0.1:8787", Version: "v1.2.3", PolicyRevision: "rev-" + id,
+	inst := func(id string, seen time.Duration) registry.Instance {
+		return registry.Instance{ID: id, Addr: "10.0.0.1:8787", Version: "v1.2.3", PolicyRevision: "rev-" + id,
 			Started: t0, LastSeen: t0.Add(seen)}
 	}
 
@@ -112,7 +113,7 @@ func RunFleet(t *testing.T, open func(t *testing.T) FleetStore, reopen func(t *t
 		if got, err := s.Instances(ctx); err != nil || len(got) != 0 {
 			t.Fatalf("Instances of an empty store = %v, %v", got, err)
 		}
-		for _, in := range []warden.Instance{inst("b", 0), inst("a", time.Second), inst("c", 2*time.Second)} {
+		for _, in := range []registry.Instance{inst("b", 0), inst("a", time.Second), inst("c", 2*time.Second)} {
 			if err := s.Heartbeat(ctx, in); err != nil {
 				t.Fatalf("Heartbeat(%s): %v", in.ID, err)
 			}
@@ -136,9 +137,9 @@ func RunFleet(t *testing.T, open func(t *testing.T) FleetStore, reopen func(t *t
 			!b.Started.Equal(want.Started) || !b.LastSeen.Equal(want.LastSeen) {
 			t.Errorf("instance b = %+v, want %+v", b, want)
 		}
-		for _, bad := range []warden.Instance{{}, {ID: strings.Repeat("x", warden.MaxInstanceField+1)},
-			{ID: "d", Version: strings.Repeat("v", warden.MaxInstanceField+1)}} {
-			if err := s.Heartbeat(ctx, bad); !errors.Is(err, warden.ErrInstanceInvalid) {
+		for _, bad := range []registry.Instance{{}, {ID: strings.Repeat("x", registry.MaxField+1)},
+			{ID: "d", Version: strings.Repeat("v", registry.MaxField+1)}} {
+			if err := s.Heartbeat(ctx, bad); !errors.Is(err, registry.ErrInvalid) {
 				t.Errorf("Heartbeat(invalid, id %.8q) = %v, want ErrInstanceInvalid", bad.ID, err)
 			}
 		}

@@ -8,14 +8,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
-// Mem is an in-memory warden.Store for tests. It meets the Store contract
+// Mem is an in-memory audit.Store for tests. It meets the Store contract
 // (TestMemStore runs the suite against it), keeps records in recording order
 // for tests to inspect, and, while Err is set, fails every Record with it, as
-// a full disk would. It is a warden.ApprovalStore (memapprovals.go) and a
-// warden.ACSSessionStore (memacs.go) too.
+// a full disk would. It is a approval.ApprovalStore (memapprovals.go) and a
+// acsstate.Store (memacs.go) too.
 type Mem struct {
 	d      *memData
 	mu     sync.Mutex
@@ -27,7 +29,7 @@ type Mem struct {
 // memData is what a Mem keeps; it outlives Close, as a database would.
 type memData struct {
 	mu   sync.Mutex
-	recs []warden.Record          // in recording order
+	recs []audit.Record           // in recording order
 	gen  int                      // bumped by Reset
 	appr *memApprovals            // memapprovals.go; nil until first used
 	acs  *memACS                  // memacs.go; nil until first used
@@ -36,7 +38,7 @@ type memData struct {
 	flt  *memFleet                // memfleet.go; nil until first used
 }
 
-var _ warden.Store = (*Mem)(nil)
+var _ audit.Store = (*Mem)(nil)
 
 // NewMem returns an empty store.
 func NewMem() *Mem { return &Mem{d: &memData{}} }
@@ -45,7 +47,7 @@ func NewMem() *Mem { return &Mem{d: &memData{}} }
 func (m *Mem) Reopen() *Mem { return &Mem{d: m.d} }
 
 // Record keeps a copy of r.
-func (m *Mem) Record(ctx context.Context, r *warden.Record) error {
+func (m *Mem) Record(ctx context.Context, r *audit.Record) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("not recorded: %w", err)
 	}
@@ -67,7 +69,7 @@ func (m *Mem) Record(ctx context.Context, r *warden.Record) error {
 
 // Scan visits the matching records in recording order, newest first unless
 // q.Oldest. It holds no lock while fn runs.
-func (m *Mem) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) bool) error {
+func (m *Mem) Scan(ctx context.Context, q audit.Query, fn func(*audit.Record) bool) error {
 	// Records are only ever appended (Reset starts a new slice), so the
 	// records of this snapshot do not change under us.
 	m.d.mu.Lock()
@@ -85,7 +87,7 @@ func (m *Mem) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) 
 			at--
 		}
 		if at < 0 {
-			return fmt.Errorf("storetest: %w: %q", warden.ErrUnknownCursor, q.After)
+			return fmt.Errorf("storetest: %w: %q", audit.ErrUnknownCursor, q.After)
 		}
 		i = at + step
 	}
@@ -110,7 +112,7 @@ func (m *Mem) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) 
 			return nil
 		}
 		if q.Budget > 0 && time.Since(start) >= q.Budget && m.more(recs, gen, i+step) {
-			return &warden.ScanStopped{After: r.ID, Scanned: scanned}
+			return &audit.ScanStopped{After: r.ID, Scanned: scanned}
 		}
 	}
 	return ctx.Err()
@@ -118,7 +120,7 @@ func (m *Mem) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) 
 
 // more reports whether a scan has a record left at i (recs, of generation
 // gen, may have grown since).
-func (m *Mem) more(recs []warden.Record, gen, i int) bool {
+func (m *Mem) more(recs []audit.Record, gen, i int) bool {
 	if i < 0 {
 		return false
 	}
@@ -128,7 +130,7 @@ func (m *Mem) more(recs []warden.Record, gen, i int) bool {
 }
 
 // clone returns a deep copy of r.
-func clone(r *warden.Record) *warden.Record {
+func clone(r *audit.Record) *audit.Record {
 	c := *r
 	c.ReasonCodes = slices.Clone(r.ReasonCodes)
 	c.Results = append([]warden.Result{}, r.Results...)
@@ -137,7 +139,7 @@ func clone(r *warden.Record) *warden.Record {
 }
 
 // Records returns every record in recording order.
-func (m *Mem) Records() []warden.Record {
+func (m *Mem) Records() []audit.Record {
 	m.d.mu.Lock()
 	defer m.d.mu.Unlock()
 	return slices.Clone(m.d.recs)

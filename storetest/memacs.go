@@ -7,16 +7,16 @@ import (
 	"slices"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
 )
 
-// Mem is also an in-memory warden.ACSSessionStore with the semantics of the
+// Mem is also an in-memory acsstate.Store with the semantics of the
 // SQLite store (TestMemACS runs RunACS against it): times are kept in UTC to
 // the microsecond, every change is made under one mutex (the append a
 // compare-and-set of the head), and the sessions outlive Close (Reopen sees
 // them), while the changing methods fail after Close.
 
-var _ warden.ACSSessionStore = (*Mem)(nil)
+var _ acsstate.Store = (*Mem)(nil)
 
 // defaultACSEntries is ACSEntries' limit when it is given none.
 const defaultACSEntries = 1000
@@ -30,8 +30,8 @@ type memACS struct {
 // memACSSession is one session: its state (Head and Entries written only by
 // AppendACSEntry) and its chain, oldest first.
 type memACSSession struct {
-	s     warden.ACSSession
-	chain []warden.ACSEntry
+	s     acsstate.Session
+	chain []acsstate.Entry
 }
 
 // memReplays are the keys one session remembers, with the time each was
@@ -66,7 +66,7 @@ func (m *Mem) lockACS(ctx context.Context) (*memACS, func(), error) {
 }
 
 // copySession is s as returned: its own Methods.
-func copySession(s *warden.ACSSession) *warden.ACSSession {
+func copySession(s *acsstate.Session) *acsstate.Session {
 	c := *s
 	c.Methods = slices.Clone(s.Methods)
 	c.Profiles = slices.Clone(s.Profiles)
@@ -76,7 +76,7 @@ func copySession(s *warden.ACSSession) *warden.ACSSession {
 // PutACSSession creates or replaces the session's handshake state, keeping
 // its Head and Entries (a new session starts with an empty chain); it never
 // clears Ended.
-func (m *Mem) PutACSSession(ctx context.Context, s *warden.ACSSession) error {
+func (m *Mem) PutACSSession(ctx context.Context, s *acsstate.Session) error {
 	if s == nil || s.ID == "" {
 		return errors.New("storetest: ACS session has no id")
 	}
@@ -98,8 +98,8 @@ func (m *Mem) PutACSSession(ctx context.Context, s *warden.ACSSession) error {
 	return nil
 }
 
-// ACSSession returns a copy of the session, or warden.ErrNoSession.
-func (m *Mem) ACSSession(ctx context.Context, id string) (*warden.ACSSession, error) {
+// ACSSession returns a copy of the session, or acsstate.ErrNoSession.
+func (m *Mem) ACSSession(ctx context.Context, id string) (*acsstate.Session, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -107,13 +107,13 @@ func (m *Mem) ACSSession(ctx context.Context, id string) (*warden.ACSSession, er
 	defer m.d.mu.Unlock()
 	s, ok := m.acsLocked().sessions[id]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", warden.ErrNoSession, id)
+		return nil, fmt.Errorf("%w: %q", acsstate.ErrNoSession, id)
 	}
 	return copySession(&s.s), nil
 }
 
 // RememberRequest records key for the session at `at`, or is
-// warden.ErrReplay if the session recorded it at or after at-window (and
+// acsstate.ErrReplay if the session recorded it at or after at-window (and
 // then records nothing).
 func (m *Mem) RememberRequest(ctx context.Context, session, key string, at time.Time, window time.Duration) error {
 	a, unlock, err := m.lockACS(ctx)
@@ -128,7 +128,7 @@ func (m *Mem) RememberRequest(ctx context.Context, session, key string, at time.
 	}
 	cutoff := at.Add(-window)
 	if prev, ok := r.at[key]; ok && !prev.Before(cutoff) {
-		return fmt.Errorf("%w: %q in session %q", warden.ErrReplay, key, session)
+		return fmt.Errorf("%w: %q in session %q", acsstate.ErrReplay, key, session)
 	}
 	if len(r.at) >= r.sweepAt {
 		for k, t := range r.at {
@@ -143,8 +143,8 @@ func (m *Mem) RememberRequest(ctx context.Context, session, key string, at time.
 }
 
 // AppendACSEntry appends a copy of e to the session's chain if its head is
-// prev, else it is warden.ErrChainMoved.
-func (m *Mem) AppendACSEntry(ctx context.Context, session, prev string, e *warden.ACSEntry) error {
+// prev, else it is acsstate.ErrChainMoved.
+func (m *Mem) AppendACSEntry(ctx context.Context, session, prev string, e *acsstate.Entry) error {
 	if e == nil || e.EntryHash == "" {
 		return fmt.Errorf("storetest: ACS entry for session %q has no entry hash", session)
 	}
@@ -155,10 +155,10 @@ func (m *Mem) AppendACSEntry(ctx context.Context, session, prev string, e *warde
 	defer unlock()
 	s, ok := a.sessions[session]
 	if !ok {
-		return fmt.Errorf("%w: %q", warden.ErrNoSession, session)
+		return fmt.Errorf("%w: %q", acsstate.ErrNoSession, session)
 	}
 	if s.s.Head != prev {
-		return fmt.Errorf("%w: session %q", warden.ErrChainMoved, session)
+		return fmt.Errorf("%w: session %q", acsstate.ErrChainMoved, session)
 	}
 	c := *e
 	c.Timestamp = usTime(e.Timestamp)
@@ -169,7 +169,7 @@ func (m *Mem) AppendACSEntry(ctx context.Context, session, prev string, e *warde
 
 // ACSEntries returns copies of the session's entries after the first
 // `after`, oldest first, at most limit (<= 0: 1000).
-func (m *Mem) ACSEntries(ctx context.Context, session string, after int64, limit int) ([]warden.ACSEntry, error) {
+func (m *Mem) ACSEntries(ctx context.Context, session string, after int64, limit int) ([]acsstate.Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -180,15 +180,15 @@ func (m *Mem) ACSEntries(ctx context.Context, session string, after int64, limit
 	defer m.d.mu.Unlock()
 	s, ok := m.acsLocked().sessions[session]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", warden.ErrNoSession, session)
+		return nil, fmt.Errorf("%w: %q", acsstate.ErrNoSession, session)
 	}
 	n := int64(len(s.chain))
 	start := min(max(after, 0), n)
 	end := start + min(int64(limit), n-start)
-	return append([]warden.ACSEntry{}, s.chain[start:end]...), nil
+	return append([]acsstate.Entry{}, s.chain[start:end]...), nil
 }
 
-// EndACSSession marks the session ended (at, which warden.ACSSession does
+// EndACSSession marks the session ended (at, which acsstate.Session does
 // not show, is not kept).
 func (m *Mem) EndACSSession(ctx context.Context, id string, at time.Time) error {
 	a, unlock, err := m.lockACS(ctx)
@@ -198,7 +198,7 @@ func (m *Mem) EndACSSession(ctx context.Context, id string, at time.Time) error 
 	defer unlock()
 	s, ok := a.sessions[id]
 	if !ok {
-		return fmt.Errorf("%w: %q", warden.ErrNoSession, id)
+		return fmt.Errorf("%w: %q", acsstate.ErrNoSession, id)
 	}
 	s.s.Ended = true
 	return nil

@@ -9,26 +9,29 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
-// Mem is also an in-memory warden.ApprovalStore with the semantics of the
+// Mem is also an in-memory approval.ApprovalStore with the semantics of the
 // SQLite store (TestMemApprovals runs RunApprovals against it): times are
 // kept in UTC to the microsecond, every state change is a compare-and-set
 // under one mutex, and the approvals outlive Close (Reopen sees them), while
 // the changing methods fail after Close.
 
-var _ warden.ApprovalStore = (*Mem)(nil)
+var _ approval.ApprovalStore = (*Mem)(nil)
 
 // memApprovals are a Mem's approvals, under memData.mu.
 type memApprovals struct {
-	byID map[string]*warden.Approval
+	byID map[string]*approval.Approval
 }
 
 // approvalsLocked returns m's approvals; the caller holds m.d.mu.
 func (m *Mem) approvalsLocked() *memApprovals {
 	if m.d.appr == nil {
-		m.d.appr = &memApprovals{byID: map[string]*warden.Approval{}}
+		m.d.appr = &memApprovals{byID: map[string]*approval.Approval{}}
 	}
 	return m.d.appr
 }
@@ -68,14 +71,14 @@ func (m *Mem) lockData(ctx context.Context) (func(), error) {
 
 // CreateApproval keeps a copy of a, pending (a.State must be pending or
 // empty; a.ID must be new).
-func (m *Mem) CreateApproval(ctx context.Context, a *warden.Approval) error {
+func (m *Mem) CreateApproval(ctx context.Context, a *approval.Approval) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if a == nil || a.ID == "" {
 		return errors.New("storetest: approval has no id")
 	}
-	if a.State != "" && a.State != warden.ApprovalPending {
+	if a.State != "" && a.State != approval.ApprovalPending {
 		return fmt.Errorf("storetest: new approval %q has state %q, want pending", a.ID, a.State)
 	}
 	ap, unlock, err := m.lockApprovals()
@@ -87,7 +90,7 @@ func (m *Mem) CreateApproval(ctx context.Context, a *warden.Approval) error {
 		return fmt.Errorf("storetest: approval %q exists already", a.ID)
 	}
 	c := *a
-	c.State = warden.ApprovalPending
+	c.State = approval.ApprovalPending
 	c.Created, c.Expires = usTime(a.Created), usTime(a.Expires)
 	c.DecidedAt, c.UsedAt = usTime(a.DecidedAt), usTime(a.UsedAt)
 	ap.byID[c.ID] = &c
@@ -95,7 +98,7 @@ func (m *Mem) CreateApproval(ctx context.Context, a *warden.Approval) error {
 }
 
 // Approval returns a copy of the approval with id.
-func (m *Mem) Approval(ctx context.Context, id string) (*warden.Approval, error) {
+func (m *Mem) Approval(ctx context.Context, id string) (*approval.Approval, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -103,20 +106,20 @@ func (m *Mem) Approval(ctx context.Context, id string) (*warden.Approval, error)
 	defer m.d.mu.Unlock()
 	a, ok := m.approvalsLocked().byID[id]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", warden.ErrApprovalNotFound, id)
+		return nil, fmt.Errorf("%w: %q", approval.ErrApprovalNotFound, id)
 	}
 	c := *a
 	return &c, nil
 }
 
 // newerFirst orders approvals newest Created first, then by id descending.
-func newerFirst(a, b *warden.Approval) int {
+func newerFirst(a, b *approval.Approval) int {
 	return cmp.Or(b.Created.Compare(a.Created), strings.Compare(b.ID, a.ID))
 }
 
 // ListApprovals returns copies of the approvals q selects, newest first (by
 // Created, then id); q.EffectiveLimit() of them.
-func (m *Mem) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]warden.Approval, error) {
+func (m *Mem) ListApprovals(ctx context.Context, q approval.ApprovalQuery) ([]approval.Approval, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -124,20 +127,20 @@ func (m *Mem) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]ward
 	m.d.mu.Lock()
 	defer m.d.mu.Unlock()
 	ap := m.approvalsLocked()
-	var cursor *warden.Approval
+	var cursor *approval.Approval
 	if q.After != "" {
 		c, ok := ap.byID[q.After]
 		if !ok {
-			return nil, fmt.Errorf("storetest: %w: %q", warden.ErrUnknownCursor, q.After)
+			return nil, fmt.Errorf("storetest: %w: %q", audit.ErrUnknownCursor, q.After)
 		}
 		cursor = c
 	}
-	all := make([]*warden.Approval, 0, len(ap.byID))
+	all := make([]*approval.Approval, 0, len(ap.byID))
 	for _, a := range ap.byID {
 		all = append(all, a)
 	}
 	slices.SortFunc(all, newerFirst)
-	out := []warden.Approval{}
+	out := []approval.Approval{}
 	for _, a := range all {
 		if len(out) == limit {
 			break
@@ -155,13 +158,13 @@ func (m *Mem) ListApprovals(ctx context.Context, q warden.ApprovalQuery) ([]ward
 
 // DecideApproval decides a pending approval; see the SQLite store for the
 // exact semantics, which it shares (an approve or deny after Expires
-// expires the approval and fails with warden.ErrApprovalDecided).
-func (m *Mem) DecideApproval(ctx context.Context, id string, state warden.ApprovalState, by, reason string, at time.Time) (*warden.Approval, error) {
+// expires the approval and fails with approval.ErrApprovalDecided).
+func (m *Mem) DecideApproval(ctx context.Context, id string, state approval.ApprovalState, by, reason string, at time.Time) (*approval.Approval, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	switch state {
-	case warden.ApprovalApproved, warden.ApprovalDenied, warden.ApprovalExpired:
+	case approval.ApprovalApproved, approval.ApprovalDenied, approval.ApprovalExpired:
 	default:
 		return nil, fmt.Errorf("storetest: cannot decide approval %q to state %q", id, state)
 	}
@@ -175,16 +178,16 @@ func (m *Mem) DecideApproval(ctx context.Context, id string, state warden.Approv
 	defer unlock()
 	a, ok := ap.byID[id]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", warden.ErrApprovalNotFound, id)
+		return nil, fmt.Errorf("%w: %q", approval.ErrApprovalNotFound, id)
 	}
-	if a.State != warden.ApprovalPending {
+	if a.State != approval.ApprovalPending {
 		c := *a
-		return &c, fmt.Errorf("%w: %q", warden.ErrApprovalDecided, id)
+		return &c, fmt.Errorf("%w: %q", approval.ErrApprovalDecided, id)
 	}
-	if state != warden.ApprovalExpired && a.Expires.Before(at) {
+	if state != approval.ApprovalExpired && a.Expires.Before(at) {
 		expire(a, at)
 		c := *a
-		return &c, fmt.Errorf("%w: %q", warden.ErrApprovalDecided, id)
+		return &c, fmt.Errorf("%w: %q", approval.ErrApprovalDecided, id)
 	}
 	a.State, a.DecidedBy, a.DecidedReason, a.DecidedAt = state, by, reason, usTime(at)
 	c := *a
@@ -192,8 +195,8 @@ func (m *Mem) DecideApproval(ctx context.Context, id string, state warden.Approv
 }
 
 // expire moves a to expired at `at`, as ExpireApprovals does.
-func expire(a *warden.Approval, at time.Time) {
-	a.State, a.DecidedBy, a.DecidedReason, a.DecidedAt = warden.ApprovalExpired, "", warden.CodeApprovalTimeout, usTime(at)
+func expire(a *approval.Approval, at time.Time) {
+	a.State, a.DecidedBy, a.DecidedReason, a.DecidedAt = approval.ApprovalExpired, "", warden.CodeApprovalTimeout, usTime(at)
 }
 
 // SetDecisionRecord sets the approval's DecisionRecordID.
@@ -208,7 +211,7 @@ func (m *Mem) SetDecisionRecord(ctx context.Context, id, recordID string) error 
 	defer unlock()
 	a, ok := ap.byID[id]
 	if !ok {
-		return fmt.Errorf("%w: %q", warden.ErrApprovalNotFound, id)
+		return fmt.Errorf("%w: %q", approval.ErrApprovalNotFound, id)
 	}
 	a.DecisionRecordID = recordID
 	return nil
@@ -217,7 +220,7 @@ func (m *Mem) SetDecisionRecord(ctx context.Context, id, recordID string) error 
 // UseApproval marks used the earliest decided approved, unused approval
 // with key decided at or after notBefore, and returns a copy; none (or an
 // empty key) is (nil, nil).
-func (m *Mem) UseApproval(ctx context.Context, key string, notBefore, at time.Time, recordID string) (*warden.Approval, error) {
+func (m *Mem) UseApproval(ctx context.Context, key string, notBefore, at time.Time, recordID string) (*approval.Approval, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -232,9 +235,9 @@ func (m *Mem) UseApproval(ctx context.Context, key string, notBefore, at time.Ti
 	if key == "" {
 		return nil, nil
 	}
-	var best *warden.Approval
+	var best *approval.Approval
 	for _, a := range ap.byID {
-		if a.Key != key || a.State != warden.ApprovalApproved || !a.UsedAt.IsZero() || a.DecidedAt.Before(notBefore) {
+		if a.Key != key || a.State != approval.ApprovalApproved || !a.UsedAt.IsZero() || a.DecidedAt.Before(notBefore) {
 			continue
 		}
 		if best == nil || cmp.Or(a.DecidedAt.Compare(best.DecidedAt), strings.Compare(a.ID, best.ID)) < 0 {
@@ -251,7 +254,7 @@ func (m *Mem) UseApproval(ctx context.Context, key string, notBefore, at time.Ti
 
 // ExpireApprovals expires every pending approval whose Expires is before at
 // and returns copies, oldest Created first (then by id).
-func (m *Mem) ExpireApprovals(ctx context.Context, at time.Time) ([]warden.Approval, error) {
+func (m *Mem) ExpireApprovals(ctx context.Context, at time.Time) ([]approval.Approval, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -263,13 +266,13 @@ func (m *Mem) ExpireApprovals(ctx context.Context, at time.Time) ([]warden.Appro
 		return nil, err
 	}
 	defer unlock()
-	out := []warden.Approval{}
+	out := []approval.Approval{}
 	for _, a := range ap.byID {
-		if a.State == warden.ApprovalPending && a.Expires.Before(at) {
+		if a.State == approval.ApprovalPending && a.Expires.Before(at) {
 			expire(a, at)
 			out = append(out, *a)
 		}
 	}
-	slices.SortFunc(out, func(a, b warden.Approval) int { return newerFirst(&b, &a) })
+	slices.SortFunc(out, func(a, b approval.Approval) int { return newerFirst(&b, &a) })
 	return out, nil
 }

@@ -7,27 +7,28 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/fleet/registry"
 )
 
-// Mem is a warden.CursorStore and a warden.InstanceStore too: cursors and
+// Mem is a audit.CursorStore and a registry.Store too: cursors and
 // instances in maps, outliving Close like the records.
 
 var (
-	_ warden.CursorStore   = (*Mem)(nil)
-	_ warden.InstanceStore = (*Mem)(nil)
-	_ warden.Readier       = (*Mem)(nil)
+	_ audit.CursorStore = (*Mem)(nil)
+	_ registry.Store    = (*Mem)(nil)
+	_ audit.Readier     = (*Mem)(nil)
 )
 
 type memFleet struct {
 	cursors   map[string]string
-	instances map[string]warden.Instance
+	instances map[string]registry.Instance
 }
 
 // fleet returns m's fleet tables; the caller holds m.d.mu.
 func (m *Mem) fleet() *memFleet {
 	if m.d.flt == nil {
-		m.d.flt = &memFleet{cursors: map[string]string{}, instances: map[string]warden.Instance{}}
+		m.d.flt = &memFleet{cursors: map[string]string{}, instances: map[string]registry.Instance{}}
 	}
 	return m.d.flt
 }
@@ -65,8 +66,8 @@ func (m *Mem) SetStreamCursor(ctx context.Context, name, id string) error {
 
 // Heartbeat stores a copy of in, times truncated to microseconds as a
 // database would keep them.
-func (m *Mem) Heartbeat(ctx context.Context, in warden.Instance) error {
-	if err := warden.ValidInstance(in); err != nil {
+func (m *Mem) Heartbeat(ctx context.Context, in registry.Instance) error {
+	if err := registry.Valid(in); err != nil {
 		return err
 	}
 	in.Started = in.Started.Truncate(time.Microsecond).UTC()
@@ -75,14 +76,14 @@ func (m *Mem) Heartbeat(ctx context.Context, in warden.Instance) error {
 }
 
 // Instances returns the instances ordered by ID.
-func (m *Mem) Instances(ctx context.Context) ([]warden.Instance, error) {
-	out := []warden.Instance{}
+func (m *Mem) Instances(ctx context.Context) ([]registry.Instance, error) {
+	out := []registry.Instance{}
 	err := m.fleetWrite(ctx, func(f *memFleet) {
 		for _, in := range f.instances {
 			out = append(out, in)
 		}
 	})
-	slices.SortFunc(out, func(a, b warden.Instance) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b registry.Instance) int { return strings.Compare(a.ID, b.ID) })
 	return out, err
 }
 

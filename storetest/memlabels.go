@@ -5,12 +5,12 @@ import (
 	"errors"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/labels"
 )
 
-// Mem is a warden.LabelStore: each session's labels, sorted, in memory.
+// Mem is a labels.Store: each session's labels, sorted, in memory.
 
-var _ warden.LabelStore = (*Mem)(nil)
+var _ labels.Store = (*Mem)(nil)
 
 type memLabelKey struct{ tenant, session string }
 
@@ -30,15 +30,15 @@ func (m *Mem) SessionLabels(ctx context.Context, tenant, session string) ([]stri
 
 // AddSessionLabels adds labels to the session, all or none, and returns a
 // copy of its labels after the change.
-func (m *Mem) AddSessionLabels(ctx context.Context, tenant, session string, labels []string, _ time.Time) ([]string, error) {
+func (m *Mem) AddSessionLabels(ctx context.Context, tenant, session string, add []string, _ time.Time) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if session == "" {
-		return nil, errors.New("storetest: session labels need a session id")
+		return nil, errors.New("storetest: session add need a session id")
 	}
-	for _, l := range labels {
-		if err := warden.ValidLabel(l); err != nil {
+	for _, l := range add {
+		if err := labels.Valid(l); err != nil {
 			return nil, err
 		}
 	}
@@ -50,9 +50,9 @@ func (m *Mem) AddSessionLabels(ctx context.Context, tenant, session string, labe
 	m.d.mu.Lock()
 	defer m.d.mu.Unlock()
 	k := memLabelKey{tenant, session}
-	all := warden.MergeLabels(m.d.lbl[k], labels)
-	if len(all) > warden.MaxSessionLabels {
-		return nil, warden.ErrTooManyLabels
+	all := labels.Merge(m.d.lbl[k], add)
+	if len(all) > labels.MaxPerSession {
+		return nil, labels.ErrTooMany
 	}
 	if m.d.lbl == nil {
 		m.d.lbl = map[memLabelKey][]string{}

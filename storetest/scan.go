@@ -12,12 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
 // The Scan half of the contract: order, filters, paging, stopping.
 
-func testOrder(t *testing.T, open func(*testing.T) warden.Store) {
+func testOrder(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	// Recorded out of time order, and with equal times: Scan follows the
 	// recording order, never Time.
@@ -35,11 +37,11 @@ func testOrder(t *testing.T, open func(*testing.T) warden.Store) {
 	recorded = append(recorded, "past")
 	for _, tt := range []struct {
 		name string
-		q    warden.Query
+		q    audit.Query
 		want []string
 	}{
-		{"newest first", warden.Query{}, reversed(recorded)},
-		{"oldest first", warden.Query{Oldest: true}, recorded},
+		{"newest first", audit.Query{}, reversed(recorded)},
+		{"oldest first", audit.Query{Oldest: true}, recorded},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := scanIDs(t, s, tt.q); !slices.Equal(got, tt.want) {
@@ -52,8 +54,8 @@ func testOrder(t *testing.T, open func(*testing.T) warden.Store) {
 // filterData records 24 records that differ in every field a Query
 // filters on, in an order unrelated to their Time, and returns them in
 // recording order.
-func filterData(t *testing.T, s warden.Store) []*warden.Record {
-	var all []*warden.Record
+func filterData(t *testing.T, s audit.Store) []*audit.Record {
+	var all []*audit.Record
 	n := 0
 	for _, sess := range []string{"s1", "s2"} {
 		for _, ev := range []string{"steps/toolCallRequest", "steps/toolCallResult"} {
@@ -81,7 +83,7 @@ func filterData(t *testing.T, s warden.Store) []*warden.Record {
 			}
 		}
 	}
-	var recorded []*warden.Record
+	var recorded []*audit.Record
 	for i := range all {
 		r := all[(i*7)%len(all)]
 		record(t, s, r)
@@ -90,62 +92,62 @@ func filterData(t *testing.T, s warden.Store) []*warden.Record {
 	return recorded
 }
 
-func testFilters(t *testing.T, open func(*testing.T) warden.Store) {
+func testFilters(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	recorded := filterData(t, s)
 	at := func(sec int) time.Time { return base.Add(time.Duration(sec) * time.Second) }
 	for _, tt := range []struct {
 		name string
-		q    warden.Query
+		q    audit.Query
 	}{
-		{"none", warden.Query{}},
-		{"session", warden.Query{Session: "s1"}},
-		{"event", warden.Query{Event: "steps/toolCallResult"}},
-		{"decision", warden.Query{Decision: "deny"}},
-		{"surface", warden.Query{Surface: "mcp"}},
-		{"policy", warden.Query{Policy: "p2"}},
-		{"agent", warden.Query{Agent: "agent-b"}},
-		{"tenant", warden.Query{Tenant: "acme"}},
-		{"tenant+decision", warden.Query{Tenant: "beta", Decision: "deny"}},
-		{"since", warden.Query{Since: at(30)}},                          // inclusive
-		{"until", warden.Query{Until: at(10)}},                          // exclusive
-		{"since+until", warden.Query{Since: at(5), Until: at(17)}},      // [5, 17)
-		{"since=until", warden.Query{Since: at(5), Until: at(5)}},       // empty
-		{"since in sub-second", warden.Query{Since: at(5).Add(1)}},      // 5 excluded
-		{"until in sub-second", warden.Query{Until: at(5).Add(1)}},      // 5 included
-		{"since after all", warden.Query{Since: at(1000)}},              // none
-		{"until before all", warden.Query{Until: base.Add(-time.Hour)}}, // none
-		{"session+event", warden.Query{Session: "s2", Event: "steps/toolCallRequest"}},
-		{"session+decision", warden.Query{Session: "s1", Decision: "modify"}},
-		{"surface+agent", warden.Query{Surface: "aos", Agent: "agent-a"}},
-		{"policy+decision", warden.Query{Policy: "p1", Decision: "deny"}},
-		{"session+since+until", warden.Query{Session: "s2", Since: at(20), Until: at(40)}},
-		{"all", warden.Query{Session: "s2", Event: "steps/toolCallResult", Decision: "deny",
+		{"none", audit.Query{}},
+		{"session", audit.Query{Session: "s1"}},
+		{"event", audit.Query{Event: "steps/toolCallResult"}},
+		{"decision", audit.Query{Decision: "deny"}},
+		{"surface", audit.Query{Surface: "mcp"}},
+		{"policy", audit.Query{Policy: "p2"}},
+		{"agent", audit.Query{Agent: "agent-b"}},
+		{"tenant", audit.Query{Tenant: "acme"}},
+		{"tenant+decision", audit.Query{Tenant: "beta", Decision: "deny"}},
+		{"since", audit.Query{Since: at(30)}},                          // inclusive
+		{"until", audit.Query{Until: at(10)}},                          // exclusive
+		{"since+until", audit.Query{Since: at(5), Until: at(17)}},      // [5, 17)
+		{"since=until", audit.Query{Since: at(5), Until: at(5)}},       // empty
+		{"since in sub-second", audit.Query{Since: at(5).Add(1)}},      // 5 excluded
+		{"until in sub-second", audit.Query{Until: at(5).Add(1)}},      // 5 included
+		{"since after all", audit.Query{Since: at(1000)}},              // none
+		{"until before all", audit.Query{Until: base.Add(-time.Hour)}}, // none
+		{"session+event", audit.Query{Session: "s2", Event: "steps/toolCallRequest"}},
+		{"session+decision", audit.Query{Session: "s1", Decision: "modify"}},
+		{"surface+agent", audit.Query{Surface: "aos", Agent: "agent-a"}},
+		{"policy+decision", audit.Query{Policy: "p1", Decision: "deny"}},
+		{"session+since+until", audit.Query{Session: "s2", Since: at(20), Until: at(40)}},
+		{"all", audit.Query{Session: "s2", Event: "steps/toolCallResult", Decision: "deny",
 			Surface: "aos", Policy: "p1", Agent: "agent-a", Since: at(1), Until: at(100)}},
-		{"no match", warden.Query{Session: "nope"}},
-		{"no match combined", warden.Query{Session: "s1", Event: "nope"}},
-		{"policy of allows", warden.Query{Policy: "p1", Decision: "allow"}},
-		{"tool", warden.Query{Tool: "send_email"}},
-		{"tool is case-sensitive", warden.Query{Tool: "read_file"}},
-		{"tool+decision", warden.Query{Tool: "bash", Decision: "deny"}},
-		{"text in reason, any case", warden.Query{Text: "BLOCKED"}},
-		{"text in reason, non-ASCII case", warden.Query{Text: "über-SECRET"}},
-		{"text in event", warden.Query{Text: "callresult"}},
-		{"text in tool", warden.Query{Text: "read_f"}},
-		{"text in session", warden.Query{Text: "S2"}},
-		{"text in agent", warden.Query{Text: "agent-B"}},
-		{"text in policy", warden.Query{Text: "p2"}},
-		{"text in input", warden.Query{Text: "report-3.pdf"}},
-		{"text in input, as stored JSON", warden.Query{Text: `caf\u00E9`}},
-		{"text in input is not unescaped", warden.Query{Text: "café"}},
-		{"text in input, non-ASCII", warden.Query{Text: "STRASSE"}},
-		{"text in input, non-ASCII lower", warden.Query{Text: "straße"}},
-		{"text+filters", warden.Query{Text: "report-5", Session: "s2", Decision: "modify"}},
-		{"text matches nothing", warden.Query{Text: "no such text"}},
-		{"text of the tenant only", warden.Query{Text: "bash", Tenant: "acme"}},
-		{"shadow disagrees", warden.Query{ShadowDisagrees: true}},
-		{"shadow disagrees+decision", warden.Query{ShadowDisagrees: true, Decision: "modify"}},
-		{"shadow disagrees+text", warden.Query{ShadowDisagrees: true, Text: "report-1"}},
+		{"no match", audit.Query{Session: "nope"}},
+		{"no match combined", audit.Query{Session: "s1", Event: "nope"}},
+		{"policy of allows", audit.Query{Policy: "p1", Decision: "allow"}},
+		{"tool", audit.Query{Tool: "send_email"}},
+		{"tool is case-sensitive", audit.Query{Tool: "read_file"}},
+		{"tool+decision", audit.Query{Tool: "bash", Decision: "deny"}},
+		{"text in reason, any case", audit.Query{Text: "BLOCKED"}},
+		{"text in reason, non-ASCII case", audit.Query{Text: "über-SECRET"}},
+		{"text in event", audit.Query{Text: "callresult"}},
+		{"text in tool", audit.Query{Text: "read_f"}},
+		{"text in session", audit.Query{Text: "S2"}},
+		{"text in agent", audit.Query{Text: "agent-B"}},
+		{"text in policy", audit.Query{Text: "p2"}},
+		{"text in input", audit.Query{Text: "report-3.pdf"}},
+		{"text in input, as stored JSON", audit.Query{Text: `caf\u00E9`}},
+		{"text in input is not unescaped", audit.Query{Text: "café"}},
+		{"text in input, non-ASCII", audit.Query{Text: "STRASSE"}},
+		{"text in input, non-ASCII lower", audit.Query{Text: "straße"}},
+		{"text+filters", audit.Query{Text: "report-5", Session: "s2", Decision: "modify"}},
+		{"text matches nothing", audit.Query{Text: "no such text"}},
+		{"text of the tenant only", audit.Query{Text: "bash", Tenant: "acme"}},
+		{"shadow disagrees", audit.Query{ShadowDisagrees: true}},
+		{"shadow disagrees+decision", audit.Query{ShadowDisagrees: true, Decision: "modify"}},
+		{"shadow disagrees+text", audit.Query{ShadowDisagrees: true, Text: "report-1"}},
 	} {
 		for _, oldest := range []bool{false, true} {
 			q := tt.q
@@ -161,9 +163,9 @@ func testFilters(t *testing.T, open func(*testing.T) warden.Store) {
 }
 
 // matches reports whether r matches q's fields, Text aside: the suite's
-// own account of the filters (Mem uses warden.Query.Matcher), against which
+// own account of the filters (Mem uses audit.Query.Matcher), against which
 // every store, Mem included, is checked.
-func matches(r *warden.Record, q *warden.Query) bool {
+func matches(r *audit.Record, q *audit.Query) bool {
 	eq := func(want, got string) bool { return want == "" || want == got }
 	return eq(q.ID, r.ID) && eq(q.Session, r.SessionID) && eq(q.Event, r.Event) && eq(q.Decision, r.Decision) &&
 		eq(q.Surface, r.Surface) && eq(q.Policy, r.PolicyID) && eq(q.Agent, r.AgentID) && eq(q.Tenant, r.Tenant) &&
@@ -173,7 +175,7 @@ func matches(r *warden.Record, q *warden.Query) bool {
 
 // shadowDisagrees is the suite's own account of Record.ShadowDisagrees: a
 // shadow summary result whose decision is not the record's.
-func shadowDisagrees(r *warden.Record) bool {
+func shadowDisagrees(r *audit.Record) bool {
 	for _, res := range r.Results {
 		if res.Kind == warden.KindShadowSet && res.Mode == warden.ModeShadow {
 			return res.Decision != r.Decision
@@ -184,8 +186,8 @@ func shadowDisagrees(r *warden.Record) bool {
 
 // wantIDs is what a Scan of q over the records recorded (in recording order)
 // must visit, in q's order. Text is decided here independently of
-// warden.TextMatcher: strings.ToLower of each field.
-func wantIDs(recorded []*warden.Record, q warden.Query) []string {
+// audit.TextMatcher: strings.ToLower of each field.
+func wantIDs(recorded []*audit.Record, q audit.Query) []string {
 	want := []string{}
 	for _, r := range recorded {
 		if matches(r, &q) && hasText(r, q.Text) {
@@ -198,7 +200,7 @@ func wantIDs(recorded []*warden.Record, q warden.Query) []string {
 	return want
 }
 
-func hasText(r *warden.Record, text string) bool {
+func hasText(r *audit.Record, text string) bool {
 	text = strings.ToLower(text)
 	for _, f := range []string{r.Reason, r.Event, r.Tool, r.SessionID, r.AgentID, r.PolicyID, string(r.Input)} {
 		if strings.Contains(strings.ToLower(f), text) {
@@ -209,10 +211,10 @@ func hasText(r *warden.Record, text string) bool {
 }
 
 // page reads one page of at most n records after the cursor after.
-func page(t *testing.T, s warden.Store, q warden.Query, after string, n int) []string {
+func page(t *testing.T, s audit.Store, q audit.Query, after string, n int) []string {
 	t.Helper()
 	q.After = after
-	recs, err := warden.Collect(context.Background(), s, q, n)
+	recs, err := audit.Collect(context.Background(), s, q, n)
 	if err != nil {
 		t.Fatalf("Collect(%+v, %d): %v", q, n, err)
 	}
@@ -220,7 +222,7 @@ func page(t *testing.T, s warden.Store, q warden.Query, after string, n int) []s
 }
 
 // pageAll pages through q in pages of n.
-func pageAll(t *testing.T, s warden.Store, q warden.Query, n int) []string {
+func pageAll(t *testing.T, s audit.Store, q audit.Query, n int) []string {
 	t.Helper()
 	var all []string
 	after := ""
@@ -237,10 +239,10 @@ func pageAll(t *testing.T, s warden.Store, q warden.Query, n int) []string {
 	}
 }
 
-func testPaging(t *testing.T, open func(*testing.T) warden.Store) {
+func testPaging(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	recorded := filterData(t, s)
-	for _, q := range []warden.Query{
+	for _, q := range []audit.Query{
 		{},
 		{Oldest: true},
 		{Decision: "deny"},
@@ -257,7 +259,7 @@ func testPaging(t *testing.T, open func(*testing.T) warden.Store) {
 		}
 	}
 	// The cursor need not match the query: continue after it in scan order.
-	q := warden.Query{Decision: "allow", Oldest: true}
+	q := audit.Query{Decision: "allow", Oldest: true}
 	after := recorded[10]
 	want := []string{}
 	for _, r := range recorded[11:] {
@@ -276,7 +278,7 @@ func testPaging(t *testing.T, open func(*testing.T) warden.Store) {
 
 // testPagingConcurrent pages through the store while records are being
 // recorded: no page may skip or repeat a record.
-func testPagingConcurrent(t *testing.T, open func(*testing.T) warden.Store) {
+func testPagingConcurrent(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	recordMany(t, s, "pre", 50, 5)
 	for _, oldest := range []bool{false, true} {
@@ -299,7 +301,7 @@ func testPagingConcurrent(t *testing.T, open func(*testing.T) warden.Store) {
 				}()
 			}
 			go func() { wg.Wait(); done.Store(true) }()
-			q := warden.Query{Oldest: oldest}
+			q := audit.Query{Oldest: oldest}
 			var got []string
 			after := ""
 			for n := 1; ; n = n%7 + 1 {
@@ -348,21 +350,21 @@ func head(s []string) []string {
 	return s
 }
 
-func testUnknownCursor(t *testing.T, open func(*testing.T) warden.Store) {
+func testUnknownCursor(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	for _, empty := range []bool{true, false} {
 		if !empty {
 			record(t, s, rec("known", base))
 		}
-		for _, q := range []warden.Query{
+		for _, q := range []audit.Query{
 			{After: "nope"},
 			{After: "nope", Oldest: true},
 			{After: "nope", Session: "sess-1"},
 			{After: "KNOWN"},
 		} {
 			calls := 0
-			err := s.Scan(context.Background(), q, func(*warden.Record) bool { calls++; return true })
-			if !errors.Is(err, warden.ErrUnknownCursor) {
+			err := s.Scan(context.Background(), q, func(*audit.Record) bool { calls++; return true })
+			if !errors.Is(err, audit.ErrUnknownCursor) {
 				t.Errorf("Scan(%+v) (empty store: %v) = %v, want ErrUnknownCursor", q, empty, err)
 			}
 			if calls != 0 {
@@ -371,12 +373,12 @@ func testUnknownCursor(t *testing.T, open func(*testing.T) warden.Store) {
 		}
 	}
 	// The last record as cursor is known: nothing after it.
-	if got := scanIDs(t, s, warden.Query{After: "known"}); len(got) != 0 {
+	if got := scanIDs(t, s, audit.Query{After: "known"}); len(got) != 0 {
 		t.Errorf("Scan after the only record = %q, want none", got)
 	}
 }
 
-func testEarlyStop(t *testing.T, open func(*testing.T) warden.Store) {
+func testEarlyStop(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	all := recordMany(t, s, "stop", 300, 1) // one worker: recording order is id order
 	for _, tt := range []struct {
@@ -385,7 +387,7 @@ func testEarlyStop(t *testing.T, open func(*testing.T) warden.Store) {
 	}{{1, false}, {1, true}, {2, false}, {150, true}, {299, false}, {300, true}} {
 		t.Run(fmt.Sprintf("%d/oldest=%v", tt.stop, tt.oldest), func(t *testing.T) {
 			var got []string
-			err := s.Scan(context.Background(), warden.Query{Oldest: tt.oldest}, func(r *warden.Record) bool {
+			err := s.Scan(context.Background(), audit.Query{Oldest: tt.oldest}, func(r *audit.Record) bool {
 				got = append(got, r.ID)
 				return len(got) < tt.stop
 			})
@@ -403,7 +405,7 @@ func testEarlyStop(t *testing.T, open func(*testing.T) warden.Store) {
 	}
 }
 
-func testScanContext(t *testing.T, open func(*testing.T) warden.Store) {
+func testScanContext(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	recordMany(t, s, "ctx", 300, 3)
 	for _, tt := range []struct {
@@ -433,7 +435,7 @@ func testScanContext(t *testing.T, open func(*testing.T) warden.Store) {
 			calls := 0
 			var err error
 			within(t, 10*time.Second, "Scan with a done context", func() {
-				err = s.Scan(ctx, warden.Query{}, func(*warden.Record) bool {
+				err = s.Scan(ctx, audit.Query{}, func(*audit.Record) bool {
 					calls++
 					if calls == tt.cancelAt {
 						cancel()
@@ -451,12 +453,12 @@ func testScanContext(t *testing.T, open func(*testing.T) warden.Store) {
 	}
 }
 
-func testRecordDuringScan(t *testing.T, open func(*testing.T) warden.Store) {
+func testRecordDuringScan(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	recordMany(t, s, "scan", 20, 2)
 	n := 0
 	within(t, 30*time.Second, "Record inside a Scan", func() {
-		err := s.Scan(context.Background(), warden.Query{}, func(r *warden.Record) bool {
+		err := s.Scan(context.Background(), audit.Query{}, func(r *audit.Record) bool {
 			n++
 			r.Views = []byte(`{"changed": true}`) // fn owns r
 			if err := s.Record(context.Background(), rec("inside-"+r.ID, base)); err != nil {
@@ -471,35 +473,35 @@ func testRecordDuringScan(t *testing.T, open func(*testing.T) warden.Store) {
 	if n != 20 { // newest first: records added during the scan come before it
 		t.Errorf("Scan visited %d records, want the 20 there were when it started", n)
 	}
-	if got := len(scan(t, s, warden.Query{})); got != 40 {
+	if got := len(scan(t, s, audit.Query{})); got != 40 {
 		t.Errorf("after the scan, %d records, want 40", got)
 	}
-	for _, r := range scan(t, s, warden.Query{Oldest: true})[:20] {
+	for _, r := range scan(t, s, audit.Query{Oldest: true})[:20] {
 		if len(r.Views) != 0 {
 			t.Errorf("record %s was changed by changing what Scan gave fn", r.ID)
 		}
 	}
 }
 
-func testCollect(t *testing.T, open func(*testing.T) warden.Store) {
+func testCollect(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	all := recordMany(t, s, "coll", 30, 1)
 	for _, tt := range []struct {
 		n    int
-		q    warden.Query
+		q    audit.Query
 		want []string
 	}{
-		{0, warden.Query{}, []string{}},
-		{-1, warden.Query{}, []string{}},
-		{1, warden.Query{}, reversed(all)[:1]},
-		{7, warden.Query{Oldest: true}, all[:7]},
-		{30, warden.Query{}, reversed(all)},
-		{31, warden.Query{Oldest: true}, all},
-		{5, warden.Query{Oldest: true, After: all[27]}, all[28:]},
-		{5, warden.Query{Session: "nope"}, []string{}},
+		{0, audit.Query{}, []string{}},
+		{-1, audit.Query{}, []string{}},
+		{1, audit.Query{}, reversed(all)[:1]},
+		{7, audit.Query{Oldest: true}, all[:7]},
+		{30, audit.Query{}, reversed(all)},
+		{31, audit.Query{Oldest: true}, all},
+		{5, audit.Query{Oldest: true, After: all[27]}, all[28:]},
+		{5, audit.Query{Session: "nope"}, []string{}},
 	} {
 		t.Run(fmt.Sprintf("%d/%+v", tt.n, tt.q), func(t *testing.T) {
-			got, err := warden.Collect(context.Background(), s, tt.q, tt.n)
+			got, err := audit.Collect(context.Background(), s, tt.q, tt.n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -511,16 +513,16 @@ func testCollect(t *testing.T, open func(*testing.T) warden.Store) {
 			}
 		})
 	}
-	if _, err := warden.Collect(context.Background(), s, warden.Query{After: "nope"}, 5); !errors.Is(err, warden.ErrUnknownCursor) {
+	if _, err := audit.Collect(context.Background(), s, audit.Query{After: "nope"}, 5); !errors.Is(err, audit.ErrUnknownCursor) {
 		t.Errorf("Collect with an unknown cursor = %v, want ErrUnknownCursor", err)
 	}
 }
 
-func testEmpty(t *testing.T, open func(*testing.T) warden.Store) {
+func testEmpty(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
-	for _, q := range []warden.Query{{}, {Oldest: true}, {Session: "x"}, {Event: "e", Decision: "deny", Since: base}} {
+	for _, q := range []audit.Query{{}, {Oldest: true}, {Session: "x"}, {Event: "e", Decision: "deny", Since: base}} {
 		calls := 0
-		if err := s.Scan(context.Background(), q, func(*warden.Record) bool { calls++; return true }); err != nil {
+		if err := s.Scan(context.Background(), q, func(*audit.Record) bool { calls++; return true }); err != nil {
 			t.Fatalf("Scan(%+v) on an empty store: %v", q, err)
 		}
 		if calls != 0 {
@@ -529,19 +531,19 @@ func testEmpty(t *testing.T, open func(*testing.T) warden.Store) {
 	}
 }
 
-func testByID(t *testing.T, open func(*testing.T) warden.Store) {
+func testByID(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	recorded := filterData(t, s)
 	for _, tt := range []struct {
 		name string
-		q    warden.Query
+		q    audit.Query
 	}{
-		{"known", warden.Query{ID: "f07"}},
-		{"known, oldest first", warden.Query{ID: "f13", Oldest: true}},
-		{"unknown", warden.Query{ID: "nope"}},
-		{"its tenant", warden.Query{ID: "f02", Tenant: "acme"}},     // f02 is acme's
-		{"another tenant", warden.Query{ID: "f02", Tenant: "beta"}}, // not beta's
-		{"with a filter it fails", warden.Query{ID: "f07", Decision: "deny"}},
+		{"known", audit.Query{ID: "f07"}},
+		{"known, oldest first", audit.Query{ID: "f13", Oldest: true}},
+		{"unknown", audit.Query{ID: "nope"}},
+		{"its tenant", audit.Query{ID: "f02", Tenant: "acme"}},     // f02 is acme's
+		{"another tenant", audit.Query{ID: "f02", Tenant: "beta"}}, // not beta's
+		{"with a filter it fails", audit.Query{ID: "f07", Decision: "deny"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			want := wantIDs(recorded, tt.q)
@@ -560,10 +562,10 @@ func testByID(t *testing.T, open func(*testing.T) warden.Store) {
 // testBudget scans with a budget too small to finish: every scan stops
 // early with a *ScanStopped, and resuming after it, scan after scan,
 // visits exactly what one unbounded scan visits.
-func testBudget(t *testing.T, open func(*testing.T) warden.Store) {
+func testBudget(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	recorded := filterData(t, s)
-	for _, q := range []warden.Query{
+	for _, q := range []audit.Query{
 		{},
 		{Oldest: true},
 		{Text: "report-2"},
@@ -578,14 +580,14 @@ func testBudget(t *testing.T, open func(*testing.T) warden.Store) {
 			got := []string{}
 			stops := 0
 			for {
-				err := s.Scan(context.Background(), q, func(r *warden.Record) bool {
+				err := s.Scan(context.Background(), q, func(r *audit.Record) bool {
 					got = append(got, r.ID)
 					return true
 				})
 				if err == nil {
 					break
 				}
-				var stopped *warden.ScanStopped
+				var stopped *audit.ScanStopped
 				if !errors.As(err, &stopped) {
 					t.Fatalf("Scan(%+v) = %v, want nil or a *ScanStopped", q, err)
 				}
@@ -604,7 +606,7 @@ func testBudget(t *testing.T, open func(*testing.T) warden.Store) {
 		})
 	}
 	// Without a budget, no stop.
-	if err := s.Scan(context.Background(), warden.Query{Text: "no such text"}, func(*warden.Record) bool { return true }); err != nil {
+	if err := s.Scan(context.Background(), audit.Query{Text: "no such text"}, func(*audit.Record) bool { return true }); err != nil {
 		t.Errorf("Scan without a budget: %v", err)
 	}
 }

@@ -1,9 +1,9 @@
-// Package storetest is the contract test suite every warden.Store must pass.
+// Package storetest is the contract test suite every audit.Store must pass.
 // A store package calls Run from its own test:
 //
 //	func TestStore(t *testing.T) {
 //		dirs := map[*testing.T]string{}
-//		storetest.Run(t, func(t *testing.T) warden.Store {
+//		storetest.Run(t, func(t *testing.T) audit.Store {
 //			dir, ok := dirs[t]
 //			if !ok {
 //				dir = t.TempDir()
@@ -31,6 +31,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -45,7 +47,7 @@ import (
 // idempotent.
 //
 // Subtests do not run in parallel. The contract checked, beyond the
-// warden.Store documentation:
+// audit.Store documentation:
 //
 //   - every Record field round-trips; Time comes back in UTC with (at most)
 //     microsecond precision; Input, Output and Views come back as equivalent
@@ -54,12 +56,12 @@ import (
 //   - Scan visits records in recording order (not Time order), newest first
 //     or, with Oldest, oldest first; Query fields combine with AND; Since is
 //     inclusive and Until exclusive; Tool is exact, Text as
-//     warden.TextMatcher says (any case, the small fields and Input);
+//     audit.TextMatcher says (any case, the small fields and Input);
 //   - paging with After, in pages of any size and either order, visits every
 //     record once, also while records are being recorded; an unknown After
-//     fails with warden.ErrUnknownCursor;
+//     fails with audit.ErrUnknownCursor;
 //   - ID finds one record (none for an unknown id or another tenant's);
-//   - a Budget too short to finish stops a scan with a *warden.ScanStopped
+//   - a Budget too short to finish stops a scan with a *audit.ScanStopped
 //     that has progressed, and resuming after it visits the rest exactly;
 //   - Scan stops when fn returns false, and returns ctx.Err() once ctx is
 //     done; fn may call Record (Scan holds no lock while fn runs);
@@ -71,11 +73,11 @@ import (
 //   - a Record that returned nil is stored after Close and reopen, one that
 //     returned an error is not, and Close while Records are in flight makes
 //     every one of them return.
-func Run(t *testing.T, open func(t *testing.T) warden.Store) {
+func Run(t *testing.T, open func(t *testing.T) audit.Store) {
 	t.Helper()
 	tests := []struct {
 		name string
-		fn   func(*testing.T, func(*testing.T) warden.Store)
+		fn   func(*testing.T, func(*testing.T) audit.Store)
 	}{
 		{"RoundTrip", testRoundTrip},
 		{"MinimalRecord", testMinimal},
@@ -106,8 +108,8 @@ func Run(t *testing.T, open func(t *testing.T) warden.Store) {
 var base = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 
 // rec returns a small valid record.
-func rec(id string, at time.Time) *warden.Record {
-	return &warden.Record{
+func rec(id string, at time.Time) *audit.Record {
+	return &audit.Record{
 		ID: id, Time: at, Event: "steps/toolCallRequest", Surface: "aos",
 		RequestID: "req-" + id, AgentID: "agent-1", SessionID: "sess-1",
 		TurnID: "turn-1", StepID: "step-" + id, Decision: "allow",
@@ -131,7 +133,7 @@ func within(t *testing.T, d time.Duration, what string, fn func()) {
 	}
 }
 
-func record(t *testing.T, s warden.Store, r *warden.Record) {
+func record(t *testing.T, s audit.Store, r *audit.Record) {
 	t.Helper()
 	if err := s.Record(context.Background(), r); err != nil {
 		t.Fatalf("Record(%s): %v", r.ID, err)
@@ -139,10 +141,10 @@ func record(t *testing.T, s warden.Store, r *warden.Record) {
 }
 
 // scan returns every record Scan visits for q.
-func scan(t *testing.T, s warden.Store, q warden.Query) []warden.Record {
+func scan(t *testing.T, s audit.Store, q audit.Query) []audit.Record {
 	t.Helper()
-	got := []warden.Record{}
-	err := s.Scan(context.Background(), q, func(r *warden.Record) bool {
+	got := []audit.Record{}
+	err := s.Scan(context.Background(), q, func(r *audit.Record) bool {
 		got = append(got, *r)
 		return true
 	})
@@ -153,7 +155,7 @@ func scan(t *testing.T, s warden.Store, q warden.Query) []warden.Record {
 }
 
 // scanIDs returns the ids of the records Scan visits for q.
-func scanIDs(t *testing.T, s warden.Store, q warden.Query) []string {
+func scanIDs(t *testing.T, s audit.Store, q audit.Query) []string {
 	t.Helper()
 	return ids(scan(t, s, q))
 }
@@ -164,7 +166,7 @@ func reversed(s []string) []string {
 	return s
 }
 
-func ids(rs []warden.Record) []string {
+func ids(rs []audit.Record) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = r.ID
@@ -212,7 +214,7 @@ func normNumbers(v any) any {
 }
 
 // checkEqual compares a stored record with the one recorded.
-func checkEqual(t *testing.T, got, want *warden.Record) {
+func checkEqual(t *testing.T, got, want *audit.Record) {
 	t.Helper()
 	type field struct {
 		name      string
@@ -285,10 +287,10 @@ func checkEqual(t *testing.T, got, want *warden.Record) {
 	}
 }
 
-func testRoundTrip(t *testing.T, open func(*testing.T) warden.Store) {
+func testRoundTrip(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	cet := time.FixedZone("CET", 3600)
-	want := &warden.Record{
+	want := &audit.Record{
 		ID:            "0193a4f2-7c1e-7d3a-9b2f-2f6c1e0a9d41",
 		Time:          time.Date(2026, 11, 21, 11, 0, 0, 123456000, cet),
 		Event:         "steps/toolCallRequest",
@@ -326,32 +328,32 @@ func testRoundTrip(t *testing.T, open func(*testing.T) warden.Store) {
 		Tool:       "bash ✓",
 	}
 	record(t, s, want)
-	got := scan(t, s, warden.Query{})
+	got := scan(t, s, audit.Query{})
 	if len(got) != 1 {
 		t.Fatalf("Scan visited %d records, want 1", len(got))
 	}
 	checkEqual(t, &got[0], want)
 }
 
-func testMinimal(t *testing.T, open func(*testing.T) warden.Store) {
+func testMinimal(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
-	want := &warden.Record{
+	want := &audit.Record{
 		ID: "minimal", Time: base, Event: "e", Decision: "allow",
 		Results: []warden.Result{}, Input: json.RawMessage(`{}`),
 	}
 	record(t, s, want)
-	got := scan(t, s, warden.Query{})
+	got := scan(t, s, audit.Query{})
 	if len(got) != 1 {
 		t.Fatalf("Scan visited %d records, want 1", len(got))
 	}
 	checkEqual(t, &got[0], want)
 }
 
-func testTimePrecision(t *testing.T, open func(*testing.T) warden.Store) {
+func testTimePrecision(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	at := time.Date(2026, 11, 21, 10, 0, 0, 123456789, time.FixedZone("X", -5*3600))
 	record(t, s, rec("nanos", at))
-	got := scan(t, s, warden.Query{})
+	got := scan(t, s, audit.Query{})
 	if len(got) != 1 {
 		t.Fatalf("Scan visited %d records, want 1", len(got))
 	}
@@ -369,7 +371,7 @@ func testTimePrecision(t *testing.T, open func(*testing.T) warden.Store) {
 
 // recordMany records n records concurrently (times base+i ms) and returns
 // their ids oldest first.
-func recordMany(t *testing.T, s warden.Store, prefix string, n, workers int) []string {
+func recordMany(t *testing.T, s audit.Store, prefix string, n, workers int) []string {
 	t.Helper()
 	all := make([]string, n)
 	errs := make(chan error, n)
@@ -400,25 +402,25 @@ func recordMany(t *testing.T, s warden.Store, prefix string, n, workers int) []s
 	return all
 }
 
-func testConcurrent(t *testing.T, open func(*testing.T) warden.Store) {
+func testConcurrent(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	const goroutines, each = 50, 20
 	var all []string
 	within(t, 2*time.Minute, "1000 concurrent Records", func() {
 		all = recordMany(t, s, "conc", goroutines*each, goroutines)
 	})
-	got := scanIDs(t, s, warden.Query{})
+	got := scanIDs(t, s, audit.Query{})
 	slices.Sort(got)
 	if !slices.Equal(got, all) { // all is sorted: ids are zero-padded
 		t.Errorf("after %d concurrent Records, Scan visits %d records", len(all), len(got))
 	}
 	// Each goroutine used its own session.
-	if got := scan(t, s, warden.Query{Session: "sess-7"}); len(got) != each {
+	if got := scan(t, s, audit.Query{Session: "sess-7"}); len(got) != each {
 		t.Errorf("session sess-7 has %d records, want %d", len(got), each)
 	}
 }
 
-func testRecordAfterClose(t *testing.T, open func(*testing.T) warden.Store) {
+func testRecordAfterClose(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	record(t, s, rec("before", base))
 	within(t, 30*time.Second, "Close", func() {
@@ -433,12 +435,12 @@ func testRecordAfterClose(t *testing.T, open func(*testing.T) warden.Store) {
 	})
 	within(t, 5*time.Second, "second Close", func() { _ = s.Close() })
 	s = open(t)
-	if got := scanIDs(t, s, warden.Query{}); !slices.Equal(got, []string{"before"}) {
+	if got := scanIDs(t, s, audit.Query{}); !slices.Equal(got, []string{"before"}) {
 		t.Errorf("after reopen, Scan = %q, want [before]", got)
 	}
 }
 
-func testDoneContext(t *testing.T, open func(*testing.T) warden.Store) {
+func testDoneContext(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -471,12 +473,12 @@ func testDoneContext(t *testing.T, open func(*testing.T) warden.Store) {
 	}
 	// An error means not recorded; the store still works.
 	record(t, s, rec("ok", base))
-	if got := scanIDs(t, s, warden.Query{}); !slices.Equal(got, []string{"ok"}) {
+	if got := scanIDs(t, s, audit.Query{}); !slices.Equal(got, []string{"ok"}) {
 		t.Errorf("Scan = %q, want [ok] (records whose Record failed must not be stored)", got)
 	}
 }
 
-func testCloseFlushes(t *testing.T, open func(*testing.T) warden.Store) {
+func testCloseFlushes(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	const n = 20
 	var want []string
@@ -489,14 +491,14 @@ func testCloseFlushes(t *testing.T, open func(*testing.T) warden.Store) {
 		t.Fatalf("Close: %v", err)
 	}
 	s = open(t)
-	got := scanIDs(t, s, warden.Query{})
+	got := scanIDs(t, s, audit.Query{})
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("after Close and reopen, Scan = %q, want %q", got, want)
 	}
 }
 
-func testCloseInFlight(t *testing.T, open func(*testing.T) warden.Store) {
+func testCloseInFlight(t *testing.T, open func(*testing.T) audit.Store) {
 	s := open(t)
 	const n = 200
 	errs := make([]error, n)
@@ -520,7 +522,7 @@ func testCloseInFlight(t *testing.T, open func(*testing.T) warden.Store) {
 
 	s = open(t)
 	stored := map[string]bool{}
-	for _, id := range scanIDs(t, s, warden.Query{}) {
+	for _, id := range scanIDs(t, s, audit.Query{}) {
 		stored[id] = true
 	}
 	ok := 0

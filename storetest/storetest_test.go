@@ -4,14 +4,17 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/storetest"
 )
 
 func TestMemStore(t *testing.T) {
 	var mu sync.Mutex
 	stores := map[*testing.T]*storetest.Mem{}
-	storetest.Run(t, func(t *testing.T) warden.Store {
+	storetest.Run(t, func(t *testing.T) audit.Store {
 		mu.Lock()
 		defer mu.Unlock()
 		if m, ok := stores[t]; ok {
@@ -24,7 +27,7 @@ func TestMemStore(t *testing.T) {
 }
 
 func TestMemApprovals(t *testing.T) {
-	storetest.RunApprovals(t, func(t *testing.T) warden.ApprovalStore {
+	storetest.RunApprovals(t, func(t *testing.T) approval.ApprovalStore {
 		m := storetest.NewMem()
 		t.Cleanup(func() { m.Close() })
 		return m
@@ -32,7 +35,7 @@ func TestMemApprovals(t *testing.T) {
 }
 
 func TestMemACS(t *testing.T) {
-	storetest.RunACS(t, func(t *testing.T) warden.ACSSessionStore {
+	storetest.RunACS(t, func(t *testing.T) acsstate.Store {
 		m := storetest.NewMem()
 		t.Cleanup(func() { m.Close() })
 		return m

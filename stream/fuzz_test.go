@@ -3,7 +3,8 @@ package stream_test
 import (
 	"testing"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/stream"
 )
 
@@ -14,7 +15,7 @@ func FuzzSubject(f *testing.F) {
 		f.Add(s[0], s[1], s[2])
 	}
 	f.Fuzz(func(t *testing.T, tenant, surface, decision string) {
-		subj := stream.Subject("warden.decisions", &warden.Record{Tenant: tenant, Surface: surface, Decision: decision})
+		subj := stream.Subject("warden.decisions", &audit.Record{Tenant: tenant, Surface: surface, Decision: decision})
 		if err := stream.ValidSubject(subj); err != nil {
 			t.Fatalf("Subject(%q, %q, %q) = %q: %v", tenant, surface, decision, subj, err)
 		}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/internal/pgtest"
 	"github.com/wardenhq/warden/postgres"
@@ -72,7 +74,7 @@ func TestFleetOnPostgres(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				rec := warden.Record{ID: fmt.Sprintf("%s%04d", r.prefix, i), Time: time.Now().UTC(), Event: "steps/toolCallRequest",
+				rec := audit.Record{ID: fmt.Sprintf("%s%04d", r.prefix, i), Time: time.Now().UTC(), Event: "steps/toolCallRequest",
 					Surface: "aos", Decision: "allow", Input: []byte(`{}`), Results: []warden.Result{}}
 				if err := r.s.Record(ctx, &rec); err != nil {
 					t.Error(err)

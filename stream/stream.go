@@ -5,7 +5,7 @@
 // oldest first, publishes each to <subject>.<tenant or _>.<surface>.<decision>
 // with the record's JSON as the body and its id as Nats-Msg-Id, waits for
 // JetStream's acknowledgements and then stores the last acknowledged record
-// as its cursor (warden.CursorStore). Nothing is published from the
+// as its cursor (audit.CursorStore). Nothing is published from the
 // decision path: NATS being slow or down never delays or denies a decision,
 // it only makes the lag grow. A record is published at least once across a
 // kill -9 (the cursor is stored only after the acknowledgement) and NATS
@@ -24,10 +24,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/wardenhq/warden"
 )
 
 // Defaults of Options (and of the config's stream.nats section).
@@ -64,8 +64,8 @@ const (
 
 // Store is what a Publisher reads and where it keeps its cursor.
 type Store interface {
-	warden.Store
-	warden.CursorStore
+	audit.Store
+	audit.CursorStore
 }
 
 // Options configure a Publisher. Zero fields take the defaults above.
@@ -195,7 +195,7 @@ func Token(s string) string {
 }
 
 // Subject is the subject record r is published to under prefix.
-func Subject(prefix string, r *warden.Record) string {
+func Subject(prefix string, r *audit.Record) string {
 	return prefix + "." + Token(r.Tenant) + "." + Token(r.Surface) + "." + Token(r.Decision)
 }
 
@@ -383,12 +383,12 @@ func (p *Publisher) pass(ctx context.Context) (idle bool, err error) {
 // next reads up to Batch records after cur, oldest first. A cursor the
 // store no longer holds (retention pruned it) restarts at the oldest
 // record: every record older than it has been pruned as well.
-func (p *Publisher) next(ctx context.Context, cur string) ([]warden.Record, error) {
-	q := warden.Query{After: cur, Oldest: true}
-	recs, err := warden.Collect(ctx, p.store, q, p.o.Batch)
-	if errors.Is(err, warden.ErrUnknownCursor) {
+func (p *Publisher) next(ctx context.Context, cur string) ([]audit.Record, error) {
+	q := audit.Query{After: cur, Oldest: true}
+	recs, err := audit.Collect(ctx, p.store, q, p.o.Batch)
+	if errors.Is(err, audit.ErrUnknownCursor) {
 		p.o.Logf("decision stream: the cursor record %s is no longer in the trace (pruned); continuing from the oldest record", cur)
-		recs, err = warden.Collect(ctx, p.store, warden.Query{Oldest: true}, p.o.Batch)
+		recs, err = audit.Collect(ctx, p.store, audit.Query{Oldest: true}, p.o.Batch)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the trace: %w", err)
@@ -402,14 +402,14 @@ func (p *Publisher) measure(ctx context.Context, cur string) {
 	p.measured = p.o.Now()
 	var n int64
 	var oldest time.Time
-	err := p.store.Scan(ctx, warden.Query{After: cur, Oldest: true}, func(r *warden.Record) bool {
+	err := p.store.Scan(ctx, audit.Query{After: cur, Oldest: true}, func(r *audit.Record) bool {
 		if n == 0 {
 			oldest = r.Time
 		}
 		n++
 		return n < int64(p.o.LagLimit)
 	})
-	if err != nil && !errors.Is(err, warden.ErrUnknownCursor) {
+	if err != nil && !errors.Is(err, audit.ErrUnknownCursor) {
 		return
 	}
 	p.setLag(func(l *Lag) {
@@ -420,7 +420,7 @@ func (p *Publisher) measure(ctx context.Context, cur string) {
 
 // publish sends recs asynchronously and waits for their acknowledgements;
 // acked is the length of the prefix of recs JetStream acknowledged.
-func (p *Publisher) publish(ctx context.Context, recs []warden.Record) (acked int, err error) {
+func (p *Publisher) publish(ctx context.Context, recs []audit.Record) (acked int, err error) {
 	futs := make([]jetstream.PubAckFuture, 0, len(recs))
 	var sendErr error
 	for i := range recs {
@@ -462,7 +462,7 @@ const TruncatedHeader = "Warden-Truncated"
 // record larger than the server's max_payload is sent without its input,
 // output, views and results, named in the Warden-Truncated header, so that
 // one large record does not stop the stream.
-func (p *Publisher) message(r *warden.Record) (*nats.Msg, error) {
+func (p *Publisher) message(r *audit.Record) (*nats.Msg, error) {
 	body, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("encode record %s: %w", r.ID, err)

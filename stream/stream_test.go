@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -66,14 +69,14 @@ func openStore(t testing.TB, dir string) *sqlite.Store {
 }
 
 // record stores n records with a spread of tenants, surfaces and decisions.
-func record(t testing.TB, s warden.Store, from, n int) []warden.Record {
+func record(t testing.TB, s audit.Store, from, n int) []audit.Record {
 	t.Helper()
 	tenants := []string{"", "acme", "big.corp*"}
 	surfaces := []string{"aos", "mcp", "hooks"}
 	decisions := []string{"allow", "deny", "ask"}
-	out := make([]warden.Record, 0, n)
+	out := make([]audit.Record, 0, n)
 	for i := from; i < from+n; i++ {
-		r := warden.Record{ID: fmt.Sprintf("r%06d", i), Time: time.Now().UTC(), Event: "steps/toolCallRequest",
+		r := audit.Record{ID: fmt.Sprintf("r%06d", i), Time: time.Now().UTC(), Event: "steps/toolCallRequest",
 			Surface: surfaces[i%3], Decision: decisions[(i/3)%3], Tenant: tenants[(i/9)%3],
 			SessionID: "s", Input: json.RawMessage(`{"n":` + fmt.Sprint(i) + `}`), Results: []warden.Result{}}
 		if err := s.Record(context.Background(), &r); err != nil {
@@ -192,7 +195,7 @@ func TestPublish(t *testing.T) {
 		}
 		// The body is the record as GET /api/runs/{id} gives it: the
 		// stored record, hash chain included.
-		got, err := warden.Collect(context.Background(), s, warden.Query{ID: r.ID}, 1)
+		got, err := audit.Collect(context.Background(), s, audit.Query{ID: r.ID}, 1)
 		if err != nil || len(got) != 1 {
 			t.Fatal(err)
 		}
@@ -281,7 +284,7 @@ type scanSpy struct {
 	afters *[]string
 }
 
-func (s *scanSpy) Scan(ctx context.Context, q warden.Query, fn func(*warden.Record) bool) error {
+func (s *scanSpy) Scan(ctx context.Context, q audit.Query, fn func(*audit.Record) bool) error {
 	s.mu.Lock()
 	*s.afters = append(*s.afters, q.After)
 	s.mu.Unlock()
@@ -341,7 +344,7 @@ func privateNATS(t testing.TB, port int, dir string) (url string, p int, stop fu
 
 // decide makes n decisions through a Decider on s and returns their
 // latencies, sorted.
-func decide(t testing.TB, d *warden.Decider, n int) []time.Duration {
+func decide(t testing.TB, d *pipeline.Pipeline, n int) []time.Duration {
 	t.Helper()
 	lat := make([]time.Duration, 0, n)
 	for i := range n {
@@ -368,7 +371,7 @@ func TestOutage(t *testing.T) {
 	url, port, stop := privateNATS(t, 0, sd)
 	name, subj := names(t, url)
 	s := openStore(t, t.TempDir())
-	d := warden.NewDecider(warden.NewChain(warden.Allow), nil, s, nil)
+	d := pipeline.New(warden.NewChain(warden.Allow), nil, s, nil)
 	p, _ := stream.New(s, stream.Options{URL: url, Stream: name, Subject: subj, Retry: 100 * time.Millisecond, Timeout: time.Second})
 	stopP := run(p)
 	defer stopP()
@@ -463,7 +466,7 @@ func TestTokenAndSubject(t *testing.T) {
 			t.Errorf("Token(%q) = %q, want %q", in, got, want)
 		}
 	}
-	r := &warden.Record{Surface: "mcp", Decision: "deny"}
+	r := &audit.Record{Surface: "mcp", Decision: "deny"}
 	if got := stream.Subject("warden.decisions", r); got != "warden.decisions._.mcp.deny" {
 		t.Errorf("Subject = %q", got)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/catalog"
@@ -23,7 +25,7 @@ import (
 // appears, and keeps those it approved.
 type Approver struct {
 	mu   sync.Mutex
-	seen []warden.Approval
+	seen []approval.Approval
 }
 
 // ApproveAll starts an Approver approving m's pending approvals as by,
@@ -32,7 +34,7 @@ func ApproveAll(ctx context.Context, m *approval.Manager, by string) *Approver {
 	a := &Approver{}
 	go func() {
 		for ctx.Err() == nil {
-			list, _ := m.List(ctx, warden.ApprovalQuery{State: warden.ApprovalPending})
+			list, _ := m.List(ctx, approval.ApprovalQuery{State: approval.ApprovalPending})
 			for _, p := range list {
 				// Locked across the decision: the call it releases may be
 				// answered before the append, and a test reading Approved
@@ -53,7 +55,7 @@ func ApproveAll(ctx context.Context, m *approval.Manager, by string) *Approver {
 }
 
 // Approved returns the approvals approved so far, as they were pending.
-func (a *Approver) Approved() []warden.Approval {
+func (a *Approver) Approved() []approval.Approval {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return slices.Clone(a.seen)
@@ -63,11 +65,11 @@ func (a *Approver) Approved() []warden.Approval {
 // Decider that opens an approval for every ask, and a Manager that holds
 // the asked call until it is decided.
 type Core struct {
-	*warden.Decider
+	*pipeline.Pipeline
 	M *approval.Manager
 }
 
-// Await holds an asked step until its approval is decided (warden.Holder).
+// Await holds an asked step until its approval is decided (approval.Holder).
 func (c Core) Await(ctx context.Context, out warden.Outcome) warden.Outcome {
 	return c.M.Await(ctx, out)
 }
@@ -88,7 +90,7 @@ func NewCore(t testing.TB, src string) (Core, *storetest.Mem) {
 	st := storetest.NewMem()
 	m := approval.New(approval.Options{Store: st, Trace: st, Wait: time.Minute})
 	t.Cleanup(m.Close)
-	dec := warden.NewDecider(warden.NewChain(warden.Allow,
+	dec := pipeline.New(warden.NewChain(warden.Allow,
 		warden.Step{Name: "policy", Kind: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, st, nil)
 	dec.SetApprovals(m)
 	return Core{dec, m}, st

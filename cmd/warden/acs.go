@@ -12,7 +12,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/acs"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
@@ -20,8 +22,8 @@ import (
 
 // acsHandler builds the ACS Guardian (CONTRACT §14) of gd from the
 // config's acs: section, keeping its sessions in store.
-func acsHandler(gd *guardian.Guardian, store warden.Store, cfg *config.Config, logf func(string, ...any)) (*acs.Handler, error) {
-	sessions, ok := store.(warden.ACSSessionStore)
+func acsHandler(gd *guardian.Guardian, store audit.Store, cfg *config.Config, logf func(string, ...any)) (*acs.Handler, error) {
+	sessions, ok := store.(acsstate.Store)
 	if !ok {
 		return nil, errors.New("acs: the trace store keeps no ACS sessions")
 	}

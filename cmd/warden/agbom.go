@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/agbom"
 	"github.com/wardenhq/warden/sqlite"
 )
@@ -63,7 +62,7 @@ func cmdAgBOM(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, agbom.ErrFormat):
 		return fail(stderr, "--%v", err)
-	case errors.Is(err, warden.ErrNoAgBOM):
+	case errors.Is(err, agbom.ErrNoAgBOM):
 		return fail(stderr, "no AgBOM for agent %q in %s (warden agbom --data %s lists the agents)", *agent, *data, *data)
 	case err != nil:
 		return fail(stderr, "reading the AgBOM: %v", err)

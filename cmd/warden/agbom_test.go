@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/agbom"
+
 	"github.com/wardenhq/warden/sqlite"
 )
 
@@ -18,8 +19,8 @@ func TestAgBOMCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	if err := st.UpdateAgBOM(context.Background(), &warden.AgBOMUpdate{Agent: "finance", Source: warden.AgBOMSourceACS, At: at,
-		Put: []warden.AgBOMComponent{{ID: "m", Type: "model", Doc: json.RawMessage(`{"id":"m","type":"model","name":"M","version":"1"}`)}}}); err != nil {
+	if err := st.UpdateAgBOM(context.Background(), &agbom.Update{Agent: "finance", Source: agbom.SourceACS, At: at,
+		Put: []agbom.StoredComponent{{ID: "m", Type: "model", Doc: json.RawMessage(`{"id":"m","type":"model","name":"M","version":"1"}`)}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {

@@ -13,7 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/approval"
+
 	"github.com/wardenhq/warden/internal/noredirect"
 )
 
@@ -85,7 +86,7 @@ func cmdApprovals(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		decision = "deny"
 	}
 	body, _ := json.Marshal(map[string]string{"decision": decision, "reason": *reason})
-	var a warden.Approval
+	var a approval.Approval
 	code, msg, err := c.do(ctx, http.MethodPost, "/api/approvals/"+url.PathEscape(id), body, &a)
 	if err != nil {
 		return fail(stderr, "approvals %s: %v", sub, err)
@@ -103,7 +104,7 @@ func listApprovalsCmd(ctx context.Context, c apiClient, state, output string, st
 		q.Set("state", state)
 	}
 	var page struct {
-		Approvals []warden.Approval `json:"approvals"`
+		Approvals []approval.Approval `json:"approvals"`
 	}
 	code, msg, err := c.do(ctx, http.MethodGet, "/api/approvals?"+q.Encode(), nil, &page)
 	if err != nil {

@@ -11,9 +11,11 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/fleet/registry"
+
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/fleet"
 	"github.com/wardenhq/warden/guardian"
@@ -33,13 +35,13 @@ type fleetParts struct {
 	reg       atomic.Pointer[fleet.Registry]
 
 	cfg   *config.Config
-	store warden.Store
+	store audit.Store
 	gd    *guardian.Guardian
 	log   *slog.Logger
 	wg    sync.WaitGroup
 }
 
-func newFleet(cfg *config.Config, store warden.Store, gd *guardian.Guardian, metrics *server.Metrics, log *slog.Logger) (*fleetParts, error) {
+func newFleet(cfg *config.Config, store audit.Store, gd *guardian.Guardian, metrics *server.Metrics, log *slog.Logger) (*fleetParts, error) {
 	f := &fleetParts{cfg: cfg, store: store, gd: gd, log: log}
 	logf := func(format string, a ...any) { log.Info(fmt.Sprintf(format, a...)) }
 	f.readyz = &fleet.Readiness{Store: store, Policies: func() bool { return gd.Policies() != nil }, Logf: logf}
@@ -76,7 +78,7 @@ func newFleet(cfg *config.Config, store warden.Store, gd *guardian.Guardian, met
 		metrics.AddCounterFunc("warden_stream_published_total", "Records this process published to JetStream and had acknowledged.",
 			func() uint64 { return pub.Lag().Published })
 	}
-	if _, ok := store.(warden.InstanceStore); ok {
+	if _, ok := store.(registry.Store); ok {
 		f.instances = lateRegistry{&f.reg}
 	}
 	return f, nil
@@ -132,8 +134,8 @@ func (f *fleetParts) start(ctx context.Context, addr string) {
 		_, port, _ := net.SplitHostPort(addr)
 		id = net.JoinHostPort(host, port)
 	}
-	if is, ok := f.store.(warden.InstanceStore); ok {
-		g := fleet.NewRegistry(is, warden.Instance{ID: id, Addr: addr, Version: version},
+	if is, ok := f.store.(registry.Store); ok {
+		g := fleet.NewRegistry(is, registry.Instance{ID: id, Addr: addr, Version: version},
 			fleet.RegistryOptions{Heartbeat: f.cfg.Instance.Heartbeat, Stale: f.cfg.Instance.Stale,
 				Revision: func() string {
 					if s := f.gd.Policies(); s != nil {

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/wardenhq/warden"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/wardenhq/warden/audit"
 
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/hooks"
@@ -52,7 +53,7 @@ func cmdHooksDispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
-	var store warden.Store // nil: no trace
+	var store audit.Store // nil: no trace
 	if cfg.Store != "" || *data != "" {
 		// store: postgres://… when configured, else the SQLite trace.
 		st, _, err := openServeStore(cfg.Store, *data, nil, false)

@@ -4,7 +4,9 @@ import (
 	"flag"
 	"log/slog"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden/guardian"
 )
 
@@ -32,7 +34,7 @@ func (g *guardianFlags) options() guardian.Options {
 
 // open opens the Guardian the flags describe, recording in store (nil: no
 // trace).
-func (g *guardianFlags) open(store warden.Store, obs warden.Observer, log *slog.Logger) (*guardian.Guardian, error) {
+func (g *guardianFlags) open(store audit.Store, obs pipeline.Observer, log *slog.Logger) (*guardian.Guardian, error) {
 	o := g.options()
 	o.Store, o.Observer, o.Logger = store, obs, log
 	return guardian.Open(o)

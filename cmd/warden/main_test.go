@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/wardenhq/warden/internal/sharedtest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/internal/sharedtest"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/sqlite"
@@ -210,7 +212,7 @@ func TestRuns(t *testing.T) {
 	}
 	ctx := context.Background()
 	for i, d := range []string{"allow", "deny", "modify"} {
-		r := &warden.Record{ID: "r" + d, Time: time.Unix(int64(1000+i), 0), Event: "steps/toolCallRequest",
+		r := &audit.Record{ID: "r" + d, Time: time.Unix(int64(1000+i), 0), Event: "steps/toolCallRequest",
 			Surface: "aos", SessionID: "s-" + d, Decision: d, Reason: "because " + d, Input: json.RawMessage(`{}`),
 			Results: []warden.Result{}}
 		if err := st.Record(ctx, r); err != nil {
@@ -222,7 +224,7 @@ func TestRuns(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var recs []warden.Record
+	var recs []audit.Record
 	if err := json.Unmarshal([]byte(out), &recs); err != nil || len(recs) != 1 || recs[0].ID != "rdeny" {
 		t.Fatalf("got %v %+v", err, recs)
 	}
@@ -303,7 +305,7 @@ func TestRunsFilters(t *testing.T) {
 	}
 	defer st.Close()
 	now := time.Now().UTC()
-	for _, r := range []*warden.Record{
+	for _, r := range []*audit.Record{
 		{ID: "old", Time: now.Add(-2 * time.Hour), Event: "steps/toolCallRequest", Surface: "aos", Tool: "bash", Decision: "allow"},
 		{ID: "mcp-call", Time: now.Add(-30 * time.Minute), Event: "protocols/MCP", Surface: "mcp", Direction: "outbound", Tool: "send_email",
 			Decision: "deny", PolicyID: "no-external-email", Input: json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"send_email"}}`)},
@@ -349,7 +351,7 @@ func TestRunsFilters(t *testing.T) {
 		{[]string{"--surface", "sdk"}, []string{}},
 	} {
 		code, out, errOut := cli(t, "", append([]string{"runs", "--data", dir, "-o", "json"}, tt.args...)...)
-		var recs []warden.Record
+		var recs []audit.Record
 		if err := json.Unmarshal([]byte(out), &recs); code != exitOK || err != nil {
 			t.Fatalf("%v: exit %d %v %s", tt.args, code, err, errOut)
 		}
@@ -407,7 +409,7 @@ func TestRunsFollow(t *testing.T) {
 		if decision == "deny" {
 			denies = append(denies, id)
 		}
-		r := &warden.Record{ID: id, Time: time.Now(), Event: "steps/toolCallRequest", Surface: "aos", Tool: "bash",
+		r := &audit.Record{ID: id, Time: time.Now(), Event: "steps/toolCallRequest", Surface: "aos", Tool: "bash",
 			Decision: decision, Reason: id, Results: []warden.Result{}, Input: json.RawMessage(`{}`)}
 		if err := st.Record(context.Background(), r); err != nil {
 			t.Fatal(err)
@@ -456,7 +458,7 @@ func TestRunsFollow(t *testing.T) {
 			var order []string
 			for _, l := range strings.Split(strings.TrimSpace(got), "\n") {
 				if format == "json" {
-					var r warden.Record
+					var r audit.Record
 					if err := json.Unmarshal([]byte(l), &r); err != nil {
 						t.Fatalf("not a JSON line: %q", l)
 					}

@@ -10,7 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/replay"
 	"github.com/wardenhq/warden/server"
 )
@@ -30,7 +31,7 @@ func cmdReplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace), read only")
 	storeURL := addStoreFlag(fs)
 	gf := addGuardianFlags(fs)
-	var q warden.Query
+	var q audit.Query
 	since := fs.String("since", "", "only records from this time on: RFC 3339, or a duration before now (15m, 24h)")
 	fs.StringVar(&q.Session, "session", "", "only this session id")
 	fs.StringVar(&q.Event, "event", "", "only this event")

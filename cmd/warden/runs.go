@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/ocsf"
 	"github.com/wardenhq/warden/server"
@@ -34,7 +36,7 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("runs", stderr)
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace)")
 	storeURL := addStoreFlag(fs)
-	var f warden.Query
+	var f audit.Query
 	fs.StringVar(&f.Session, "session", "", "only this session id")
 	fs.StringVar(&f.Event, "event", "", "only this event")
 	fs.StringVar(&f.Decision, "decision", "", "only this decision (allow, deny, modify, ask, defer)")
@@ -61,7 +63,7 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return fail(stderr, "--decision: expected allow, deny, modify, ask or defer, got %q", f.Decision)
 		}
 	}
-	if f.Surface != "" && !slices.Contains(warden.Surfaces, f.Surface) {
+	if f.Surface != "" && !slices.Contains(audit.Surfaces, f.Surface) {
 		return fail(stderr, "--surface: expected aos, mcp, a2a, hooks or sdk, got %q", f.Surface)
 	}
 	switch *disagree {
@@ -97,7 +99,7 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		bw := bufio.NewWriter(stdout)
 		n := 0
 		var werr error
-		err = store.Scan(ctx, f, func(r *warden.Record) bool {
+		err = store.Scan(ctx, f, func(r *audit.Record) bool {
 			werr = writeOCSF(bw, r)
 			n++
 			return werr == nil && n < *last
@@ -115,7 +117,7 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		n := 0
 		var werr error
 		bw.WriteString("[")
-		err = store.Scan(ctx, f, func(r *warden.Record) bool {
+		err = store.Scan(ctx, f, func(r *audit.Record) bool {
 			b, err := json.MarshalIndent(r, "  ", "  ")
 			if err != nil {
 				werr = err
@@ -143,7 +145,7 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	t := newRunsTable(stdout)
 	n := 0
-	err = store.Scan(ctx, f, func(r *warden.Record) bool {
+	err = store.Scan(ctx, f, func(r *audit.Record) bool {
 		t.row(r)
 		n++
 		return n < *last
@@ -159,7 +161,7 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // the trace — until interrupted. It polls the trace read-only every
 // followPoll: all records after the last one read, filtered here, so a
 // filter that matches rarely costs no more than one that matches often.
-func followRuns(store warden.Store, f warden.Query, last int, format string, stdout, stderr io.Writer) int {
+func followRuns(store audit.Store, f audit.Query, last int, format string, stdout, stderr io.Writer) int {
 	jsonLines := format == "json"
 	ctx, stop := interrupted()
 	defer stop()
@@ -167,21 +169,21 @@ func followRuns(store warden.Store, f warden.Query, last int, format string, std
 	// printed by the poll, one recorded before by the listing (one in both
 	// is printed once).
 	cursor := ""
-	newest, err := warden.Collect(ctx, store, warden.Query{}, 1)
+	newest, err := audit.Collect(ctx, store, audit.Query{}, 1)
 	if err != nil {
 		return fail(stderr, "reading the trace: %v", err)
 	}
 	if len(newest) == 1 {
 		cursor = newest[0].ID
 	}
-	recent, err := warden.Collect(ctx, store, f, last)
+	recent, err := audit.Collect(ctx, store, f, last)
 	if err != nil {
 		return fail(stderr, "reading the trace: %v", err)
 	}
 	slices.Reverse(recent)
 	listed := map[string]bool{}
 	var t *runsTable
-	emit := func(r *warden.Record) error {
+	emit := func(r *audit.Record) error {
 		if format == "ocsf" {
 			return writeOCSF(stdout, r)
 		}
@@ -221,14 +223,14 @@ func followRuns(store warden.Store, f warden.Query, last int, format string, std
 		}
 		for {
 			pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			recs, err := warden.Collect(pctx, store, warden.Query{Oldest: true, After: cursor}, 1000)
+			recs, err := audit.Collect(pctx, store, audit.Query{Oldest: true, After: cursor}, 1000)
 			cancel()
 			if ctx.Err() != nil {
 				return exitOK
 			}
-			if errors.Is(err, warden.ErrUnknownCursor) {
+			if errors.Is(err, audit.ErrUnknownCursor) {
 				fmt.Fprintf(stderr, "warden: the record followed from (%s) was pruned; continuing from the newest\n", cursor)
-				if newest, err := warden.Collect(ctx, store, warden.Query{}, 1); err == nil && len(newest) == 1 {
+				if newest, err := audit.Collect(ctx, store, audit.Query{}, 1); err == nil && len(newest) == 1 {
 					cursor = newest[0].ID
 				}
 				break
@@ -268,7 +270,7 @@ func flushErr(err error, stderr io.Writer) int {
 
 // writeOCSF writes the OCSF events of r (package ocsf), one JSON object
 // per line.
-func writeOCSF(w io.Writer, r *warden.Record) error {
+func writeOCSF(w io.Writer, r *audit.Record) error {
 	for _, e := range ocsf.Events(r) {
 		b, err := json.Marshal(e)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -27,7 +29,7 @@ func (t *runsTable) writeHeader() {
 	}
 }
 
-func (t *runsTable) row(r *warden.Record) {
+func (t *runsTable) row(r *audit.Record) {
 	t.writeHeader()
 	fmt.Fprintf(t.tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dµs\n", r.Time.Format("2006-01-02T15:04:05.000Z"),
 		dash(r.Surface), dash(r.Direction), r.Event, dash(clip(methodOrTool(r), 32)), decisionCell(r), dash(r.PolicyID),
@@ -37,7 +39,7 @@ func (t *runsTable) row(r *warden.Record) {
 // decisionCell is the DECISION column: the decision recorded, and the
 // shadow set's when it would have decided otherwise ("deny (shadow:
 // allow)").
-func decisionCell(r *warden.Record) string {
+func decisionCell(r *audit.Record) string {
 	if r.ShadowDisagrees() {
 		return r.Decision + " (shadow: " + r.ShadowDecision() + ")"
 	}
@@ -52,7 +54,7 @@ func (t *runsTable) flush() error {
 
 // methodOrTool is what the step calls: its tool, else the JSON-RPC method
 // of an MCP or A2A message (a request; a response has none), else "".
-func methodOrTool(r *warden.Record) string {
+func methodOrTool(r *audit.Record) string {
 	if r.Tool != "" {
 		return r.Tool
 	}

@@ -17,7 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/pipeline"
+
 	"github.com/wardenhq/warden/a2agate"
 	"github.com/wardenhq/warden/acs"
 	"github.com/wardenhq/warden/agbom"
@@ -118,7 +119,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	// The console's counts (the overview, the policies' matches) beside the
 	// Prometheus metrics.
 	counts := stats.New(nil)
-	opts.Store, opts.Observer, opts.Logger = store, warden.Observers{metrics, counts}, log
+	opts.Store, opts.Observer, opts.Logger = store, pipeline.Observers{metrics, counts}, log
 	opts.KeyDir = *data // a PostgreSQL trace's redaction key (trace.key)
 	opts.OnAsyncRun, opts.OnAsyncDrop = metrics.AsyncRun, metrics.AsyncDrop
 	if cfg.Approvals.URL == "" {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/sqlite"
 )
@@ -70,7 +72,7 @@ func TestRunsShadow(t *testing.T) {
 	sum := func(v string) warden.Result {
 		return warden.Result{Guardian: warden.GuardianShadow, Kind: warden.KindShadowSet, Decision: v, Mode: warden.ModeShadow}
 	}
-	for i, r := range []*warden.Record{
+	for i, r := range []*audit.Record{
 		{ID: "agree", Decision: "allow", Results: []warden.Result{sum("allow")}},
 		{ID: "none", Decision: "allow", Results: []warden.Result{}},
 		{ID: "live-deny", Decision: "deny", PolicyID: "no-deploy", Results: []warden.Result{sum("allow")}},
@@ -91,11 +93,11 @@ func TestRunsShadow(t *testing.T) {
 		}
 	}
 	code, out, errOut = cli(t, "", "runs", "--data", dir, "--disagree", "shadow", "-o", "json")
-	var recs []warden.Record
+	var recs []audit.Record
 	if err := json.Unmarshal([]byte(out), &recs); code != exitOK || err != nil || len(recs) != 1 || recs[0].ID != "live-deny" {
 		t.Fatalf("--disagree shadow: exit %d %v %+v %s", code, err, recs, errOut)
 	}
-	if s, ok := warden.ShadowSummary(recs[0].Results); !ok || s.Decision != "allow" {
+	if s, ok := audit.ShadowSummary(recs[0].Results); !ok || s.Decision != "allow" {
 		t.Errorf("-o json lacks the shadow result: %+v", recs[0].Results)
 	}
 	if code, _, errOut := cli(t, "", "runs", "--data", dir, "--disagree", "live"); code != exitError || !strings.Contains(errOut, "--disagree: expected shadow") {

@@ -7,7 +7,10 @@ import (
 	"io"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
+	"github.com/wardenhq/warden/agbom"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/postgres"
 	"github.com/wardenhq/warden/sqlite"
@@ -37,7 +40,7 @@ func checkStoreFlag(url string) error {
 
 // openReadTrace opens the trace read only: PostgreSQL when url is set, else
 // the SQLite trace in data. where names it in messages.
-func openReadTrace(url, data string) (st warden.Store, where string, err error) {
+func openReadTrace(url, data string) (st audit.Store, where string, err error) {
 	if url != "" {
 		if err := checkStoreFlag(url); err != nil {
 			return nil, "", err
@@ -97,9 +100,9 @@ func cmdMigrate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // serveStore is what serve needs of its store: the trace and the state the
 // ACS and AgBOM handlers read.
 type serveStore interface {
-	warden.Store
-	warden.ACSSessionStore
-	warden.AgBOMStore
+	audit.Store
+	acsstate.Store
+	agbom.Store
 }
 
 // openServeStore opens the store serve, acs stdio and the in-process hook

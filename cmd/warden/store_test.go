@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden/internal/pgtest"
 	"github.com/wardenhq/warden/postgres"
 )
@@ -45,7 +46,7 @@ func TestPostgresCLI(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for j := range 25 {
-					r := &warden.Record{ID: fmt.Sprintf("s%d-w%d-%02d", i, w, j), Time: time.Now(), Event: "steps/toolCallRequest",
+					r := &audit.Record{ID: fmt.Sprintf("s%d-w%d-%02d", i, w, j), Time: time.Now(), Event: "steps/toolCallRequest",
 						Surface: "aos", Decision: "allow", Input: []byte(`{"n":1}`)}
 					if err := s.Record(ctx, r); err != nil {
 						t.Error(err)

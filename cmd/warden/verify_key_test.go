@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/sqlite"
 )
@@ -26,7 +28,7 @@ func keyedTrace(t *testing.T) string {
 		t.Fatal(err)
 	}
 	for i := range 5 {
-		r := &warden.Record{ID: fmt.Sprintf("r%d", i), Time: time.Unix(int64(1000+i), 0), Event: "steps/toolCallRequest",
+		r := &audit.Record{ID: fmt.Sprintf("r%d", i), Time: time.Unix(int64(1000+i), 0), Event: "steps/toolCallRequest",
 			Surface: "aos", Decision: "allow", Reason: "fine", Input: json.RawMessage(`{}`), Results: []warden.Result{}}
 		if i == 2 {
 			r.Decision = "deny"

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/sigkey"
 	"github.com/wardenhq/warden/sqlite"
@@ -30,7 +32,7 @@ func prunedTrace(t *testing.T, key *sigkey.PrivateKey) string {
 	defer st.Close()
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	for i := range 6 {
-		r := &warden.Record{ID: fmt.Sprintf("r%d", i), Time: t0.Add(time.Duration(i) * time.Hour), Event: "steps/toolCallRequest",
+		r := &audit.Record{ID: fmt.Sprintf("r%d", i), Time: t0.Add(time.Duration(i) * time.Hour), Event: "steps/toolCallRequest",
 			Surface: "acs", Decision: "allow", Reason: "fine", Input: []byte(`{}`), Results: []warden.Result{}}
 		if err := st.Record(context.Background(), r); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/sqlite"
 )
@@ -21,7 +23,7 @@ func TestVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 5 {
-		r := &warden.Record{ID: fmt.Sprintf("r%d", i), Time: time.Unix(int64(1000+i), 0), Event: "steps/toolCallRequest",
+		r := &audit.Record{ID: fmt.Sprintf("r%d", i), Time: time.Unix(int64(1000+i), 0), Event: "steps/toolCallRequest",
 			Surface: "aos", Decision: "allow", Reason: "fine", Input: json.RawMessage(`{}`), Results: []warden.Result{}}
 		if err := st.Record(context.Background(), r); err != nil {
 			t.Fatal(err)
@@ -32,7 +34,7 @@ func TestVerify(t *testing.T) {
 	if code != exitOK || !strings.HasPrefix(out, "ok: 5 records verified, head ") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	recs, err := warden.Collect(context.Background(), st, warden.Query{}, 1)
+	recs, err := audit.Collect(context.Background(), st, audit.Query{}, 1)
 	if err != nil || !strings.Contains(out, "head "+recs[0].Hash+"\n") {
 		t.Fatalf("head is not the newest record's hash %v: %s", err, out)
 	}

@@ -17,9 +17,9 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json/jsontext"
+	"github.com/wardenhq/warden/internal/jsonappend"
 
-	"github.com/wardenhq/warden"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Transform returns the JCS form of the JSON text b (b is not changed).
@@ -39,7 +39,7 @@ func Transform(b []byte) ([]byte, error) {
 // JCS form directly (appendJCS: RFC 8785's string escaping and ECMAScript
 // number form, members sorted by UTF-16 code units); any other value, or one appendJCS is unsure of
 // (invalid UTF-8, a number out of float64's range), goes the longer way:
-// encoding/json's bytes (warden.AppendJSONValue) canonicalized by
+// encoding/json's bytes (jsonappend.Value) canonicalized by
 // jsontext. Marshal runs four times an ACS step (a signature checked and
 // made, the request and entry hashes); on an ACS request the direct path
 // takes 0.9 µs and one allocation, the longer way 2.7 µs and nine
@@ -48,7 +48,7 @@ func Marshal(v any) ([]byte, error) {
 	if b, ok := appendJCS(make([]byte, 0, 512), v); ok {
 		return b, nil
 	}
-	b, err := warden.AppendJSONValue(make([]byte, 0, 512), v)
+	b, err := jsonappend.Value(make([]byte, 0, 512), v)
 	if err != nil {
 		return nil, err
 	}

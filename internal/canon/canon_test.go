@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gowebpki/jcs"
+	"github.com/wardenhq/warden/internal/jsonappend"
 
-	"github.com/wardenhq/warden"
+	"github.com/gowebpki/jcs"
 )
 
 // TestAgreesWithGowebpki: the same bytes as an independent RFC 8785
@@ -177,7 +177,7 @@ func BenchmarkMarshal(b *testing.B) {
 // marshalVia is Marshal's longer way alone: encoding/json's bytes
 // canonicalized by jsontext.
 func marshalVia(v any) ([]byte, error) {
-	b, err := warden.AppendJSONValue(nil, v)
+	b, err := jsonappend.Value(nil, v)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
+
 	"github.com/wardenhq/warden"
 )
 
@@ -114,11 +116,11 @@ const lorem = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do e
 func (g *Gen) ID(i int) string { return fmt.Sprintf("0193a4f2-%08x-7000-8000-%012x", i, g.Seed) }
 
 // Record returns the i-th record (0 is the oldest).
-func (g *Gen) Record(i int) *warden.Record {
+func (g *Gen) Record(i int) *audit.Record {
 	r := rand.New(rand.NewPCG(g.Seed, uint64(i)))
 	step := g.Span / time.Duration(g.N)
 	at := g.End.Add(-g.Span + time.Duration(i)*step + time.Duration(r.IntN(1000))*time.Microsecond)
-	rec := &warden.Record{
+	rec := &audit.Record{
 		ID:             fmt.Sprintf("0193a4f2-%08x-7000-8000-%012x", i, g.Seed),
 		Time:           at.UTC(),
 		RequestID:      fmt.Sprintf("req-%d", i),
@@ -206,7 +208,7 @@ func (g *Gen) Record(i int) *warden.Record {
 // Fill records g's records in s, oldest first, from workers concurrent
 // callers (so the store batches them as under load: recording order follows
 // i within a batch's jitter), and reports progress every tenth.
-func Fill(ctx context.Context, s warden.Store, g *Gen, workers int, progress func(done int)) error {
+func Fill(ctx context.Context, s audit.Store, g *Gen, workers int, progress func(done int)) error {
 	var next atomic.Int64
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup

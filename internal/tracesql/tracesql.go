@@ -1,5 +1,5 @@
 // Package tracesql holds the SQL both trace stores (sqlite, postgres) build
-// alike: the WHERE clause of a trace scan for a warden.Query, and how a time
+// alike: the WHERE clause of a trace scan for a audit.Query, and how a time
 // bound compares with a stored time. The stores differ only in how a query
 // parameter is written (? or $n).
 package tracesql
@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
 )
 
 // Where returns q's WHERE clause (empty, or starting with " WHERE ") over
 // the runs table's columns and its arguments; param(n) writes the n-th
 // parameter (1-based) as the store's driver wants it.
-func Where(q warden.Query, param func(n int) string) (string, []any) {
+func Where(q audit.Query, param func(n int) string) (string, []any) {
 	var w strings.Builder
 	var args []any
 	add := func(cond string, v any) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/audit"
 )
 
 func TestWhere(t *testing.T) {
@@ -15,16 +15,16 @@ func TestWhere(t *testing.T) {
 	qmark := func(int) string { return "?" }
 	cases := []struct {
 		name  string
-		q     warden.Query
+		q     audit.Query
 		param func(int) string
 		where string
 		args  []any
 	}{
-		{"nothing", warden.Query{}, dollar, "", nil},
-		{"one column", warden.Query{Session: "s1"}, dollar, " WHERE session_id = $1", []any{"s1"}},
-		{"columns in order", warden.Query{Tool: "t", Session: "s", Decision: "deny"}, qmark,
+		{"nothing", audit.Query{}, dollar, "", nil},
+		{"one column", audit.Query{Session: "s1"}, dollar, " WHERE session_id = $1", []any{"s1"}},
+		{"columns in order", audit.Query{Tool: "t", Session: "s", Decision: "deny"}, qmark,
 			" WHERE session_id = ? AND decision = ? AND tool = ?", []any{"s", "deny", "t"}},
-		{"shadow and times", warden.Query{ShadowDisagrees: true, Since: at, Until: at}, dollar,
+		{"shadow and times", audit.Query{ShadowDisagrees: true, Since: at, Until: at}, dollar,
 			" WHERE shadow <> '' AND shadow <> decision AND time >= $1 AND time < $2", []any{at.UnixMicro() + 1, at.UnixMicro() + 1}},
 	}
 	for _, c := range cases {

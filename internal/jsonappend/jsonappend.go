@@ -1,4 +1,4 @@
-package warden
+package jsonappend
 
 import (
 	"encoding/json"
@@ -8,15 +8,6 @@ import (
 	"sync"
 	"unicode/utf8"
 )
-
-// This file encodes a record's JSON fields (the views, the results, the
-// reason codes) by hand, appending to a caller's buffer. Every function
-// produces byte for byte what encoding/json's Marshal produces for the same
-// value, HTML escaping included: the trace's hash chain covers these bytes
-// (internal/tracehash), so records written before and after must hash
-// alike. recordjson_test.go proves it against encoding/json on random
-// values. A value of a type not listed in AppendJSONValue is handed to
-// encoding/json, so the output never depends on a type being known here.
 
 // jsonHex is the lower-case hex encoding/json writes in \u00XX escapes.
 const jsonHex = "0123456789abcdef"
@@ -34,11 +25,11 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// AppendJSONString appends s to dst as a JSON string, escaped as
+// String appends s to dst as a JSON string, escaped as
 // encoding/json escapes it: \" \\ \b \f \n \r \t, other control
 // characters and < > & as \u00XX (lower-case hex), each byte of invalid
 // UTF-8 as \ufffd, and U+2028 and U+2029 as \u2028 and \u2029.
-func AppendJSONString(dst []byte, s string) []byte {
+func String(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0 // s[start:i] is still to copy
 	for i := 0; i < len(s); {
@@ -88,9 +79,9 @@ func AppendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// AppendJSONStrings appends ss as a JSON array of strings; nil is null,
+// Strings appends ss as a JSON array of strings; nil is null,
 // as encoding/json writes a nil slice.
-func AppendJSONStrings(dst []byte, ss []string) []byte {
+func Strings(dst []byte, ss []string) []byte {
 	if ss == nil {
 		return append(dst, "null"...)
 	}
@@ -99,7 +90,7 @@ func AppendJSONStrings(dst []byte, ss []string) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = AppendJSONString(dst, s)
+		dst = String(dst, s)
 	}
 	return append(dst, ']')
 }
@@ -126,23 +117,23 @@ func appendJSONFloat(dst []byte, f float64) ([]byte, error) {
 	return strconv.AppendFloat(dst, f, 'f', -1, 64), nil
 }
 
-// jsonPool holds the buffers marshalJSON and ViewsJSON encode into before
+// jsonPool holds the buffers Marshal and ViewsJSON encode into before
 // copying the bytes out; maxPooledJSON keeps one large value's buffer out
 // of it.
 var jsonPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 const maxPooledJSON = 64 << 10
 
-// marshalJSON returns AppendJSONValue's encoding of v in a slice of its own
+// Marshal returns Value's encoding of v in a slice of its own
 // (one allocation, of the encoding's size), or nil if v does not encode:
 // json.Marshal's bytes, with its error dropped.
-func marshalJSON(v any) []byte {
-	return pooledJSON(func(dst []byte) ([]byte, error) { return AppendJSONValue(dst, v) })
+func Marshal(v any) []byte {
+	return Pooled(func(dst []byte) ([]byte, error) { return Value(dst, v) })
 }
 
-// pooledJSON runs enc on a pooled buffer and returns a copy of what it
+// Pooled runs enc on a pooled buffer and returns a copy of what it
 // appended, nil on error.
-func pooledJSON(enc func([]byte) ([]byte, error)) []byte {
+func Pooled(enc func([]byte) ([]byte, error)) []byte {
 	bp := jsonPool.Get().(*[]byte)
 	b, err := enc((*bp)[:0])
 	var out []byte
@@ -156,35 +147,35 @@ func pooledJSON(enc func([]byte) ([]byte, error)) []byte {
 	return out
 }
 
-// maxAppendDepth bounds how deep AppendJSONValue recurses into maps and
+// maxAppendDepth bounds how deep Value recurses into maps and
 // slices; a deeper value (or a cyclic one) is handed to encoding/json, which
 // writes the same bytes or reports the cycle.
 const maxAppendDepth = 256
 
-// AppendJSONValue appends v as encoding/json's Marshal writes it. The values
+// Value appends v as encoding/json's Marshal writes it. The values
 // a JSON decoder produces (nil, bool, float64, string, []any and
 // map[string]any, members in key order) and []string are encoded here; any
 // other type is marshaled by encoding/json and its bytes appended. On error
 // (a NaN, an unsupported type) dst holds a partial value.
-func AppendJSONValue(dst []byte, v any) ([]byte, error) {
+func Value(dst []byte, v any) ([]byte, error) {
 	return appendJSONValue(dst, v, 0)
 }
 
 func appendJSONValue(dst []byte, v any, depth int) ([]byte, error) {
 	if depth > maxAppendDepth {
-		return appendMarshaled(dst, v)
+		return Marshaled(dst, v)
 	}
 	switch t := v.(type) {
 	case nil:
 		return append(dst, "null"...), nil
 	case string:
-		return AppendJSONString(dst, t), nil
+		return String(dst, t), nil
 	case float64:
 		return appendJSONFloat(dst, t)
 	case bool:
 		return strconv.AppendBool(dst, t), nil
 	case map[string]any:
-		return appendJSONObject(dst, t, depth)
+		return Object(dst, t, depth)
 	case []any:
 		if t == nil {
 			return append(dst, "null"...), nil
@@ -201,18 +192,18 @@ func appendJSONValue(dst []byte, v any, depth int) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case []string:
-		return AppendJSONStrings(dst, t), nil
+		return Strings(dst, t), nil
 	}
-	return appendMarshaled(dst, v)
+	return Marshaled(dst, v)
 }
 
-// keysPool holds the key slices appendJSONObject sorts members by.
+// keysPool holds the key slices Object sorts members by.
 var keysPool = sync.Pool{New: func() any { s := make([]string, 0, 16); return &s }}
 
 // maxPooledKeys keeps a huge object's key slice out of keysPool.
 const maxPooledKeys = 1024
 
-func appendJSONObject(dst []byte, m map[string]any, depth int) ([]byte, error) {
+func Object(dst []byte, m map[string]any, depth int) ([]byte, error) {
 	if m == nil {
 		return append(dst, "null"...), nil
 	}
@@ -222,7 +213,7 @@ func appendJSONObject(dst []byte, m map[string]any, depth int) ([]byte, error) {
 	case 1: // no keys to sort
 		for k, x := range m {
 			var err error
-			dst = AppendJSONString(append(dst, '{'), k)
+			dst = String(append(dst, '{'), k)
 			if dst, err = appendJSONValue(append(dst, ':'), x, depth+1); err != nil {
 				return dst, err
 			}
@@ -241,7 +232,7 @@ func appendJSONObject(dst []byte, m map[string]any, depth int) ([]byte, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = AppendJSONString(dst, k)
+		dst = String(dst, k)
 		if dst, err = appendJSONValue(append(dst, ':'), m[k], depth+1); err != nil {
 			break
 		}
@@ -257,70 +248,11 @@ func appendJSONObject(dst []byte, m map[string]any, depth int) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// appendMarshaled appends encoding/json's encoding of v.
-func appendMarshaled(dst []byte, v any) ([]byte, error) {
+// Marshaled appends encoding/json's encoding of v.
+func Marshaled(dst []byte, v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return dst, err
 	}
 	return append(dst, b...), nil
-}
-
-// AppendResults appends rs as encoding/json's Marshal writes it (a nil rs is
-// null): the results of a trace record as the stores keep them. A Patch is
-// compacted and escaped by encoding/json, which also rejects one that is not
-// valid JSON.
-func AppendResults(dst []byte, rs []Result) ([]byte, error) {
-	if rs == nil {
-		return append(dst, "null"...), nil
-	}
-	dst = append(dst, '[')
-	for i := range rs {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		var err error
-		if dst, err = appendResult(dst, &rs[i]); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, ']'), nil
-}
-
-// appendResult writes r's members in Result's field order, leaving out the
-// omitempty ones that are empty.
-func appendResult(dst []byte, r *Result) ([]byte, error) {
-	dst = AppendJSONString(append(dst, `{"guardian":`...), r.Guardian)
-	if r.PolicyID != "" {
-		dst = AppendJSONString(append(dst, `,"policy_id":`...), r.PolicyID)
-	}
-	if r.PolicyVersion != "" {
-		dst = AppendJSONString(append(dst, `,"policy_version":`...), r.PolicyVersion)
-	}
-	dst = AppendJSONString(append(dst, `,"decision":`...), r.Decision)
-	dst = AppendJSONString(append(dst, `,"mode":`...), r.Mode)
-	if r.Reason != "" {
-		dst = AppendJSONString(append(dst, `,"reason":`...), r.Reason)
-	}
-	dst = strconv.AppendInt(append(dst, `,"latency_us":`...), r.LatencyUS, 10)
-	dst = AppendJSONString(append(dst, `,"error":`...), r.Error)
-	if r.Kind != "" {
-		dst = AppendJSONString(append(dst, `,"kind":`...), r.Kind)
-	}
-	if len(r.Patch) > 0 {
-		var err error
-		if dst, err = appendMarshaled(append(dst, `,"patch":`...), r.Patch); err != nil {
-			return dst, err
-		}
-	}
-	if r.Refused != "" {
-		dst = AppendJSONString(append(dst, `,"refused":`...), r.Refused)
-	}
-	if r.PolicyRevision != "" {
-		dst = AppendJSONString(append(dst, `,"policy_revision":`...), r.PolicyRevision)
-	}
-	if len(r.Labels) > 0 {
-		dst = AppendJSONStrings(append(dst, `,"labels":`...), r.Labels)
-	}
-	return append(dst, '}'), nil
 }

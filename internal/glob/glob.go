@@ -1,12 +1,14 @@
-package warden
+// Package glob matches names against the patterns policies and hooks
+// write.
+package glob
 
 import "unicode/utf8"
 
-// Glob reports whether s matches pattern, where '*' matches any run of
+// Match reports whether s matches pattern, where '*' matches any run of
 // characters (including none, '/' and '.') and '?' exactly one character.
 // Event names in policies and hook declarations are matched with it, and so
 // is the policy function glob().
-func Glob(pattern, s string) bool {
+func Match(pattern, s string) bool {
 	px, sx := 0, 0
 	starPx, starSx := -1, 0
 	for sx < len(s) {

@@ -1,4 +1,4 @@
-package warden
+package pipeline
 
 import (
 	"context"
@@ -8,15 +8,19 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden"
+
+	"github.com/wardenhq/warden/audit"
 )
 
 type memStore struct {
 	mu   sync.Mutex
-	recs []*Record
+	recs []*audit.Record
 	err  error
 }
 
-func (m *memStore) Record(ctx context.Context, r *Record) error {
+func (m *memStore) Record(ctx context.Context, r *audit.Record) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.err != nil {
@@ -25,12 +29,14 @@ func (m *memStore) Record(ctx context.Context, r *Record) error {
 	m.recs = append(m.recs, r)
 	return nil
 }
-func (m *memStore) Scan(context.Context, Query, func(*Record) bool) error { return nil }
-func (m *memStore) Close() error                                          { return nil }
+
+func (m *memStore) Scan(context.Context, audit.Query, func(*audit.Record) bool) error { return nil }
+
+func (m *memStore) Close() error { return nil }
 
 type countObserver struct{ n, errs int }
 
-func (c *countObserver) Observe(ev *Event, out *Outcome, err error) {
+func (c *countObserver) Observe(ev *warden.Event, out *warden.Outcome, err error) {
 	c.n++
 	if err != nil {
 		c.errs++
@@ -40,11 +46,11 @@ func (c *countObserver) Observe(ev *Event, out *Outcome, err error) {
 func TestDeciderRecordsBeforeAnswering(t *testing.T) {
 	st := &memStore{}
 	obs := &countObserver{}
-	d := NewDecider(NewChain(Allow, Step{Name: "g", Handler: fixed(Decision{Verdict: Modify, PolicyID: "m"})}), nil, st, obs)
-	ev := &Event{Name: "steps/message", Surface: SurfaceAOS, RequestID: "7", SessionID: "s", Agent: Agent{ID: "a"},
+	d := New(warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: fixed(warden.Decision{Verdict: warden.Modify, PolicyID: "m"})}), nil, st, obs)
+	ev := &warden.Event{Name: "steps/message", Surface: warden.SurfaceAOS, RequestID: "7", SessionID: "s", Agent: warden.Agent{ID: "a"},
 		Payload: map[string]any{"x": 1.0}, Raw: []byte(`{"x":1}`)}
 	out, err := d.Decide(context.Background(), ev)
-	if err != nil || out.Verdict != Modify {
+	if err != nil || out.Verdict != warden.Modify {
 		t.Fatalf("got %v, %v", out.Verdict, err)
 	}
 	if len(st.recs) != 1 {
@@ -66,7 +72,7 @@ func TestDeciderRecordsBeforeAnswering(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	out, err = d.Decide(ctx, ev)
-	if err != nil || out.Verdict != Deny || len(st.recs) != 2 || st.recs[1].Decision != "deny" ||
+	if err != nil || out.Verdict != warden.Deny || len(st.recs) != 2 || st.recs[1].Decision != "deny" ||
 		!strings.Contains(st.recs[1].Results[0].Error, "context canceled") {
 		t.Fatalf("canceled caller: %v %+v %d", err, out, len(st.recs))
 	}
@@ -75,12 +81,12 @@ func TestDeciderRecordsBeforeAnswering(t *testing.T) {
 func TestDeciderFailsClosedWhenTraceFails(t *testing.T) {
 	st := &memStore{err: errors.New("database or disk is full")}
 	obs := &countObserver{}
-	d := NewDecider(NewChain(Allow, Step{Name: "g", Handler: fixed(Decision{Verdict: Allow})}), nil, st, obs)
-	out, err := d.Decide(context.Background(), &Event{Name: "e", Payload: map[string]any{}})
-	if !errors.Is(err, ErrTraceUnavailable) {
+	d := New(warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: fixed(warden.Decision{Verdict: warden.Allow})}), nil, st, obs)
+	out, err := d.Decide(context.Background(), &warden.Event{Name: "e", Payload: map[string]any{}})
+	if !errors.Is(err, audit.ErrUnavailable) {
 		t.Fatalf("err = %v", err)
 	}
-	if out.Verdict != Deny || len(out.ReasonCodes) != 1 || out.ReasonCodes[0] != CodeTraceUnavailable ||
+	if out.Verdict != warden.Deny || len(out.ReasonCodes) != 1 || out.ReasonCodes[0] != warden.CodeTraceUnavailable ||
 		!strings.Contains(out.Reason, "disk is full") || out.RecordID != "" {
 		t.Fatalf("outcome %+v", out)
 	}
@@ -90,27 +96,27 @@ func TestDeciderFailsClosedWhenTraceFails(t *testing.T) {
 }
 
 func TestNewRecordEncodesPayloadWithoutRaw(t *testing.T) {
-	r := NewRecord(&Event{Payload: map[string]any{"k": "v"}}, &Outcome{Verdict: Allow}, time.Now())
+	r := audit.NewRecord(&warden.Event{Payload: map[string]any{"k": "v"}}, &warden.Outcome{Verdict: warden.Allow}, time.Now())
 	var m map[string]any
 	if err := json.Unmarshal(r.Input, &m); err != nil || m["k"] != "v" || r.Output != nil || r.Results == nil {
 		t.Fatalf("record %+v", r)
 	}
 }
 
-type asyncSeen struct{ evs []*Event }
+type asyncSeen struct{ evs []*warden.Event }
 
-func (a *asyncSeen) RunAsync(ev *Event) { a.evs = append(a.evs, ev) }
+func (a *asyncSeen) RunAsync(ev *warden.Event) { a.evs = append(a.evs, ev) }
 
 func TestDeciderRecordsThePrincipal(t *testing.T) {
 	st := &memStore{}
-	d := NewDecider(NewChain(Allow, Step{Name: "g", Handler: fixed(Decision{Verdict: Modify, PolicyID: "m"})}), nil, st, nil)
+	d := New(warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: fixed(warden.Decision{Verdict: warden.Modify, PolicyID: "m"})}), nil, st, nil)
 	as := &asyncSeen{}
 	d.SetAsync(as)
-	ctx := WithPrincipal(context.Background(), Principal{Name: "agents", Tenant: "acme"})
-	if _, err := d.Decide(ctx, &Event{Name: "steps/message", Payload: map[string]any{}}); err != nil {
+	ctx := warden.WithPrincipal(context.Background(), warden.Principal{Name: "agents", Tenant: "acme"})
+	if _, err := d.Decide(ctx, &warden.Event{Name: "steps/message", Payload: map[string]any{}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Decide(context.Background(), &Event{Name: "steps/message", Payload: map[string]any{}}); err != nil {
+	if _, err := d.Decide(context.Background(), &warden.Event{Name: "steps/message", Payload: map[string]any{}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := st.recs[0]; r.Caller != "agents" || r.Tenant != "acme" {
@@ -121,10 +127,10 @@ func TestDeciderRecordsThePrincipal(t *testing.T) {
 	}
 	// The async hooks get the principal with the (modified) event, so their
 	// records name the caller too.
-	if len(as.evs) != 2 || as.evs[0].Principal != (Principal{Name: "agents", Tenant: "acme"}) || as.evs[1].Principal != (Principal{}) {
+	if len(as.evs) != 2 || as.evs[0].Principal != (warden.Principal{Name: "agents", Tenant: "acme"}) || as.evs[1].Principal != (warden.Principal{}) {
 		t.Errorf("async events %+v", as.evs)
 	}
-	if p := PrincipalFrom(context.Background()); p != (Principal{}) {
+	if p := warden.PrincipalFrom(context.Background()); p != (warden.Principal{}) {
 		t.Errorf("PrincipalFrom(empty ctx) = %+v", p)
 	}
 }
@@ -133,15 +139,15 @@ func TestDeciderRecordsThePrincipal(t *testing.T) {
 // made it (the trace's tool column: Query.Tool).
 func TestRecordNamesTheTool(t *testing.T) {
 	st := &memStore{}
-	views := func(ev *Event) { // as catalog.Views: the tool of a tool call, else none
-		ev.Tool = Tool{}
+	views := func(ev *warden.Event) { // as catalog.Views: the tool of a tool call, else none
+		ev.Tool = warden.Tool{}
 		if ev.Name == "steps/toolCallRequest" {
-			ev.Tool = Tool{Name: "send_email", ID: "t-1"}
+			ev.Tool = warden.Tool{Name: "send_email", ID: "t-1"}
 		}
 	}
-	d := NewDecider(NewChain(Allow), views, st, nil)
+	d := New(warden.NewChain(warden.Allow), views, st, nil)
 	for _, name := range []string{"steps/toolCallRequest", "steps/message"} {
-		if _, err := d.Decide(context.Background(), &Event{Name: name, Payload: map[string]any{}, Tool: Tool{Name: "set by the surface"}}); err != nil {
+		if _, err := d.Decide(context.Background(), &warden.Event{Name: name, Payload: map[string]any{}, Tool: warden.Tool{Name: "set by the surface"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -151,4 +157,21 @@ func TestRecordNamesTheTool(t *testing.T) {
 	if st.recs[1].Tool != "" {
 		t.Errorf("message: record tool %q, want none", st.recs[1].Tool)
 	}
+}
+
+// fixed is a handler that always decides d; a modify appends d.PolicyID
+// to the payload's "seen" (as the root package's chain tests do).
+func fixed(d warden.Decision) warden.Handler {
+	return warden.HandlerFunc(func(ctx context.Context, ev *warden.Event) (warden.Decision, error) {
+		if d.Verdict == warden.Modify {
+			p := map[string]any{}
+			for k, v := range ev.Payload {
+				p[k] = v
+			}
+			seen, _ := p["seen"].(string)
+			p["seen"] = seen + d.PolicyID
+			d.Payload = p
+		}
+		return d, nil
+	})
 }

@@ -1,25 +1,23 @@
-package warden
+package audit
 
 import (
 	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
-)
 
-// This file holds the facts the trace exporters (packages otelx and ocsf)
-// say of a decided step beyond its record: who evaluated it and what its
-// data's provenance was.
+	"github.com/wardenhq/warden"
+)
 
 // Evaluator is the ACS evaluator of a decision's results: "agent" when a
 // remote guardian (an AOS/ACS hook, Kind "aos") decided, "composite" when
 // it and local policies or hooks did, "deterministic" otherwise. Shadow
 // results do not count.
-func Evaluator(results []Result) string {
+func Evaluator(results []warden.Result) string {
 	var agent, local bool
 	for _, r := range results {
 		switch {
-		case r.Mode == "shadow" || r.Kind == KindShadowSet:
+		case r.Mode == "shadow" || r.Kind == warden.KindShadowSet:
 		case r.Kind == "aos":
 			agent = true
 		default:
@@ -47,7 +45,7 @@ type ProvenanceSummary struct {
 
 // SummarizeProvenance summarises provenance objects; the zero summary
 // (no Origins) when ps has none with an origin.
-func SummarizeProvenance(ps []Provenance) ProvenanceSummary {
+func SummarizeProvenance(ps []warden.Provenance) ProvenanceSummary {
 	var s ProvenanceSummary
 	for _, p := range ps {
 		if p.Origin != "" && !slices.Contains(s.Origins, p.Origin) {
@@ -66,21 +64,17 @@ func SummarizeProvenance(ps []Provenance) ProvenanceSummary {
 // Provenance returns the provenance view the record's step was decided on
 // (Event.Provenance, as ViewsJSON stored it); nil when the views hold none
 // or the record has no views.
-func (r *Record) Provenance() []Provenance {
+func (r *Record) Provenance() []warden.Provenance {
 	if len(r.Views) == 0 {
 		return nil
 	}
 	var v struct {
-		Provenance []provenanceJSON `json:"provenance"`
+		Provenance []warden.Provenance `json:"provenance"`
 	}
 	if json.Unmarshal(r.Views, &v) != nil || len(v.Provenance) == 0 {
 		return nil
 	}
-	out := make([]Provenance, len(v.Provenance))
-	for i, p := range v.Provenance {
-		out[i] = Provenance(p)
-	}
-	return out
+	return v.Provenance
 }
 
 // maxPayloadProvenance bounds the provenance objects PayloadProvenance
@@ -98,11 +92,11 @@ const (
 // without a provenance view, a surface the views do not read provenance
 // on): the views read it from the data-bearing fields of ACS steps only,
 // and require a provenance_id (ID may be "" here).
-func PayloadProvenance(p map[string]any) []Provenance {
+func PayloadProvenance(p map[string]any) []warden.Provenance {
 	if !hasProvenance(p, 0) {
 		return nil // most payloads: no sorting, no allocation
 	}
-	var out []Provenance
+	var out []warden.Provenance
 	path := make([]string, 0, maxPayloadDepth+2)
 	var visit func(v any, level int)
 	visit = func(v any, level int) {
@@ -169,12 +163,12 @@ func hasProvenance(v any, level int) bool {
 }
 
 // lenientProvenance reads a provenance object that has a string origin.
-func lenientProvenance(pm map[string]any) (Provenance, bool) {
+func lenientProvenance(pm map[string]any) (warden.Provenance, bool) {
 	origin, _ := pm["origin"].(string)
 	if origin == "" {
-		return Provenance{}, false
+		return warden.Provenance{}, false
 	}
-	x := Provenance{Origin: origin}
+	x := warden.Provenance{Origin: origin}
 	x.ID, _ = pm["provenance_id"].(string)
 	x.SourceID, _ = pm["source_id"].(string)
 	if df, ok := pm["derived_from"].([]any); ok {

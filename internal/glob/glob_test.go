@@ -1,4 +1,4 @@
-package warden
+package glob
 
 import "testing"
 
@@ -22,8 +22,8 @@ func TestGlob(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.pat+"~"+tc.s, func(t *testing.T) {
-			if got := Glob(tc.pat, tc.s); got != tc.want {
-				t.Errorf("Glob(%q, %q) = %v", tc.pat, tc.s, got)
+			if got := Match(tc.pat, tc.s); got != tc.want {
+				t.Errorf("Match(%q, %q) = %v", tc.pat, tc.s, got)
 			}
 		})
 	}

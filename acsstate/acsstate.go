@@ -1,4 +1,4 @@
-package warden
+package acsstate
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// ACSSession is the state of one ACS session (Agent Control Standard,
+// Session is the state of one ACS session (Agent Control Standard,
 // CONTRACT §9 and issue 10) that must survive a restart and be shared by
 // every warden serving the session: what the handshake negotiated, and the
 // head of its audit chain.
-type ACSSession struct {
+type Session struct {
 	ID      string `json:"id"`       // metadata.session_id
 	AgentID string `json:"agent_id"` // metadata.agent_id at the handshake
 	Tenant  string `json:"tenant"`   // the caller's tenant
@@ -33,9 +33,9 @@ type ACSSession struct {
 	Ended bool `json:"ended"`
 }
 
-// ACSEntry is one ContextEntry of a session's audit chain (ACS §5), as the
+// Entry is one ContextEntry of a session's audit chain (ACS §5), as the
 // store keeps it.
-type ACSEntry struct {
+type Entry struct {
 	EntryID      string    `json:"entry_id"`
 	StepID       string    `json:"step_id"`   // the request_id of the step
 	StepType     string    `json:"step_type"` // the method, e.g. steps/toolCallRequest
@@ -47,7 +47,7 @@ type ACSEntry struct {
 	RecordID     string    `json:"record_id,omitempty"` // the trace record of the step
 }
 
-// Errors of an ACSSessionStore.
+// Errors of an Store.
 var (
 	// ErrReplay: the request_id (or nonce) was seen before in its session
 	// within the replay window.
@@ -59,16 +59,16 @@ var (
 	ErrNoSession = errors.New("warden: no such ACS session")
 )
 
-// ACSSessionStore keeps ACS sessions, their replay windows and their audit
+// Store keeps ACS sessions, their replay windows and their audit
 // chains durably, beside the trace (SQLite now; storetest.RunACS is the
 // contract, so PostgreSQL can follow). Every change is atomic, so replicas
 // sharing the store agree on replays and on each chain.
-type ACSSessionStore interface {
+type Store interface {
 	// PutACSSession creates or replaces the session's handshake state
 	// (keeping its chain: Head and Entries are not written by it).
-	PutACSSession(ctx context.Context, s *ACSSession) error
+	PutACSSession(ctx context.Context, s *Session) error
 	// ACSSession returns the session, or ErrNoSession.
-	ACSSession(ctx context.Context, id string) (*ACSSession, error)
+	ACSSession(ctx context.Context, id string) (*Session, error)
 	// RememberRequest records key (a request_id, or "nonce:"+nonce) for
 	// the session at `at`; if the same key was recorded for the session at
 	// or after at-window, it is ErrReplay. Keys older than the window may
@@ -78,10 +78,10 @@ type ACSSessionStore interface {
 	// prev ("" for an empty chain), making e.EntryHash the head; otherwise
 	// ErrChainMoved (nothing is written). ErrNoSession for an unknown
 	// session.
-	AppendACSEntry(ctx context.Context, session, prev string, e *ACSEntry) error
+	AppendACSEntry(ctx context.Context, session, prev string, e *Entry) error
 	// ACSEntries returns the session's chain, oldest first, at most limit
 	// entries after the first `after` (paging; limit <= 0 means 1000).
-	ACSEntries(ctx context.Context, session string, after int64, limit int) ([]ACSEntry, error)
+	ACSEntries(ctx context.Context, session string, after int64, limit int) ([]Entry, error)
 	// EndACSSession marks the session ended.
 	EndACSSession(ctx context.Context, id string, at time.Time) error
 }

@@ -1,4 +1,4 @@
-package warden
+package pipeline
 
 import (
 	"context"
@@ -8,34 +8,36 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
-)
+	"github.com/wardenhq/warden/labels"
 
-// RecordTimeout bounds how long a decision waits for its trace record to
-// commit before it fails closed.
-const RecordTimeout = 10 * time.Second
+	"github.com/wardenhq/warden/approval"
+
+	"github.com/wardenhq/warden/audit"
+
+	"github.com/wardenhq/warden"
+)
 
 // Observer is told of every decision (metrics); it must not block.
 type Observer interface {
-	Observe(ev *Event, out *Outcome, recordErr error)
+	Observe(ev *warden.Event, out *warden.Outcome, recordErr error)
 }
 
 // RecordObserver is an Observer that is also given the decision's context
 // (the caller's, carrying its trace context) and the record as stored —
 // after the record filter, so redacted — or nil when there is no trace or
-// recording failed. The Decider calls ObserveRecord instead of Observe on
+// recording failed. The Pipeline calls ObserveRecord instead of Observe on
 // observers that implement it (the trace exporters: package otelx, ocsf).
 // It must not block, and must not change rec.
 type RecordObserver interface {
 	Observer
-	ObserveRecord(ctx context.Context, ev *Event, out *Outcome, rec *Record, recordErr error)
+	ObserveRecord(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *audit.Record, recordErr error)
 }
 
 // Observers tells every Observer it holds, in order.
 type Observers []Observer
 
 // Observe calls Observe on each of os.
-func (os Observers) Observe(ev *Event, out *Outcome, recordErr error) {
+func (os Observers) Observe(ev *warden.Event, out *warden.Outcome, recordErr error) {
 	for _, o := range os {
 		o.Observe(ev, out, recordErr)
 	}
@@ -43,7 +45,7 @@ func (os Observers) Observe(ev *Event, out *Outcome, recordErr error) {
 
 // ObserveRecord calls ObserveRecord on each of os that is a
 // RecordObserver, Observe on the others.
-func (os Observers) ObserveRecord(ctx context.Context, ev *Event, out *Outcome, rec *Record, recordErr error) {
+func (os Observers) ObserveRecord(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *audit.Record, recordErr error) {
 	for _, o := range os {
 		if ro, ok := o.(RecordObserver); ok {
 			ro.ObserveRecord(ctx, ev, out, rec, recordErr)
@@ -56,68 +58,68 @@ func (os Observers) ObserveRecord(ctx context.Context, ev *Event, out *Outcome, 
 // Async runs the async hooks of an event that was decided and not refused
 // (a step that is being taken); it must not block.
 type Async interface {
-	RunAsync(ev *Event)
+	RunAsync(ev *warden.Event)
 }
 
-// Decider is the one decision core: it builds an event's views with its
+// Pipeline is the one decision core: it builds an event's views with its
 // ViewBuilder, runs the event's Chain, records the outcome in a Store before
 // it is answered, and starts the event's async hooks. A decision that cannot
 // be recorded becomes a deny with reason code trace_unavailable (fail closed,
 // never silently unrecorded).
-type Decider struct {
-	chain    atomic.Pointer[Chain]
+type Pipeline struct {
+	chain    atomic.Pointer[warden.Chain]
 	router   atomic.Pointer[Router]
-	views    ViewBuilder
-	store    Store
+	views    warden.ViewBuilder
+	store    audit.Store
 	observer Observer
 	async    Async
-	filter   RecordFilter
-	appr     Approvals
+	filter   audit.RecordFilter
+	appr     approval.Approvals
 	shadow   Shadow
-	labels   *LabelCache
+	labels   *labels.Cache
 }
 
 // Router picks the chain for an event (hooks declared per event); nil means
-// the Decider's single chain.
-type Router func(event string) *Chain
+// the Pipeline's single chain.
+type Router func(event string) *warden.Chain
 
-// NewDecider returns a Decider building views with views (catalog.Views in
+// New returns a Pipeline building views with views (catalog.Views in
 // production; nil builds none). store may be nil (no trace: `warden eval`);
 // observer may be nil.
-func NewDecider(c *Chain, views ViewBuilder, store Store, observer Observer) *Decider {
-	d := &Decider{views: views, store: store, observer: observer}
+func New(c *warden.Chain, views warden.ViewBuilder, store audit.Store, observer Observer) *Pipeline {
+	d := &Pipeline{views: views, store: store, observer: observer}
 	d.chain.Store(c)
 	return d
 }
 
 // SetAsync sets what runs the async hooks of decided events (nil: none run).
-// Call it before the Decider is used.
-func (d *Decider) SetAsync(a Async) { d.async = a }
+// Call it before the Pipeline is used.
+func (d *Pipeline) SetAsync(a Async) { d.async = a }
 
 // SetRecordFilter sets the filter every record passes through before it is
-// stored (nil: none). Call it before the Decider is used.
-func (d *Decider) SetRecordFilter(f RecordFilter) { d.filter = f }
+// stored (nil: none). Call it before the Pipeline is used.
+func (d *Pipeline) SetRecordFilter(f audit.RecordFilter) { d.filter = f }
 
 // SetApprovals sets what keeps the approvals of asked steps (nil: an asked
 // step gets no approval, and every surface refuses it). Approvals need the
-// trace: without a Store they are not used. Call it before the Decider is
+// trace: without a Store they are not used. Call it before the Pipeline is
 // used.
-func (d *Decider) SetApprovals(a Approvals) { d.appr = a }
+func (d *Pipeline) SetApprovals(a approval.Approvals) { d.appr = a }
 
 // SetLabels sets what keeps the sessions' labels (nil: none are read or
-// kept, and session.labels is always empty). Call it before the Decider is
+// kept, and session.labels is always empty). Call it before the Pipeline is
 // used. See Decide for when a step's labels are kept.
-func (d *Decider) SetLabels(c *LabelCache) { d.labels = c }
+func (d *Pipeline) SetLabels(c *labels.Cache) { d.labels = c }
 
 // SetChain swaps the chain atomically; in-flight decisions finish on the old one.
-func (d *Decider) SetChain(c *Chain) { d.chain.Store(c) }
+func (d *Pipeline) SetChain(c *warden.Chain) { d.chain.Store(c) }
 
 // Chain returns the current default chain.
-func (d *Decider) Chain() *Chain { return d.chain.Load() }
+func (d *Pipeline) Chain() *warden.Chain { return d.chain.Load() }
 
 // SetRouter routes each event to its own chain (nil: the default chain for
 // all). It may be swapped at any time, like SetChain.
-func (d *Decider) SetRouter(r Router) {
+func (d *Pipeline) SetRouter(r Router) {
 	if r == nil {
 		d.router.Store(nil)
 		return
@@ -126,7 +128,7 @@ func (d *Decider) SetRouter(r Router) {
 }
 
 // ChainFor returns the chain that decides events named event.
-func (d *Decider) ChainFor(event string) *Chain {
+func (d *Pipeline) ChainFor(event string) *warden.Chain {
 	if r := d.router.Load(); r != nil {
 		if c := (*r)(event); c != nil {
 			return c
@@ -151,8 +153,8 @@ func (d *Decider) ChainFor(event string) *Chain {
 // recorded and answered, and the record lists them (a result of Kind
 // KindLabels). Labels that cannot be read or kept fail the step closed
 // (a deny, reason code labels_unavailable).
-func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
-	if p := PrincipalFrom(ctx); p != (Principal{}) {
+func (d *Pipeline) Decide(ctx context.Context, ev *warden.Event) (warden.Outcome, error) {
+	if p := warden.PrincipalFrom(ctx); p != (warden.Principal{}) {
 		ev.Principal = p
 	}
 	ev.BuildViews(d.views)
@@ -161,9 +163,9 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 		d.label(ctx, ev, &out)
 	}
 	var err error
-	var stored *Record // the record as stored; nil when not recorded
+	var stored *audit.Record // the record as stored; nil when not recorded
 	if d.store != nil {
-		rec := NewRecord(ev, &out, time.Now())
+		rec := audit.NewRecord(ev, &out, time.Now())
 		out.RecordID = rec.ID
 		if d.shadow != nil {
 			// The record's results only: the outcome answered never holds
@@ -180,8 +182,8 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 		}
 		if len(out.LabelsAdded) > 0 {
 			rs := rec.Results
-			rec.Results = append(rs[:len(rs):len(rs)], Result{Guardian: "session", Kind: KindLabels,
-				Decision: out.Verdict.String(), Mode: Enforce.String(), Labels: out.LabelsAdded,
+			rec.Results = append(rs[:len(rs):len(rs)], warden.Result{Guardian: "session", Kind: warden.KindLabels,
+				Decision: out.Verdict.String(), Mode: warden.Enforce.String(), Labels: out.LabelsAdded,
 				Reason: "session labels added: " + strings.Join(out.LabelsAdded, ", ")})
 		}
 		if d.filter != nil {
@@ -189,14 +191,14 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 		}
 		// A step that was decided is recorded even if its caller went away
 		// meanwhile (an audit trail of attempts), within a bounded wait.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordTimeout)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), audit.RecordTimeout)
 		rerr := d.store.Record(rctx, rec)
 		cancel()
 		if rerr != nil {
-			err = fmt.Errorf("%w: %v", ErrTraceUnavailable, rerr)
-			out = Outcome{
-				Verdict: Deny, Reason: "decision not recorded: " + err.Error(),
-				ReasonCodes: []string{CodeTraceUnavailable}, Results: out.Results, Latency: out.Latency,
+			err = fmt.Errorf("%w: %v", audit.ErrUnavailable, rerr)
+			out = warden.Outcome{
+				Verdict: warden.Deny, Reason: "decision not recorded: " + err.Error(),
+				ReasonCodes: []string{warden.CodeTraceUnavailable}, Results: out.Results, Latency: out.Latency,
 				// No RecordID: this decision is not in the trace.
 			}
 		} else {
@@ -211,9 +213,9 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 	} else if d.observer != nil {
 		d.observer.Observe(ev, &out, err)
 	}
-	if d.async != nil && (out.Verdict == Allow || out.Verdict == Modify) {
+	if d.async != nil && (out.Verdict == warden.Allow || out.Verdict == warden.Modify) {
 		final := ev
-		if out.Verdict == Modify && out.Payload != nil {
+		if out.Verdict == warden.Modify && out.Payload != nil {
 			final = ev.WithPayload(out.Payload)
 		}
 		d.async.RunAsync(final)
@@ -223,12 +225,12 @@ func (d *Decider) Decide(ctx context.Context, ev *Event) (Outcome, error) {
 
 // decideLabelled reads the session's labels into ev (with a LabelCache)
 // and runs ev's chain; the outcome's labels include the provenance's.
-func (d *Decider) decideLabelled(ctx context.Context, ev *Event) Outcome {
+func (d *Pipeline) decideLabelled(ctx context.Context, ev *warden.Event) warden.Outcome {
 	chain := d.ChainFor(ev.Name)
 	if d.labels == nil {
 		return chain.Decide(ctx, ev)
 	}
-	var out Outcome
+	var out warden.Outcome
 	if ev.SessionID != "" && !d.usesLabels(chain, ev.Name) {
 		// Nothing that decides this step looks at the session's labels:
 		// they are not read (with a store replicas share, that is a query
@@ -244,7 +246,7 @@ func (d *Decider) decideLabelled(ctx context.Context, ev *Event) Outcome {
 	}
 	ls, err := d.labels.Labels(ctx, ev.Principal.Tenant, ev.SessionID)
 	if err != nil {
-		return labelsUnavailable(Outcome{}, err)
+		return labelsUnavailable(warden.Outcome{}, err)
 	}
 	ev.SessionLabels = ls
 	out = chain.Decide(ctx, ev)
@@ -253,21 +255,21 @@ func (d *Decider) decideLabelled(ctx context.Context, ev *Event) Outcome {
 
 // usesLabels reports whether deciding an event named event with chain, or
 // the shadow set beside it, may read the session's labels.
-func (d *Decider) usesLabels(chain *Chain, event string) bool {
+func (d *Pipeline) usesLabels(chain *warden.Chain, event string) bool {
 	if chain.UsesSessionLabels(event) {
 		return true
 	}
 	if d.shadow == nil {
 		return false
 	}
-	u, ok := d.shadow.(SessionLabelUser)
+	u, ok := d.shadow.(labels.User)
 	return !ok || u.UsesSessionLabels(event)
 }
 
 // withProvenanceLabels adds the labels ev's data's provenance sets to out's.
-func withProvenanceLabels(out Outcome, ev *Event) Outcome {
-	if pl := ProvenanceLabels(ev.Provenance); len(pl) > 0 {
-		out.Labels = MergeLabels(out.Labels, pl)
+func withProvenanceLabels(out warden.Outcome, ev *warden.Event) warden.Outcome {
+	if pl := warden.ProvenanceLabels(ev.Provenance); len(pl) > 0 {
+		out.Labels = labels.Merge(out.Labels, pl)
 	}
 	return out
 }
@@ -275,8 +277,8 @@ func withProvenanceLabels(out Outcome, ev *Event) Outcome {
 // label keeps the labels a taken step sets for its session (see Decide)
 // and notes them in out.LabelsAdded. It reports whether it changed the
 // outcome: labels that could not be kept turn it into a deny.
-func (d *Decider) label(ctx context.Context, ev *Event, out *Outcome) (refused bool) {
-	if d.labels == nil || (out.Verdict != Allow && out.Verdict != Modify) {
+func (d *Pipeline) label(ctx context.Context, ev *warden.Event, out *warden.Outcome) (refused bool) {
+	if d.labels == nil || (out.Verdict != warden.Allow && out.Verdict != warden.Modify) {
 		return false
 	}
 	if len(out.Labels) == 0 || ev.SessionID == "" {
@@ -291,12 +293,12 @@ func (d *Decider) label(ctx context.Context, ev *Event, out *Outcome) (refused b
 		}
 		ev.SessionLabels = ls
 	}
-	add := missingLabels(ev.SessionLabels, out.Labels)
+	add := labels.Missing(ev.SessionLabels, out.Labels)
 	if len(add) == 0 {
 		return false
 	}
 	// Like the record: kept even if the caller went away, within a bound.
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RecordTimeout)
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), audit.RecordTimeout)
 	_, err := d.labels.Add(lctx, ev.Principal.Tenant, ev.SessionID, add)
 	cancel()
 	if err != nil {
@@ -309,10 +311,10 @@ func (d *Decider) label(ctx context.Context, ev *Event, out *Outcome) (refused b
 
 // labelsUnavailable is the deny of a step whose session labels could not
 // be read or kept.
-func labelsUnavailable(out Outcome, err error) Outcome {
-	return Outcome{
-		Verdict: Deny, Reason: "session labels not available: " + err.Error(),
-		ReasonCodes: []string{CodeLabelsUnavailable}, PolicyID: out.PolicyID, PolicyVersion: out.PolicyVersion,
+func labelsUnavailable(out warden.Outcome, err error) warden.Outcome {
+	return warden.Outcome{
+		Verdict: warden.Deny, Reason: "session labels not available: " + err.Error(),
+		ReasonCodes: []string{labels.CodeUnavailable}, PolicyID: out.PolicyID, PolicyVersion: out.PolicyVersion,
 		Results: out.Results, PolicyRevision: out.PolicyRevision, Latency: out.Latency, Labels: out.Labels,
 	}
 }
@@ -322,22 +324,22 @@ func labelsUnavailable(out Outcome, err error) Outcome {
 // pending approval of the identical step when it asks again before that is
 // decided; otherwise names the approval Open will create. It reports
 // whether a new approval is to be opened.
-func (d *Decider) retry(ctx context.Context, ev *Event, out *Outcome, rec *Record) (open bool) {
+func (d *Pipeline) retry(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *audit.Record) (open bool) {
 	a, err := d.appr.Use(ctx, ev, rec.ID)
 	switch {
 	case err != nil:
 		*out = approvalUnavailable(*out, err)
-	case a != nil && a.State == ApprovalApproved:
-		*out = Approved(*out, a)
+	case a != nil && a.State == approval.ApprovalApproved:
+		*out = approval.Approved(*out, a)
 	case a != nil: // pending: the same question, asked again
 		out.ApprovalID = a.ID
 	default:
-		out.ApprovalID = NewApprovalID()
+		out.ApprovalID = approval.NewID()
 		open = true
 	}
 	rec.Decision, rec.Reason, rec.ReasonCodes = out.Verdict.String(), out.Reason, out.ReasonCodes
 	rec.ApprovalID = out.ApprovalID
-	if out.Verdict == Modify && out.Payload != nil && rec.Output == nil {
+	if out.Verdict == warden.Modify && out.Payload != nil && rec.Output == nil {
 		rec.Output, _ = json.Marshal(out.Payload)
 	}
 	return open
@@ -345,75 +347,16 @@ func (d *Decider) retry(ctx context.Context, ev *Event, out *Outcome, rec *Recor
 
 // open creates the pending approval of an asked step once its record is in
 // the trace; when it cannot be stored the step is refused.
-func (d *Decider) open(ctx context.Context, ev *Event, out *Outcome, rec *Record) {
+func (d *Pipeline) open(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *audit.Record) {
 	if _, err := d.appr.Open(ctx, ev, out, rec); err != nil {
 		*out = approvalUnavailable(*out, err)
 	}
 }
 
-func approvalUnavailable(out Outcome, err error) Outcome {
-	return Outcome{
-		Verdict: Deny, Reason: "approval not available: " + err.Error(),
-		ReasonCodes: []string{CodeApprovalUnavailable}, PolicyID: out.PolicyID, PolicyVersion: out.PolicyVersion,
+func approvalUnavailable(out warden.Outcome, err error) warden.Outcome {
+	return warden.Outcome{
+		Verdict: warden.Deny, Reason: "approval not available: " + err.Error(),
+		ReasonCodes: []string{warden.CodeApprovalUnavailable}, PolicyID: out.PolicyID, PolicyVersion: out.PolicyVersion,
 		Results: out.Results, PolicyRevision: out.PolicyRevision, Latency: out.Latency, RecordID: out.RecordID,
 	}
-}
-
-// Approved returns what an asked outcome becomes once a approved it: the
-// step is taken (a modify when a guardian changed its payload, an allow
-// otherwise), its reason naming the approver.
-func Approved(out Outcome, a *Approval) Outcome {
-	out.Verdict = Allow
-	if out.Payload != nil {
-		out.Verdict = Modify
-	}
-	by := a.DecidedBy
-	if by == "" {
-		by = "an approver"
-	}
-	out.Reason = "approved by " + by
-	if a.DecidedReason != "" {
-		out.Reason += ": " + a.DecidedReason
-	}
-	out.ReasonCodes = append([]string{CodeApprovalGranted}, out.ReasonCodes...)
-	out.ApprovalID = a.ID
-	return out
-}
-
-// NewApprovalID returns a fresh approval id (a time-ordered UUID).
-func NewApprovalID() string {
-	id, err := uuid.NewV7()
-	if err != nil {
-		id = uuid.New()
-	}
-	return id.String()
-}
-
-// NewRecord builds the trace record of outcome out for ev.
-func NewRecord(ev *Event, out *Outcome, now time.Time) *Record {
-	id, err := uuid.NewV7()
-	if err != nil {
-		id = uuid.New()
-	}
-	r := &Record{
-		ID: id.String(), Time: now.UTC(), Event: ev.Name, Surface: ev.Surface,
-		Direction: ev.Direction, RequestID: ev.RequestID, AgentID: ev.Agent.ID,
-		SessionID: ev.SessionID, TurnID: ev.TurnID, StepID: ev.StepID,
-		Decision: out.Verdict.String(), Reason: out.Reason, ReasonCodes: out.ReasonCodes,
-		PolicyID: out.PolicyID, PolicyVersion: out.PolicyVersion, Results: out.Results,
-		LatencyUS: out.Latency.Microseconds(), Input: ev.Raw,
-		PolicyRevision: out.PolicyRevision, Views: ev.ViewsJSON(),
-		Caller: ev.Principal.Name, Tenant: ev.Principal.Tenant, Tool: ev.Tool.Name,
-	}
-	if r.Results == nil {
-		r.Results = []Result{}
-	}
-	// marshalJSON writes json.Marshal's bytes (recordjson.go).
-	if r.Input == nil {
-		r.Input = marshalJSON(ev.Payload)
-	}
-	if out.Verdict == Modify && out.Payload != nil {
-		r.Output = marshalJSON(out.Payload)
-	}
-	return r
 }

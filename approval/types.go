@@ -1,10 +1,46 @@
-package warden
+package approval
 
 import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/wardenhq/warden/audit"
+
+	"github.com/wardenhq/warden"
+
+	"github.com/google/uuid"
 )
+
+// Approved returns what an asked outcome becomes once a approved it: the
+// step is taken (a modify when a guardian changed its payload, an allow
+// otherwise), its reason naming the approver.
+func Approved(out warden.Outcome, a *Approval) warden.Outcome {
+	out.Verdict = warden.Allow
+	if out.Payload != nil {
+		out.Verdict = warden.Modify
+	}
+	by := a.DecidedBy
+	if by == "" {
+		by = "an approver"
+	}
+	out.Reason = "approved by " + by
+	if a.DecidedReason != "" {
+		out.Reason += ": " + a.DecidedReason
+	}
+	out.ReasonCodes = append([]string{warden.CodeApprovalGranted}, out.ReasonCodes...)
+	out.ApprovalID = a.ID
+	return out
+}
+
+// NewID returns a fresh approval id (a time-ordered UUID).
+func NewID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		id = uuid.New()
+	}
+	return id.String()
+}
 
 // ApprovalState is where an approval is in its life: pending until someone
 // decides it or it expires.
@@ -160,28 +196,28 @@ type Approvals interface {
 	// the identical step answered at once (it asks again: no second
 	// approval); nil when there is none. An error refuses the step (e.g.
 	// too many approvals pending in its session).
-	Use(ctx context.Context, ev *Event, recordID string) (*Approval, error)
+	Use(ctx context.Context, ev *warden.Event, recordID string) (*Approval, error)
 	// Open creates the pending approval rec.ApprovalID for the asked step
 	// ev, whose record rec is in the trace.
-	Open(ctx context.Context, ev *Event, out *Outcome, rec *Record) (*Approval, error)
+	Open(ctx context.Context, ev *warden.Event, out *warden.Outcome, rec *audit.Record) (*Approval, error)
 	// Await holds a step that asked (out.ApprovalID pending) until the
 	// approval is decided, it expires or ctx ends, and returns what the
 	// surface answers: the asked outcome as an allow (or modify) when
 	// approved, a deny otherwise.
-	Await(ctx context.Context, out Outcome) Outcome
+	Await(ctx context.Context, out warden.Outcome) warden.Outcome
 }
 
 // Holder is a Core that can hold an asked step until it is decided (a
 // Guardian with approvals).
 type Holder interface {
-	Await(ctx context.Context, out Outcome) Outcome
+	Await(ctx context.Context, out warden.Outcome) warden.Outcome
 }
 
 // Settle returns what a surface that can hold a call answers for out: an
 // asked step with a pending approval is held until decided when core can
 // hold it; any other held outcome is refused (Outcome.WithoutHold); the rest
 // is returned as it is.
-func Settle(ctx context.Context, core Core, out Outcome) Outcome {
+func Settle(ctx context.Context, core warden.Core, out warden.Outcome) warden.Outcome {
 	if out.Verdict.Holds() && out.ApprovalID != "" {
 		if h, ok := core.(Holder); ok {
 			return h.Await(ctx, out)
@@ -189,19 +225,6 @@ func Settle(ctx context.Context, core Core, out Outcome) Outcome {
 	}
 	return out.WithoutHold()
 }
-
-// Reason codes of approvals.
-const (
-	// CodeApprovalGranted: an approver let the step through.
-	CodeApprovalGranted = "approval_granted"
-	// CodeApprovalDenied: an approver refused the step.
-	CodeApprovalDenied = "approval_denied"
-	// CodeApprovalTimeout: nobody decided within approvals.wait.
-	CodeApprovalTimeout = "approval_timeout"
-	// CodeApprovalUnavailable: the approval could not be stored; the step
-	// is refused (fail closed).
-	CodeApprovalUnavailable = "approval_unavailable"
-)
 
 type holdKey struct{}
 

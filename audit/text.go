@@ -1,4 +1,4 @@
-package warden
+package audit
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package warden
+package audit
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/wardenhq/warden"
 )
 
 // Record is one decision in the trace, as /api/hooks/runs and `warden runs -o
@@ -26,7 +28,7 @@ type Record struct {
 	ReasonCodes   []string        `json:"reason_codes,omitempty"`
 	PolicyID      string          `json:"policy_id"`
 	PolicyVersion string          `json:"policy_version"`
-	Results       []Result        `json:"results"`
+	Results       []warden.Result `json:"results"`
 	LatencyUS     int64           `json:"latency_us"`
 	Input         json.RawMessage `json:"input"`
 	Output        json.RawMessage `json:"output,omitempty"`

@@ -1,4 +1,4 @@
-package warden
+package labels
 
 import (
 	"container/list"
@@ -8,28 +8,28 @@ import (
 	"time"
 )
 
-// Defaults of a LabelCache: how many sessions' labels it holds (least
+// Defaults of a Cache: how many sessions' labels it holds (least
 // recently used first out), and how long an entry is trusted before the
 // store is read again, so that labels another process added to a shared
 // store are seen within that time.
 const (
-	DefaultLabelCacheSize = 4096
-	DefaultLabelCacheTTL  = 2 * time.Second
+	DefaultCacheSize = 4096
+	DefaultCacheTTL  = 2 * time.Second
 )
 
-// CodeLabelsUnavailable is the reason code of a step refused because the
+// CodeUnavailable is the reason code of a step refused because the
 // session's labels could not be read or kept (fail closed: a lost label
 // could let a flow rule be bypassed).
-const CodeLabelsUnavailable = "labels_unavailable"
+const CodeUnavailable = "labels_unavailable"
 
-// LabelCache keeps sessions' labels in memory in front of a LabelStore:
+// Cache keeps sessions' labels in memory in front of a Store:
 // a bounded LRU, written through (Add writes the store before the cache).
 // With a nil store it is the only copy: labels then live as long as the
 // process and the entry (eviction forgets them). It is safe for
 // concurrent use; the slices it returns are shared and must not be
 // changed.
-type LabelCache struct {
-	store LabelStore
+type Cache struct {
+	store Store
 	size  int
 	ttl   time.Duration
 	now   func() time.Time
@@ -47,23 +47,23 @@ type labelEntry struct {
 	at     time.Time
 }
 
-// NewLabelCache returns a cache of at most size sessions (<= 0:
-// DefaultLabelCacheSize) whose entries are read again from store after
-// ttl (0: DefaultLabelCacheTTL; negative: never, for a store no other
+// NewCache returns a cache of at most size sessions (<= 0:
+// DefaultCacheSize) whose entries are read again from store after
+// ttl (0: DefaultCacheTTL; negative: never, for a store no other
 // process writes). store may be nil.
-func NewLabelCache(store LabelStore, size int, ttl time.Duration) *LabelCache {
+func NewCache(store Store, size int, ttl time.Duration) *Cache {
 	if size <= 0 {
-		size = DefaultLabelCacheSize
+		size = DefaultCacheSize
 	}
 	if ttl == 0 {
-		ttl = DefaultLabelCacheTTL
+		ttl = DefaultCacheTTL
 	}
-	return &LabelCache{store: store, size: size, ttl: ttl, now: time.Now, m: map[labelKey]*list.Element{}}
+	return &Cache{store: store, size: size, ttl: ttl, now: time.Now, m: map[labelKey]*list.Element{}}
 }
 
 // Labels returns the session's labels, sorted (nil: none). A session
 // without an id has none.
-func (c *LabelCache) Labels(ctx context.Context, tenant, session string) ([]string, error) {
+func (c *Cache) Labels(ctx context.Context, tenant, session string) ([]string, error) {
 	if session == "" {
 		return nil, nil
 	}
@@ -95,12 +95,12 @@ func (c *LabelCache) Labels(ctx context.Context, tenant, session string) ([]stri
 
 // Add adds labels to the session, in the store first, and returns the
 // session's labels after the change. A session without an id takes none.
-func (c *LabelCache) Add(ctx context.Context, tenant, session string, labels []string) ([]string, error) {
+func (c *Cache) Add(ctx context.Context, tenant, session string, labels []string) ([]string, error) {
 	if session == "" || len(labels) == 0 {
 		return nil, nil
 	}
 	for _, l := range labels {
-		if err := ValidLabel(l); err != nil {
+		if err := Valid(l); err != nil {
 			return nil, err
 		}
 	}
@@ -118,9 +118,9 @@ func (c *LabelCache) Add(ctx context.Context, tenant, session string, labels []s
 			have = el.Value.(*labelEntry).labels
 		}
 		c.mu.Unlock()
-		all = MergeLabels(have, labels)
-		if len(all) > MaxSessionLabels {
-			return nil, ErrTooManyLabels
+		all = Merge(have, labels)
+		if len(all) > MaxPerSession {
+			return nil, ErrTooMany
 		}
 	}
 	c.put(k, all)
@@ -131,13 +131,13 @@ func (c *LabelCache) Add(ctx context.Context, tenant, session string, labels []s
 // used entry when the cache is full. Labels only grow (none is ever
 // taken away), so ls is merged with what the entry holds: of two
 // concurrent Adds, the one that returns last cannot hide the other's.
-func (c *LabelCache) put(k labelKey, ls []string) {
+func (c *Cache) put(k labelKey, ls []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.m[k]; ok {
 		e := el.Value.(*labelEntry)
-		if len(missingLabels(ls, e.labels)) > 0 {
-			ls = MergeLabels(e.labels, ls)
+		if len(Missing(ls, e.labels)) > 0 {
+			ls = Merge(e.labels, ls)
 		}
 		e.labels, e.at = ls, c.now()
 		c.lru.MoveToFront(el)
@@ -152,7 +152,7 @@ func (c *LabelCache) put(k labelKey, ls []string) {
 }
 
 // Len returns how many sessions the cache holds.
-func (c *LabelCache) Len() int {
+func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len()
