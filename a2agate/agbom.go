@@ -8,15 +8,11 @@ import (
 	"github.com/wardenhq/warden/agbom"
 )
 
-// DefaultAgent is the agent whose AgBOM gets the agent cards fetched for
-// a caller without a name (a server without auth).
-const DefaultAgent = "default"
-
 // agbomTimeout bounds recording an agent card in the AgBOM.
 const agbomTimeout = 2 * time.Second
 
 // observeCard records ag's card as an a2a_peer component in the AgBOM of
-// the caller (the principal's name, DefaultAgent without one). A store
+// the caller (the principal's name, agbom.DefaultAgent without one). A store
 // failure is logged; the card is served either way.
 func (g *Gate) observeCard(ctx context.Context, ag *agent, card map[string]any) {
 	if g.opts.AgBOM == nil {
@@ -26,7 +22,7 @@ func (g *Gate) observeCard(ctx context.Context, ag *agent, card map[string]any) 
 	pr := warden.PrincipalFrom(ctx)
 	u.Tenant, u.Agent, u.At = pr.Tenant, pr.Name, time.Now()
 	if u.Agent == "" {
-		u.Agent = DefaultAgent
+		u.Agent = agbom.DefaultAgent
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), agbomTimeout)
 	defer cancel()

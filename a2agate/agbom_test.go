@@ -35,11 +35,11 @@ func TestAgentCardAgBOM(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("card: %d", resp.StatusCode)
 	}
-	cs, err := bom.AgBOM(context.Background(), "", DefaultAgent)
+	cs, err := bom.AgBOM(context.Background(), "", agbom.DefaultAgent)
 	if err != nil || len(cs) != 1 {
 		t.Fatalf("AgBOM = %+v, %v", cs, err)
 	}
-	d, err := agbom.FromStored("", DefaultAgent, cs)
+	d, err := agbom.FromStored("", agbom.DefaultAgent, cs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,23 +8,22 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/wardenhq/warden/fleet/registry"
 	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/stream"
 )
 
 // Bounds of the stream.nats and instance sections (docs/scaling.md).
 const (
-	MaxStreamBatch         = 4096
-	MinStreamPoll          = 10 * time.Millisecond
-	MaxStreamPoll          = time.Minute
-	MinStreamTimeout       = 100 * time.Millisecond
-	MaxStreamTimeout       = 5 * time.Minute
-	DefaultHeartbeat       = 5 * time.Second
-	MinHeartbeat           = 100 * time.Millisecond
-	MaxHeartbeat           = 10 * time.Minute
-	DefaultStaleHeartbeats = 3
-	MaxStaleHeartbeats     = 1000
-	maxInstanceID          = 255
+	MaxStreamBatch     = 4096
+	MinStreamPoll      = 10 * time.Millisecond
+	MaxStreamPoll      = time.Minute
+	MinStreamTimeout   = 100 * time.Millisecond
+	MaxStreamTimeout   = 5 * time.Minute
+	MinHeartbeat       = 100 * time.Millisecond
+	MaxHeartbeat       = 10 * time.Minute
+	MaxStaleHeartbeats = 1000
+	maxInstanceID      = 255
 )
 
 // Stream is the config's `stream:` section: where the decision stream is
@@ -72,7 +71,7 @@ type Instance struct {
 
 // DefaultInstance is the instance section without an instance: key.
 func DefaultInstance() Instance {
-	return Instance{Heartbeat: DefaultHeartbeat, Stale: DefaultStaleHeartbeats}
+	return Instance{Heartbeat: registry.DefaultHeartbeat, Stale: registry.DefaultStale}
 }
 
 const streamKeys = "nats"

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/fleet/registry"
 )
 
 func TestStreamAndInstance(t *testing.T) {
@@ -37,7 +39,7 @@ instance: {heartbeat: 2s, stale: 5}
 	if c.Instance.ID != "" || c.Instance.Heartbeat != 2*time.Second || c.Instance.Stale != 5 {
 		t.Errorf("instance: %+v", c.Instance)
 	}
-	if d := Default(); d.Stream.NATS.Enabled() || d.Instance.Heartbeat != DefaultHeartbeat {
+	if d := Default(); d.Stream.NATS.Enabled() || d.Instance.Heartbeat != registry.DefaultHeartbeat {
 		t.Errorf("defaults: %+v %+v", d.Stream, d.Instance)
 	}
 }

@@ -19,8 +19,6 @@ import (
 
 // Defaults and bounds (config instance:, docs/scaling.md).
 const (
-	DefaultHeartbeat = 5 * time.Second
-	DefaultStale     = 3
 	// ForgetAfter is how long an instance may stay unseen before the
 	// registry forgets it.
 	ForgetAfter = time.Hour
@@ -130,10 +128,10 @@ func (rd *Readiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // RegistryOptions configure a Registry.
 type RegistryOptions struct {
-	// Heartbeat is how often the replica registers (0: DefaultHeartbeat).
+	// Heartbeat is how often the replica registers (0: registry.DefaultHeartbeat).
 	Heartbeat time.Duration
 	// Stale is after how many missed heartbeats an instance is shown
-	// stale (0: DefaultStale).
+	// stale (0: registry.DefaultStale).
 	Stale int
 	// Revision gives the live policy revision at each heartbeat.
 	Revision func() string
@@ -157,10 +155,10 @@ type Registry struct {
 // defaults to now) in store.
 func NewRegistry(store registry.Store, self registry.Instance, o RegistryOptions) *Registry {
 	if o.Heartbeat <= 0 {
-		o.Heartbeat = DefaultHeartbeat
+		o.Heartbeat = registry.DefaultHeartbeat
 	}
 	if o.Stale <= 0 {
-		o.Stale = DefaultStale
+		o.Stale = registry.DefaultStale
 	}
 	if o.Now == nil {
 		o.Now = time.Now

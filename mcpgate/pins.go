@@ -268,7 +268,7 @@ func (p *Pins) settled(ctx context.Context, lc *listCheck, endpoint string, letT
 	pr := warden.PrincipalFrom(ctx)
 	u.Tenant, u.Agent, u.At = pr.Tenant, pr.Name, p.now()
 	if u.Agent == "" {
-		u.Agent = DefaultAgent
+		u.Agent = agbom.DefaultAgent
 	}
 	// The same observation as the last one written for this caller and
 	// server changes nothing: skip the store write (a SQLite transaction).
@@ -303,10 +303,6 @@ func observationSum(u *agbom.Update) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
-
-// DefaultAgent is the agent whose AgBOM gets what the MCP gateway observes
-// for a caller without a name (a server without auth, `warden mcp stdio`).
-const DefaultAgent = "default"
 
 func (p *Pins) timeout() time.Duration {
 	if p.Timeout > 0 {

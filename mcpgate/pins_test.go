@@ -135,11 +135,11 @@ func (e *pinEnv) pins(t *testing.T) map[string]string {
 
 func (e *pinEnv) pinState(t *testing.T, tool string) string {
 	t.Helper()
-	cs, err := e.st.AgBOM(context.Background(), "", DefaultAgent)
+	cs, err := e.st.AgBOM(context.Background(), "", agbom.DefaultAgent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := agbom.FromStored("", DefaultAgent, cs)
+	d, err := agbom.FromStored("", agbom.DefaultAgent, cs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/internal/jsonappend"
+	"github.com/wardenhq/warden/internal/tracesql"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -26,10 +27,6 @@ const (
 	taken                  // the writer is committing it
 	abandoned              // its Record gave up: the writer skips it
 )
-
-// maxBatchBytes bounds the blob bytes of one transaction: a batch stops
-// growing once it holds this much (as the SQLite writer's).
-const maxBatchBytes = 8 << 20
 
 // minCommit is the least time a batch's transaction is given, however
 // close its oldest record is to its deadline.
@@ -174,7 +171,7 @@ func (s *Store) run() {
 		batch = append(batch[:0], first)
 		size := first.size
 	drain:
-		for len(batch) < s.opts.MaxBatch && size < maxBatchBytes {
+		for len(batch) < s.opts.MaxBatch && size < tracesql.MaxBatchBytes {
 			select {
 			case r, ok := <-s.queue:
 				if !ok {

@@ -75,13 +75,6 @@ type Options struct {
 	Instances http.Handler
 }
 
-// defaultLast is the number of records the runs API gives without ?last=,
-// maxLast caps ?last=.
-const (
-	defaultLast = 100
-	maxLast     = 10000
-)
-
 // New returns the HTTP handler serving every surface.
 func New(o Options) http.Handler {
 	mux := http.NewServeMux()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/internal/seglog"
+	"github.com/wardenhq/warden/internal/tracesql"
 )
 
 // # The trace log (Options.Log)
@@ -286,7 +287,7 @@ func (s *Store) appendLogged(b []*request) error {
 	case lg.wake <- struct{}{}:
 	default:
 	}
-	if len(lg.enc) > maxBatchBytes {
+	if len(lg.enc) > tracesql.MaxBatchBytes {
 		lg.enc = nil
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/acsstate"
+	"github.com/wardenhq/warden/internal/tracesql"
 )
 
 // connect acquires the writer's connection and prepares the insert.
@@ -140,10 +141,6 @@ func (s *Store) run() {
 	}
 }
 
-// maxBatchBytes bounds the blob bytes of one batch (and the writer's buffer
-// for them): a batch stops growing once it holds this much.
-const maxBatchBytes = 8 << 20
-
 // gatherRounds and gatherDelay bound how long the writer keeps gathering a
 // batch while more records keep arriving.
 const (
@@ -161,10 +158,10 @@ const (
 func (s *Store) gather(b []*request) []*request {
 	start := time.Now()
 	size := len(b[0].blob)
-	for round := 0; round < gatherRounds && len(b) < s.opts.MaxBatch && size < maxBatchBytes; round++ {
+	for round := 0; round < gatherRounds && len(b) < s.opts.MaxBatch && size < tracesql.MaxBatchBytes; round++ {
 		n := len(b)
 	drain:
-		for len(b) < s.opts.MaxBatch && size < maxBatchBytes {
+		for len(b) < s.opts.MaxBatch && size < tracesql.MaxBatchBytes {
 			select {
 			case r, ok := <-s.queue:
 				if !ok {
@@ -425,7 +422,7 @@ func (s *Store) writeBlobs(b []*request) error {
 		r.args[blobOffArg].Value = end + int64(len(buf))
 		buf = append(buf, r.blob...)
 	}
-	if cap(buf) <= maxBatchBytes {
+	if cap(buf) <= tracesql.MaxBatchBytes {
 		s.blobBuf = buf
 	}
 	if err := s.blobs.write(buf, end); err != nil {

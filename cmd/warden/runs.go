@@ -20,9 +20,6 @@ import (
 	"github.com/wardenhq/warden/server"
 )
 
-// maxLast caps --last.
-const maxLast = 10000
-
 // followPoll is how often --follow reads the trace for new records.
 var followPoll = 500 * time.Millisecond
 
@@ -55,8 +52,8 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *out != "table" && *out != "json" && *out != "ocsf" {
 		return fail(stderr, "-o: expected table, json or ocsf, got %q", *out)
 	}
-	if *last < 1 || *last > maxLast {
-		return fail(stderr, "--last: expected a number in 1..%d, got %d", maxLast, *last)
+	if *last < 1 || *last > audit.MaxLast {
+		return fail(stderr, "--last: expected a number in 1..%d, got %d", audit.MaxLast, *last)
 	}
 	if f.Decision != "" {
 		if _, err := warden.ParseRecorded(f.Decision); err != nil {
