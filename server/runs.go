@@ -41,11 +41,11 @@ func runsHandler(store audit.Store, maxBytes int64) http.HandlerFunc {
 		// A caller with a tenant reads its tenant's records only, whatever
 		// it asks for (issue 8: tenants).
 		f.Tenant = warden.PrincipalFrom(r.Context()).Tenant
-		last := defaultLast
+		last := audit.DefaultLast
 		if s := q.Get("last"); s != "" {
 			n, err := strconv.Atoi(s)
-			if err != nil || n < 1 || n > maxLast {
-				httpError(w, http.StatusBadRequest, fmt.Sprintf("last: expected an integer in 1..%d, got %q", maxLast, s))
+			if err != nil || n < 1 || n > audit.MaxLast {
+				httpError(w, http.StatusBadRequest, fmt.Sprintf("last: expected an integer in 1..%d, got %q", audit.MaxLast, s))
 				return
 			}
 			last = n
