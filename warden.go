@@ -1,8 +1,12 @@
-// Package warden holds the domain types of the warden Guardian: events, decisions,
-// the guardian chain that composes them, and the trace store interface. It does no
-// I/O of its own; entry points (the AOS endpoint, gateways, hook dispatch, the CLI)
-// turn what they receive into an Event, hand it to one Chain, and map the Outcome
-// back to their wire format.
+// Package warden holds the vocabulary every other package speaks: the
+// Event a surface builds from what it received, the Verdict, Decision and
+// Result a guardian gives, the Outcome of a whole Chain of steps, the
+// Principal who asked, and the reason codes the core writes. It does no
+// I/O of its own. Entry points (the AOS and ACS endpoints, the gateways,
+// hook dispatch, the CLI) turn what they receive into an Event, hand it to
+// a Core (package pipeline runs one decision; package guardian one
+// pipeline per tenant), and map the Outcome back to their wire format.
+// docs/architecture.md draws the packages and the decision path.
 package warden
 
 import (
