@@ -1,4 +1,4 @@
-// Package a2agate is warden's A2A proxy (CONTRACT §6): /a2a/{agent} forwards
+// Package a2agate is warden's A2A proxy (docs/gateways.md): /a2a/{agent} forwards
 // A2A JSON-RPC to a configured upstream agent, and every message in either
 // direction — each request, each response, each streamed (SSE) event — is an
 // event decided by the guardian chain and recorded in the trace before it is
@@ -161,11 +161,11 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ag := g.agents[name]
 	switch {
 	case ag == nil:
-		writeJSON(w, http.StatusNotFound, rpcError(nil, CodeUpstream, fmt.Sprintf("unknown A2A agent %q (a2a.agents)", name), dialect03, nameUpstream, upstreamMeta(name)))
+		jsonrpc.WriteJSON(w, http.StatusNotFound, rpcError(nil, CodeUpstream, fmt.Sprintf("unknown A2A agent %q (a2a.agents)", name), dialect03, nameUpstream, upstreamMeta(name)))
 	case sub == "":
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
-			writeJSON(w, http.StatusMethodNotAllowed, rpcError(nil, CodeInvalidRequest, "A2A JSON-RPC takes POST", dialect03, "INVALID_REQUEST", nil))
+			jsonrpc.WriteJSON(w, http.StatusMethodNotAllowed, rpcError(nil, CodeInvalidRequest, "A2A JSON-RPC takes POST", dialect03, jsonrpc.CodeName(CodeInvalidRequest), nil))
 			return
 		}
 		g.serveRPC(w, r, ag)
@@ -179,14 +179,6 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
-}
-
-// envelope is the part of a JSON-RPC message read with its raw id, so an id
-// is echoed byte for byte (a large number stays exact).
-type envelope struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
 }
 
 // exchange is one proxied JSON-RPC call.
@@ -209,61 +201,61 @@ type exchange struct {
 func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, g.opts.MaxBody+1))
 	if err != nil {
-		writeJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, "reading the request: "+err.Error(), dialect03, "INVALID_REQUEST", nil))
+		jsonrpc.WriteJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, "reading the request: "+err.Error(), dialect03, jsonrpc.CodeName(CodeInvalidRequest), nil))
 		return
 	}
 	if int64(len(body)) > g.opts.MaxBody {
-		writeJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, fmt.Sprintf("request body over the limit (%d bytes)", g.opts.MaxBody), dialect03, "INVALID_REQUEST", nil))
+		jsonrpc.WriteJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, fmt.Sprintf("request body over the limit (%d bytes)", g.opts.MaxBody), dialect03, jsonrpc.CodeName(CodeInvalidRequest), nil))
 		return
 	}
 	if !json.Valid(body) {
-		writeJSON(w, http.StatusOK, rpcError(nil, CodeParseError, "parse error: invalid JSON", dialect03, "PARSE_ERROR", nil))
+		jsonrpc.WriteJSON(w, http.StatusOK, rpcError(nil, CodeParseError, "parse error: invalid JSON", dialect03, jsonrpc.CodeName(CodeParseError), nil))
 		return
 	}
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		writeJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, "batch requests are not part of A2A", dialect03, "INVALID_REQUEST", nil))
+		jsonrpc.WriteJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, "batch requests are not part of A2A", dialect03, jsonrpc.CodeName(CodeInvalidRequest), nil))
 		return
 	}
 	if err := jsonstrict.Check(body); err != nil {
 		// Readers would disagree on what this says: the policies would see
 		// one thing and the agent read another. Refused, never forwarded.
-		writeJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, "invalid request: "+err.Error(), dialect03, "INVALID_REQUEST", nil))
+		jsonrpc.WriteJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, "invalid request: "+err.Error(), dialect03, jsonrpc.CodeName(CodeInvalidRequest), nil))
 		return
 	}
-	var env envelope
 	var msg map[string]any
 	if err := json.Unmarshal(body, &msg); err != nil || msg == nil {
 		if json.Valid(body) {
-			writeJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, "expected a JSON-RPC request object", dialect03, "INVALID_REQUEST", nil))
+			jsonrpc.WriteJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, "expected a JSON-RPC request object", dialect03, jsonrpc.CodeName(CodeInvalidRequest), nil))
 		} else {
-			writeJSON(w, http.StatusOK, rpcError(nil, CodeParseError, "parse error: invalid JSON", dialect03, "PARSE_ERROR", nil))
+			jsonrpc.WriteJSON(w, http.StatusOK, rpcError(nil, CodeParseError, "parse error: invalid JSON", dialect03, jsonrpc.CodeName(CodeParseError), nil))
 		}
 		return
 	}
-	_ = json.Unmarshal(body, &env) // cannot fail where the map decode succeeded, save for types
-	id := env.ID
-	if len(id) == 0 {
+	// The envelope is read with its raw id, so an id is echoed byte for
+	// byte (a large number stays exact).
+	env, _ := jsonrpc.ReadEnvelope(body)
+	id := json.RawMessage(env.ID)
+	if id == nil {
 		id = json.RawMessage("null")
 	}
-	if m, ok := msg["method"]; ok {
-		if _, isStr := m.(string); !isStr {
-			writeJSON(w, http.StatusOK, rpcError(id, CodeInvalidRequest, "invalid request: method must be a string", dialect03, "INVALID_REQUEST", nil))
-			return
-		}
-	}
-	if env.JSONRPC != "2.0" || env.Method == nil {
-		writeJSON(w, http.StatusOK, rpcError(id, CodeInvalidRequest, `expected a JSON-RPC 2.0 request ("jsonrpc": "2.0" and a "method")`, dialect03, "INVALID_REQUEST", nil))
+	method, isStr := msg["method"].(string)
+	if env.Method != nil && !isStr {
+		jsonrpc.WriteJSON(w, http.StatusOK, rpcError(id, CodeInvalidRequest, "invalid request: method must be a string", dialect03, jsonrpc.CodeName(CodeInvalidRequest), nil))
 		return
 	}
-	m, ok := methods[*env.Method]
+	if !env.VersionOK() || env.Method == nil {
+		jsonrpc.WriteJSON(w, http.StatusOK, rpcError(id, CodeInvalidRequest, `expected a JSON-RPC 2.0 request ("jsonrpc": "2.0" and a "method")`, dialect03, jsonrpc.CodeName(CodeInvalidRequest), nil))
+		return
+	}
+	m, ok := methods[method]
 	if !ok {
-		writeJSON(w, http.StatusOK, rpcError(id, CodeMethodNotFound, "method not found: "+*env.Method+" (not an A2A method warden proxies)", dialect03, "METHOD_NOT_FOUND", nil))
+		jsonrpc.WriteJSON(w, http.StatusOK, rpcError(id, CodeMethodNotFound, "method not found: "+method+" (not an A2A method warden proxies)", dialect03, jsonrpc.CodeName(CodeMethodNotFound), nil))
 		return
 	}
 	if m.event == MethodSend || m.event == MethodStream {
 		if _, isObj := getObj(msg, "params")["message"].(map[string]any); !isObj {
-			writeJSON(w, http.StatusOK, rpcError(id, CodeInvalidParams, "invalid params: params.message: expected a Message object", m.dialect, "INVALID_PARAMS", nil))
+			jsonrpc.WriteJSON(w, http.StatusOK, rpcError(id, CodeInvalidParams, "invalid params: params.message: expected a Message object", m.dialect, jsonrpc.CodeName(CodeInvalidParams), nil))
 			return
 		}
 	}
@@ -280,7 +272,7 @@ func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
 	if opened { // the upstream gets its own task ids
 		unsealed, _ := restore(msg, id)
 		if body, err = json.Marshal(unsealed); err != nil {
-			writeJSON(w, http.StatusOK, rpcError(id, CodeInvalidRequest, "invalid request: "+err.Error(), m.dialect, "INVALID_REQUEST", nil))
+			jsonrpc.WriteJSON(w, http.StatusOK, rpcError(id, CodeInvalidRequest, "invalid request: "+err.Error(), m.dialect, jsonrpc.CodeName(CodeInvalidRequest), nil))
 			return
 		}
 	}
@@ -346,7 +338,7 @@ func restore(p map[string]any, id json.RawMessage) (map[string]any, bool) {
 	for k, v := range p {
 		m[k] = v
 	}
-	m["jsonrpc"] = "2.0"
+	m["jsonrpc"] = jsonrpc.Version
 	if string(id) == "null" {
 		delete(m, "id")
 	} else {
@@ -428,13 +420,13 @@ func (g *Gate) forward(w http.ResponseWriter, r *http.Request, x *exchange, body
 	}
 	out, ok := g.decideInbound(r.Context(), x, msg)
 	if !ok {
-		writeJSON(w, http.StatusOK, out)
+		jsonrpc.WriteJSON(w, http.StatusOK, out)
 		return
 	}
 	if out != nil {
 		data = out
 	}
-	writeJSON(w, resp.StatusCode, data)
+	jsonrpc.WriteJSON(w, resp.StatusCode, data)
 }
 
 // decideInbound decides one response (or streamed event) msg. It returns the
@@ -537,42 +529,21 @@ const errorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"
 // rpcError encodes a JSON-RPC error response. error.data is an object for
 // 0.3 clients and a list holding one google.rpc.ErrorInfo for 1.0 clients.
 func rpcError(id json.RawMessage, code int, msg string, d dialect, reason string, meta map[string]string) []byte {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	e := map[string]any{"code": code, "message": msg}
+	var data any
 	if d == dialect10 {
 		md := map[string]string{}
 		for k, v := range meta {
 			md[k] = v
 		}
-		e["data"] = []any{map[string]any{"@type": errorInfoType, "reason": reason, "domain": "warden", "metadata": md}}
+		data = []any{map[string]any{"@type": errorInfoType, "reason": reason, "domain": "warden", "metadata": md}}
 	} else if len(meta) > 0 {
-		e["data"] = meta
+		data = meta
 	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
-	return b
+	return jsonrpc.ErrorResponse(id, code, msg, data)
 }
 
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Del("Content-Length")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
-
-// idText is a JSON-RPC id as text for the trace: a string unquoted, a
-// number as written, "" for none.
-func idText(id json.RawMessage) string {
-	if len(id) == 0 || string(id) == "null" {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(id, &s) == nil {
-		return s
-	}
-	return string(id)
-}
+// idText is a JSON-RPC id as text for the trace (jsonrpc.RawIDText).
+func idText(id json.RawMessage) string { return jsonrpc.RawIDText(id) }
 
 // passRequest are the client headers forwarded upstream: the A2A service
 // parameters (protocol version, extensions), credentials meant for the

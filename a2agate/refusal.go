@@ -38,7 +38,7 @@ func wantsSSE(r *http.Request, m method) bool {
 // plain JSON error for an empty stream. Others get it as JSON.
 func refuse(w http.ResponseWriter, x *exchange, body []byte) {
 	if !x.wantsSSE {
-		writeJSON(w, http.StatusOK, body)
+		jsonrpc.WriteJSON(w, http.StatusOK, body)
 		return
 	}
 	h := w.Header()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/jsonrpc"
 	"github.com/wardenhq/warden/jsonstrict"
 )
 
@@ -71,48 +72,31 @@ type request struct {
 // error answers it.
 func decodeMessage(raw []byte) (*request, *Error) {
 	// The members the JSON-RPC layer needs, found in one pass over the
-	// bytes (jsonstrict.Members) rather than by decoding the message into
-	// raw members first (a copy of the whole body), as JSON null is.
-	var idRaw, jsonrpcRaw, methodRaw, paramsRaw []byte
-	switch firstByte(raw) {
-	case '{':
-		jsonstrict.Members(raw, func(k string, v []byte) bool {
-			switch k {
-			case "id":
-				idRaw = v
-			case "jsonrpc":
-				jsonrpcRaw = v
-			case "method":
-				methodRaw = v
-			case "params":
-				paramsRaw = v
-			}
-			return true
-		})
-	case 'n': // null: an object without members, as encoding/json reads it
-	default:
+	// bytes (jsonrpc.ReadEnvelope) rather than by decoding the message
+	// into raw members first (a copy of the whole body). JSON null is an
+	// object without members, as encoding/json reads it.
+	env, object := jsonrpc.ReadEnvelope(raw)
+	if !object && firstByte(raw) != 'n' {
 		return nil, errf(CodeInvalidRequest, "", "a request must be a JSON object")
 	}
 	r := &request{}
-	if idRaw != nil {
-		switch firstByte(idRaw) {
-		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			r.idRaw = bytes.Clone(idRaw)
-		default:
-			return nil, errf(CodeInvalidRequest, "id", "must be a string or a number")
-		}
+	switch jsonrpc.KindOfID(env.ID) {
+	case jsonrpc.StringID, jsonrpc.NumberID:
+		r.idRaw = bytes.Clone(env.ID)
+	case jsonrpc.NoID:
+	default:
+		return nil, errf(CodeInvalidRequest, "id", "must be a string or a number")
 	}
-	var v string
-	if err := json.Unmarshal(jsonrpcRaw, &v); err != nil || v != "2.0" {
+	if !env.VersionOK() {
 		return r, errf(CodeInvalidRequest, "jsonrpc", `must be "2.0"`)
 	}
 	if r.idRaw == nil {
 		return r, errf(CodeInvalidRequest, "id", "required: ACS v0.1.0 has no notifications")
 	}
-	if methodRaw == nil || json.Unmarshal(methodRaw, &r.method) != nil || r.method == "" {
+	if env.Method == nil || json.Unmarshal(env.Method, &r.method) != nil || r.method == "" {
 		return r, errf(CodeInvalidRequest, "method", "required, a non-empty string")
 	}
-	if firstByte(paramsRaw) != '{' {
+	if firstByte(env.Params) != '{' {
 		return r, errf(CodeInvalidParams, "params", "required, an object (the ACS envelope)")
 	}
 	d := json.NewDecoder(bytes.NewReader(raw))
@@ -121,7 +105,7 @@ func decodeMessage(raw []byte) (*request, *Error) {
 		return r, errf(CodeInvalidRequest, "", "%v", err)
 	}
 	r.params, _ = r.msg["params"].(map[string]any)
-	jsonstrict.Members(paramsRaw, func(k string, v []byte) bool {
+	jsonstrict.Members(env.Params, func(k string, v []byte) bool {
 		if k == "payload" {
 			r.payloadRaw = bytes.Clone(v) // the trace and async hooks keep it
 			return false
@@ -129,6 +113,22 @@ func decodeMessage(raw []byte) (*request, *Error) {
 		return true
 	})
 	return r, nil
+}
+
+// errorMessage is the error answer e to id (nil: null), as an object the
+// signature is added to before it is encoded.
+func errorMessage(id json.RawMessage, e *Error) map[string]any {
+	return jsonrpc.ErrorObject(id, e.wire())
+}
+
+// encode encodes an answer; one that does not encode is answered with an
+// internal error.
+func encode(m map[string]any) []byte {
+	b, err := json.Marshal(m)
+	if err != nil {
+		b, _ = json.Marshal(errorMessage(nil, errf(CodeInternal, "", "encoding the answer: %v", err)))
+	}
+	return b
 }
 
 // resolveMethod maps the method to its catalog event; false when ACS

@@ -2,6 +2,7 @@ package acs
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/wardenhq/warden/jsonrpc"
 )
@@ -40,10 +41,14 @@ const (
 	ReasonNotDecisionEligible = "not_decision_eligible"
 )
 
-// errorNames are the data.reason of each ACS error.
+// errorNames are the data.reason of each ACS error: JSON-RPC's own codes
+// by their names in jsonrpc's table, in lower case, and ACS's codes.
 var errorNames = map[int]string{
-	CodeParseError: "parse_error", CodeInvalidRequest: "invalid_request", CodeMethodNotFound: "method_not_found",
-	CodeInvalidParams: "invalid_params", CodeInternal: "internal_error",
+	CodeParseError:     strings.ToLower(jsonrpc.CodeName(CodeParseError)),
+	CodeInvalidRequest: strings.ToLower(jsonrpc.CodeName(CodeInvalidRequest)),
+	CodeMethodNotFound: strings.ToLower(jsonrpc.CodeName(CodeMethodNotFound)),
+	CodeInvalidParams:  strings.ToLower(jsonrpc.CodeName(CodeInvalidParams)),
+	CodeInternal:       strings.ToLower(jsonrpc.CodeName(CodeInternal)),
 	CodeSessionRefused: "session_refused", CodeUnsupportedVersion: "unsupported_version",
 	CodeProvenanceRequired: "provenance_required", CodeCapabilityNotNegotiated: "capability_not_negotiated",
 	CodeSignatureInvalid: "signature_invalid", CodeReplayDetected: "replay_detected",
@@ -82,6 +87,6 @@ func (e *Error) with(k string, v any) *Error {
 }
 
 // wire is the error object as it is sent.
-func (e *Error) wire() map[string]any {
-	return map[string]any{"code": e.Code, "message": e.Message, "data": e.Data}
+func (e *Error) wire() *jsonrpc.Error {
+	return &jsonrpc.Error{Code: e.Code, Message: e.Message, Data: e.Data}
 }

@@ -168,18 +168,17 @@ func (h *Handler) Handle(ctx context.Context, body []byte, transport string) (re
 		}
 		return encode(errorMessage(nil, errf(CodeInvalidRequest, "", "%v", err)))
 	}
-	if firstByte(body) != '[' {
-		return h.encodeLimited(h.serve(ctx, body, transport), 1)
-	}
-	if jsonrpc.OverBatch(body, h.opts.MaxBatch) {
+	items, batch, err := jsonrpc.Split(body, h.opts.MaxBatch)
+	var over *jsonrpc.BatchLimitError
+	switch {
+	case errors.As(err, &over):
 		return encode(errorMessage(nil, errf(CodeInvalidRequest, "", "a batch exceeds the limit of %d requests (limits.batch)", h.opts.MaxBatch).
 			with("limit", h.opts.MaxBatch)))
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(body, &items); err != nil {
+	case err != nil:
 		return encode(errorMessage(nil, errf(CodeParseError, "", "the body is not valid JSON")))
-	}
-	if len(items) == 0 {
+	case !batch:
+		return h.encodeLimited(h.serve(ctx, items[0], transport), 1)
+	case len(items) == 0:
 		return encode(errorMessage(nil, errf(CodeInvalidRequest, "", "an empty batch")))
 	}
 	out := make([]byte, 0, 512*len(items))
@@ -200,7 +199,8 @@ func (h *Handler) Handle(ctx context.Context, body []byte, transport string) (re
 func (h *Handler) encodeLimited(msg map[string]any, n int) []byte {
 	b := encode(msg)
 	if int64(len(b)) > h.opts.MaxResponse {
-		return encode(errorMessage(msg["id"], errf(CodeInvalidRequest, "", "the answer exceeds the limit of %d bytes (limits.response_bytes); the request was processed", h.opts.MaxResponse)))
+		id, _ := msg["id"].(json.RawMessage)
+		return encode(errorMessage(id, errf(CodeInvalidRequest, "", "the answer exceeds the limit of %d bytes (limits.response_bytes); the request was processed", h.opts.MaxResponse)))
 	}
 	return b
 }
@@ -208,9 +208,9 @@ func (h *Handler) encodeLimited(msg map[string]any, n int) []byte {
 // serve answers one request.
 func (h *Handler) serve(ctx context.Context, raw []byte, transport string) (msg map[string]any) {
 	r, e := decodeMessage(raw)
-	var id any
-	if r != nil && r.idRaw != nil {
-		id = json.RawMessage(r.idRaw)
+	var id json.RawMessage
+	if r != nil {
+		id = r.idRaw
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -256,7 +256,7 @@ func (h *Handler) serve(ctx context.Context, raw []byte, transport string) (msg 
 		if e != nil {
 			m, member = errorMessage(id, e), "error"
 		} else {
-			m = map[string]any{"jsonrpc": "2.0", "id": id, "result": result}
+			m = jsonrpc.ResultObject(id, result)
 		}
 		if keyID != "" || h.signer.signsAll() {
 			if err := h.signer.sign(keyID, r.sessionID, m, member); err != nil {
@@ -374,30 +374,17 @@ func (h *Handler) event(r *request) *warden.Event {
 
 // ping answers system/ping: always allow, never an ACS error, not in the
 // chain; signed when the ping carried a signature that verifies.
-func (h *Handler) ping(r *request, id any) map[string]any {
+func (h *Handler) ping(r *request, id json.RawMessage) map[string]any {
 	echo, _ := r.payload["echo"].(string)
 	res := map[string]any{"type": "final", "acs_version": Version, "request_id": r.requestID, "decision": "allow",
 		"payload": map[string]any{"status": "ok", "echo": echo, "server_timestamp": h.opts.Now().UTC().Format(time.RFC3339Nano)}}
-	m := map[string]any{"jsonrpc": "2.0", "id": id, "result": res}
+	m := jsonrpc.ResultObject(id, res)
 	if r.sig != nil && h.signer.verify(r) == nil {
 		if err := h.signer.sign(r.sig.KeyID, r.sessionID, m, "result"); err != nil {
 			delete(res, "signature")
 		}
 	}
 	return m
-}
-
-// errorMessage is a JSON-RPC error answer.
-func errorMessage(id any, e *Error) map[string]any {
-	return map[string]any{"jsonrpc": "2.0", "id": id, "error": e.wire()}
-}
-
-func encode(m map[string]any) []byte {
-	b, err := json.Marshal(m)
-	if err != nil {
-		b, _ = json.Marshal(errorMessage(nil, errf(CodeInternal, "", "encoding the answer: %v", err)))
-	}
-	return b
 }
 
 func absDur(d time.Duration) time.Duration {

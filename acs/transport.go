@@ -10,6 +10,8 @@ import (
 	"net/textproto"
 	"strconv"
 	"strings"
+
+	"github.com/wardenhq/warden/jsonrpc"
 )
 
 // ServeHTTP serves POST /acs: the answer with HTTP 200 (JSON-RPC errors
@@ -18,7 +20,7 @@ import (
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeJSON(w, http.StatusMethodNotAllowed, encode(errorMessage(nil, errf(CodeInvalidRequest, "", "HTTP method %s not allowed: use POST", r.Method))))
+		jsonrpc.WriteJSON(w, http.StatusMethodNotAllowed, encode(errorMessage(nil, errf(CodeInvalidRequest, "", "HTTP method %s not allowed: use POST", r.Method))))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBody))
@@ -28,21 +30,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &tooBig) {
 			e = errf(CodeInvalidRequest, "", "the body exceeds the limit of %d bytes", h.opts.MaxBody).with("limit", h.opts.MaxBody)
 		}
-		writeJSON(w, http.StatusOK, encode(errorMessage(nil, e)))
+		jsonrpc.WriteJSON(w, http.StatusOK, encode(errorMessage(nil, e)))
 		return
 	}
 	transport := "http"
 	if r.TLS != nil {
 		transport = "https"
 	}
-	writeJSON(w, http.StatusOK, h.Handle(r.Context(), body, transport))
-}
-
-func writeJSON(w http.ResponseWriter, status int, b []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(status)
-	w.Write(b)
+	jsonrpc.WriteJSON(w, http.StatusOK, h.Handle(r.Context(), body, transport))
 }
 
 // ServeStdio speaks ACS over a stream pair with the spec's Content-Length

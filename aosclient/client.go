@@ -1,5 +1,5 @@
-// Package aosclient is the aos hook handler kind (CONTRACT §5): a client for
-// a remote AOS Guardian, spoken to in JSON-RPC 2.0 over HTTP (CONTRACT §4),
+// Package aosclient is the aos hook handler kind (docs/hooks.md): a client for
+// a remote AOS Guardian, spoken to in JSON-RPC 2.0 over HTTP (as /aos is),
 // so that a third-party Guardian composes with warden's own in one chain.
 //
 // AOS events (those whose name is an AOS method, or that arrived on the aos
@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/jsonrpc"
 	"github.com/wardenhq/warden/webhook"
 )
 
@@ -99,7 +100,7 @@ func (c *Client) Decide(ctx context.Context, ev *warden.Event) (warden.Decision,
 	if err != nil {
 		return warden.Decision{}, fmt.Errorf("aos %s: %w", ev.Name, err)
 	}
-	body, err := json.Marshal(request{JSONRPC: "2.0", ID: id, Method: r.method, Params: params})
+	body, err := json.Marshal(jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: id, Method: r.method, Params: params})
 	if err != nil {
 		return warden.Decision{}, fmt.Errorf("aos %s: encoding the request: %w", ev.Name, err)
 	}
@@ -112,14 +113,6 @@ func (c *Client) Decide(ctx context.Context, ev *warden.Event) (warden.Decision,
 		return warden.Decision{}, fmt.Errorf("%s: %w", c.post, err)
 	}
 	return r.decision(ev, res)
-}
-
-// request is the JSON-RPC request sent.
-type request struct {
-	JSONRPC string `json:"jsonrpc"`
-	ID      string `json:"id"`
-	Method  string `json:"method"`
-	Params  any    `json:"params"`
 }
 
 // newID returns a fresh random (version 4) UUID.

@@ -27,34 +27,25 @@ type result struct {
 	ModifiedRequest json.RawMessage `json:"modifiedRequest"`
 }
 
-// rpcError is a JSON-RPC error object.
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
 // parseResponse checks that body is a JSON-RPC 2.0 response to the request
 // with id and returns its result.
 func parseResponse(body []byte, id string) (*result, error) {
-	var resp struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  json.RawMessage `json:"result"`
-		Error   json.RawMessage `json:"error"`
-	}
+	var resp jsonrpc.Envelope
+	var version string
 	body = bytes.TrimSpace(body)
-	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &resp) != nil {
+	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &resp) != nil ||
+		resp.JSONRPC != nil && json.Unmarshal(resp.JSONRPC, &version) != nil {
 		return nil, fmt.Errorf("answer is not a JSON-RPC response: %s", webhook.Excerpt(body))
 	}
-	if resp.JSONRPC != "2.0" {
-		return nil, fmt.Errorf("answer is not a JSON-RPC 2.0 response (jsonrpc %q)", webhook.Excerpt([]byte(resp.JSONRPC)))
+	if version != jsonrpc.Version {
+		return nil, fmt.Errorf("answer is not a JSON-RPC 2.0 response (jsonrpc %q)", webhook.Excerpt([]byte(version)))
 	}
 	var got string
 	if json.Unmarshal(resp.ID, &got) != nil || got != id {
 		return nil, fmt.Errorf("answer id %s does not match request id %q", webhook.Excerpt(resp.ID), id)
 	}
 	if len(resp.Error) > 0 && !bytes.Equal(resp.Error, []byte("null")) {
-		var e rpcError
+		var e jsonrpc.Error
 		if json.Unmarshal(resp.Error, &e) != nil {
 			return nil, fmt.Errorf("remote guardian error: malformed error object: %s", webhook.Excerpt(resp.Error))
 		}
@@ -113,8 +104,7 @@ func firstNonEmpty(s ...string) string {
 
 // modified returns ev's payload as the modifiedRequest mr changes it.
 //
-// mr is either the whole AOS request (it has params or method: CONTRACT
-// §4) or, as in the Joch seed, a fragment of the step object — for
+// mr is either the whole AOS request (it has params or method) or, as in the Joch seed, a fragment of the step object — for
 // steps/toolCallRequest {"inputs": [...]} replaces toolCallRequest.inputs —
 // or of params (when it holds the step object's key, or the step has none).
 func (r *route) modified(ev *warden.Event, mr json.RawMessage) (map[string]any, error) {

@@ -1,6 +1,9 @@
 package jsonrpc
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // DefaultMaxBatch is the default limit of the entries of a batch
 // (limits.batch).
@@ -12,6 +15,25 @@ type BatchLimitError struct{ Limit int }
 
 func (e *BatchLimitError) Error() string {
 	return fmt.Sprintf("invalid request: batch exceeds the limit of %d entries (limits.batch)", e.Limit)
+}
+
+// Split splits a body into its messages: one (batch false, data as it
+// is, not checked), or the entries of a batch (an array), each its raw
+// text. A batch of more than max entries fails whole with
+// *BatchLimitError before any entry is read; one that is not JSON fails
+// with encoding/json's error. An empty batch is no entries and no error:
+// the caller answers it as the invalid request it is.
+func Split(data []byte, max int) (msgs []json.RawMessage, batch bool, err error) {
+	if firstByte(data) != '[' {
+		return []json.RawMessage{data}, false, nil
+	}
+	if OverBatch(data, max) {
+		return nil, true, &BatchLimitError{Limit: max}
+	}
+	if err := json.Unmarshal(data, &msgs); err != nil {
+		return nil, true, err
+	}
+	return msgs, true, nil
 }
 
 // OverBatch reports whether data, when it is a JSON array, has more than

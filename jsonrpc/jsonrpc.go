@@ -1,8 +1,18 @@
-// Package jsonrpc holds what every JSON-RPC 2.0 surface of warden shares:
-// the error codes, id handling, the "is this a JSON-RPC message" check and a
-// bounded request/response correlation cache. The AOS endpoint, the MCP
-// gateways, the A2A proxy and the AOS client use it, so the same input is
-// classified and answered alike everywhere.
+// Package jsonrpc frames JSON-RPC 2.0 for every surface of warden: the
+// envelope read from a message (ids kept as sent, byte for byte), the
+// error codes and their names (one table), error and result responses,
+// batches and their limit, the HTTP answer, the "is this a JSON-RPC
+// message" check and a bounded request/response correlation cache. The
+// AOS and ACS endpoints, the MCP gateways, the A2A proxy and the AOS
+// client use it, so the same input is classified and answered alike
+// everywhere.
+//
+// Two byte forms of a response are on the wire, and kept as they are:
+// AOS answers are appended member by member in the specification's order
+// (AppendHead, AppendError: the measured-fast path), while the gateways'
+// and ACS's answers are encoded as encoding/json encodes a map, members
+// sorted (ErrorResponse, and the objects of ResultObject and ErrorObject,
+// which ACS signs before they are encoded).
 package jsonrpc
 
 import (
@@ -76,23 +86,6 @@ func DenyData(reason, recordID, policyID string, reasonCodes []string) map[strin
 	return d
 }
 
-// ErrorResponse encodes a JSON-RPC error response for id (nil or empty:
-// null); data is left out when nil.
-func ErrorResponse(id json.RawMessage, code int, msg string, data any) []byte {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	e := map[string]any{"code": code, "message": msg}
-	if data != nil {
-		e["data"] = data
-	}
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
-	if err != nil { // an id that is not JSON, or data that does not encode
-		b, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
-	}
-	return b
-}
-
 // RequestID returns the id of the JSON-RPC request in body when it is one
 // object with a valid id (a string, a number or null), else null: the id
 // to answer a refusal with. It reads at most what it is given.
@@ -117,10 +110,10 @@ type Kind uint8
 
 // Kinds of messages.
 const (
-	Invalid      Kind = iota // not a JSON-RPC message
-	Request                  // a method and an id (null included)
-	Notification             // a method and no id member
-	Response                 // a result or an error, for an id
+	KindInvalid      Kind = iota // not a JSON-RPC message
+	KindRequest                  // a method and an id (null included)
+	KindNotification             // a method and no id member
+	KindResponse                 // a result or an error, for an id
 )
 
 // Classify says what m is. A member "method" that is not a string, or an id
@@ -128,23 +121,23 @@ const (
 // message with neither a method nor a result or error.
 func Classify(m map[string]any) Kind {
 	if id, ok := m["id"]; ok && !ValidID(id) {
-		return Invalid
+		return KindInvalid
 	}
 	if method, ok := m["method"]; ok {
 		if _, isStr := method.(string); !isStr {
-			return Invalid
+			return KindInvalid
 		}
 		if _, ok := m["id"]; ok { // a null id is still a request (JSON-RPC 2.0 §4)
-			return Request
+			return KindRequest
 		}
-		return Notification
+		return KindNotification
 	}
 	_, r := m["result"]
 	_, e := m["error"]
 	if r || e {
-		return Response
+		return KindResponse
 	}
-	return Invalid
+	return KindInvalid
 }
 
 // LooksLikeMessage reports whether m has any member only a JSON-RPC
@@ -194,4 +187,17 @@ func IDText(id any) string {
 		return t.String()
 	}
 	return ""
+}
+
+// RawIDText is a raw id (its JSON text as sent) as text for the trace: a
+// string unquoted, a number as written, "" for null or none.
+func RawIDText(id []byte) string {
+	if len(id) == 0 || string(id) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(id, &s) == nil {
+		return s
+	}
+	return string(id)
 }

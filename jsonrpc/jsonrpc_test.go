@@ -14,15 +14,15 @@ func TestClassify(t *testing.T) {
 		m    map[string]any
 		want Kind
 	}{
-		{"request", map[string]any{"jsonrpc": "2.0", "id": 1.0, "method": "m"}, Request},
-		{"request with a string id", map[string]any{"id": "a", "method": "m"}, Request},
-		{"notification", map[string]any{"method": "m"}, Notification},
-		{"null id is still a request", map[string]any{"method": "m", "id": nil}, Request},
-		{"result", map[string]any{"id": 1.0, "result": map[string]any{}}, Response},
-		{"error", map[string]any{"id": nil, "error": map[string]any{}}, Response},
-		{"method not a string", map[string]any{"id": 1.0, "method": 5.0}, Invalid},
-		{"id an object", map[string]any{"id": map[string]any{}, "method": "m"}, Invalid},
-		{"nothing", map[string]any{"hello": 1.0}, Invalid},
+		{"request", map[string]any{"jsonrpc": "2.0", "id": 1.0, "method": "m"}, KindRequest},
+		{"request with a string id", map[string]any{"id": "a", "method": "m"}, KindRequest},
+		{"notification", map[string]any{"method": "m"}, KindNotification},
+		{"null id is still a request", map[string]any{"method": "m", "id": nil}, KindRequest},
+		{"result", map[string]any{"id": 1.0, "result": map[string]any{}}, KindResponse},
+		{"error", map[string]any{"id": nil, "error": map[string]any{}}, KindResponse},
+		{"method not a string", map[string]any{"id": 1.0, "method": 5.0}, KindInvalid},
+		{"id an object", map[string]any{"id": map[string]any{}, "method": "m"}, KindInvalid},
+		{"nothing", map[string]any{"hello": 1.0}, KindInvalid},
 	}
 	for _, tt := range tests {
 		if got := Classify(tt.m); got != tt.want {

@@ -44,8 +44,9 @@ const maxPending = 10000
 
 // message is one JSON-RPC message as the gateway sees it.
 type message struct {
-	raw []byte         // as received (forwarded unchanged when allowed)
-	m   map[string]any // decoded
+	raw []byte          // as received (forwarded unchanged when allowed)
+	m   map[string]any  // decoded
+	id  json.RawMessage // the id as sent (nil: none), echoed byte for byte
 }
 
 func (msg *message) method() string { s, _ := msg.m["method"].(string); return s }
@@ -58,7 +59,7 @@ func (msg *message) isNotification() bool { _, ok := msg.m["method"]; return ok 
 
 // isRPC reports whether m is a JSON-RPC message (request, notification or
 // response).
-func isRPC(m map[string]any) bool { return jsonrpc.Classify(m) != jsonrpc.Invalid }
+func isRPC(m map[string]any) bool { return jsonrpc.Classify(m) != jsonrpc.KindInvalid }
 
 // idKey is the correlation key of a JSON-RPC id ("" for none).
 func idKey(v any) string { k, _ := jsonrpc.IDKey(v); return k }
@@ -67,9 +68,10 @@ func idKey(v any) string { k, _ := jsonrpc.IDKey(v); return k }
 func idText(v any) string { return jsonrpc.IDText(v) }
 
 // bad is a member of a line or body that is not forwarded: not a JSON-RPC
-// message, or ambiguous JSON (jsonstrict). id is its id when one can be read.
+// message, or ambiguous JSON (jsonstrict). id is its id as sent when one
+// can be read.
 type bad struct {
-	id  any
+	id  json.RawMessage
 	why string // the error message to answer with
 }
 
@@ -86,37 +88,33 @@ const notRPC = "invalid request: not a JSON-RPC 2.0 message"
 // *jsonrpc.BatchLimitError before any entry is decoded.
 func parse(data []byte, maxBatch int) (msgs []*message, bads []bad, isBatch bool, err error) {
 	data = bytes.TrimSpace(data)
-	if len(data) > 0 && data[0] == '[' {
-		if jsonrpc.OverBatch(data, maxBatch) {
-			return nil, nil, true, &jsonrpc.BatchLimitError{Limit: maxBatch}
+	items, isBatch, err := jsonrpc.Split(data, maxBatch)
+	switch {
+	case err != nil:
+		return nil, nil, isBatch, err
+	case !isBatch:
+		if !json.Valid(data) {
+			var m map[string]any
+			return nil, nil, false, json.Unmarshal(data, &m)
 		}
-		var items []json.RawMessage
-		if err := json.Unmarshal(data, &items); err != nil {
-			return nil, nil, true, err
+		msg, b := parseOne(data)
+		if msg == nil {
+			return nil, []bad{b}, false, nil
 		}
-		if len(items) == 0 {
-			// An empty batch is one invalid request, answered alone.
-			return nil, []bad{{nil, "invalid request: empty batch"}}, false, nil
-		}
-		for _, it := range items {
-			msg, b := parseOne(it)
-			if msg == nil {
-				bads = append(bads, b)
-				continue
-			}
-			msgs = append(msgs, msg)
-		}
-		return msgs, bads, true, nil
+		return []*message{msg}, nil, false, nil
+	case len(items) == 0:
+		// An empty batch is one invalid request, answered alone.
+		return nil, []bad{{nil, "invalid request: empty batch"}}, false, nil
 	}
-	if !json.Valid(data) {
-		var m map[string]any
-		return nil, nil, false, json.Unmarshal(data, &m)
+	for _, it := range items {
+		msg, b := parseOne(it)
+		if msg == nil {
+			bads = append(bads, b)
+			continue
+		}
+		msgs = append(msgs, msg)
 	}
-	msg, b := parseOne(data)
-	if msg == nil {
-		return nil, []bad{b}, false, nil
-	}
-	return []*message{msg}, nil, false, nil
+	return msgs, bads, true, nil
 }
 
 // parseOne reads one batch member or message (valid JSON).
@@ -125,28 +123,24 @@ func parseOne(raw json.RawMessage) (*message, bad) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, bad{nil, notRPC}
 	}
+	env, _ := jsonrpc.ReadEnvelope(raw)
 	if err := jsonstrict.Check(raw); err != nil {
-		var id any
+		var id json.RawMessage
 		if idText(m["id"]) != "" {
-			id = m["id"]
+			id = env.ID
 		}
 		return nil, bad{id, "invalid request: " + err.Error()}
 	}
 	if !isRPC(m) {
-		return nil, bad{m["id"], notRPC}
+		return nil, bad{env.ID, notRPC}
 	}
-	return &message{raw: raw, m: m}, bad{}
+	return &message{raw: raw, m: m, id: env.ID}, bad{}
 }
 
-// errorMessage encodes a JSON-RPC error response.
-func errorMessage(id any, code int, msg string) []byte {
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": code, "message": msg}})
-	if err != nil { // an id that does not encode cannot happen (it was decoded)
-		b, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
-			"error": map[string]any{"code": code, "message": msg}})
-	}
-	return b
+// errorMessage encodes a JSON-RPC error response to id (as sent; nil:
+// null).
+func errorMessage(id json.RawMessage, code int, msg string) []byte {
+	return jsonrpc.ErrorResponse(id, code, msg, nil)
 }
 
 // deniedMessage is the error text of a denial.
@@ -274,7 +268,7 @@ type pending struct {
 }
 
 type pendingReq struct {
-	id     any
+	id     json.RawMessage // as sent
 	tool   *warden.Tool
 	list   *listing       // a tools/list request (pinning)
 	covers []warden.Cover // the asks an approver approved for the request
@@ -282,12 +276,22 @@ type pendingReq struct {
 
 func newPending() *pending { return &pending{c: jsonrpc.NewCache[pendingReq](maxPending)} }
 
-func (p *pending) put(id any, tool *warden.Tool, list *listing, covers []warden.Cover) {
-	p.c.Put(idKey(id), pendingReq{id: id, tool: tool, list: list, covers: covers})
+// put remembers the request msg.
+func (p *pending) put(msg *message, tool *warden.Tool, list *listing, covers []warden.Cover) {
+	p.c.Put(idKey(msg.m["id"]), pendingReq{id: msg.id, tool: tool, list: list, covers: covers})
 }
 
-// take removes and returns the request answered by id.
+// take removes and returns the request answered by id (decoded).
 func (p *pending) take(id any) (pendingReq, bool) { return p.c.Take(idKey(id)) }
+
+// takeRaw is take for an id as sent.
+func (p *pending) takeRaw(id json.RawMessage) (pendingReq, bool) {
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		return pendingReq{}, false
+	}
+	return p.take(v)
+}
 
 // drain removes and returns every request still in flight, oldest first.
 func (p *pending) drain() []pendingReq { return p.c.Drain() }
@@ -296,8 +300,9 @@ func (p *pending) drain() []pendingReq { return p.c.Drain() }
 // message too large to decode.
 var headIDPattern = regexp.MustCompile(`^\s*\{(?:[^{}\[\]]*?,)?\s*"id"\s*:\s*(-?[0-9.eE+-]+|"(?:[^"\\]|\\.)*")`)
 
-// headID returns the JSON-RPC id found at the start of an over-long message.
-func headID(head []byte) (any, bool) {
+// headID returns the JSON-RPC id (as sent) found at the start of an
+// over-long message.
+func headID(head []byte) (json.RawMessage, bool) {
 	m := headIDPattern.FindSubmatch(head)
 	if m == nil {
 		return nil, false
@@ -306,5 +311,5 @@ func headID(head []byte) (any, bool) {
 	if err := json.Unmarshal(m[1], &id); err != nil {
 		return nil, false
 	}
-	return id, true
+	return bytes.Clone(m[1]), true
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/wardenhq/warden/jsonrpc"
 )
 
 // MCP 2026-07-28 standard request headers (the spec's Streamable HTTP,
@@ -625,14 +627,12 @@ func (h *HTTP) checkRequestHeaders(w http.ResponseWriter, r *http.Request, up *u
 	if err == nil {
 		return true
 	}
-	var id any
+	var id json.RawMessage
 	if msgs[0].isRequest() {
-		id = m["id"]
+		id = msgs[0].id
 	}
 	h.opts.Logf("mcp %s: POST refused: %v", up.server, err)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
-	_, _ = w.Write(errorMessage(id, CodeHeaderMismatch, err.Error()))
+	jsonrpc.WriteJSON(w, http.StatusBadRequest, errorMessage(id, CodeHeaderMismatch, err.Error()))
 	return false
 }
 

@@ -3,6 +3,7 @@ package mcpgate
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -118,9 +119,7 @@ func NewHTTP(dec warden.Core, upstreams map[string]warden.Upstream, opts HTTPOpt
 
 // writeRPCError answers with one JSON-RPC error (id null) and an HTTP status.
 func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(errorMessage(nil, code, msg))
+	jsonrpc.WriteJSON(w, status, errorMessage(nil, code, msg))
 }
 
 // ServeHTTP serves POST, GET and DELETE on /mcp/{server}.
@@ -261,9 +260,9 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 		return
 	}
 	s.noteInitialize(msgs)
-	sid := s.up             // the trace's session: the upstream's id, the same on every replica
-	var local, fwd [][]byte // answers given here; messages forwarded
-	var fwdIDs []any        // ids of the forwarded requests
+	sid := s.up                  // the trace's session: the upstream's id, the same on every replica
+	var local, fwd [][]byte      // answers given here; messages forwarded
+	var fwdIDs []json.RawMessage // ids of the forwarded requests
 	tools := asked{}
 	for _, b := range bad {
 		local = append(local, errorMessage(b.id, CodeInvalidRequest, b.why))
@@ -274,15 +273,15 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 		if v.deny {
 			switch {
 			case isReq:
-				local = append(local, v.denial(msg.m["id"]))
+				local = append(local, v.denial(msg.id))
 			case !msg.isNotification(): // the server gets an error instead of the client's answer
-				fwd = append(fwd, v.denial(msg.m["id"]))
+				fwd = append(fwd, v.denial(msg.id))
 			}
 			continue
 		}
 		fwd = append(fwd, v.out)
 		if isReq {
-			fwdIDs = append(fwdIDs, msg.m["id"])
+			fwdIDs = append(fwdIDs, msg.id)
 			if t, l := up.toolOf(msg), listingOf(msg); t != nil || l != nil || v.covers != nil {
 				tools[idKey(msg.m["id"])] = askedReq{tool: t, list: l, covers: v.covers}
 			}
@@ -344,13 +343,11 @@ func (h *HTTP) answerLocal(w http.ResponseWriter, local [][]byte, batch bool) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(joinBatch(local, batch))
+	jsonrpc.WriteJSON(w, http.StatusOK, joinBatch(local, batch))
 }
 
 // failRequests answers every forwarded request with a CodeUpstream error.
-func (h *HTTP) failRequests(w http.ResponseWriter, up *upstream, ids []any, local [][]byte, batch bool, msg string) {
+func (h *HTTP) failRequests(w http.ResponseWriter, up *upstream, ids []json.RawMessage, local [][]byte, batch bool, msg string) {
 	if len(ids) == 0 && len(local) == 0 {
 		writeUpstreamError(w, http.StatusBadGateway, up.server, msg)
 		return
@@ -385,12 +382,12 @@ func (h *HTTP) inbound(ctx context.Context, up *upstream, r *http.Request, sid s
 	}
 	switch {
 	case msg.isRequest():
-		go h.answerServer(up, r, sid, v.denial(msg.m["id"]))
+		go h.answerServer(up, r, sid, v.denial(msg.id))
 		return nil
 	case msg.isNotification():
 		return nil
 	}
-	return v.denial(msg.m["id"])
+	return v.denial(msg.id)
 }
 
 // answerServer POSTs the gateway's answer to a server request upstream.
@@ -421,7 +418,7 @@ func (h *HTTP) answerServer(up *upstream, r *http.Request, sid string, body []by
 }
 
 // relayJSON decides every message of a JSON answer and writes the result.
-func (h *HTTP) relayJSON(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, up *upstream, s *session, sid string, tools asked, ids []any, local [][]byte, batch bool) {
+func (h *HTTP) relayJSON(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, up *upstream, s *session, sid string, tools asked, ids []json.RawMessage, local [][]byte, batch bool) {
 	body, err := readBounded(resp.Body, h.opts.MaxMessage)
 	if err != nil {
 		msg := fmt.Sprintf("MCP server %q: reading its answer: %v", up.server, err)
@@ -451,9 +448,7 @@ func (h *HTTP) relayJSON(w http.ResponseWriter, r *http.Request, resp *http.Resp
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(joinBatch(out, batch || respBatch))
+	jsonrpc.WriteJSON(w, http.StatusOK, joinBatch(out, batch || respBatch))
 }
 
 // forward relays a request without a body to inspect: GET, which opens the

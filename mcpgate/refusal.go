@@ -11,12 +11,12 @@ import (
 // CodeDenied, the message "denied by warden: REASON", and error.data with
 // the reason and the trace record id (jsonrpc.DenyData), so a client tells
 // warden's deny from the server's own errors and can look the decision up.
-func (v verdict) denial(id any) []byte {
+func (v verdict) denial(id json.RawMessage) []byte {
 	reason := v.reason
 	if reason == "" {
 		reason = "policy"
 	}
-	return errorData(id, CodeDenied, deniedMessage(reason), jsonrpc.DenyData(reason, v.recordID, v.policyID, v.codes))
+	return jsonrpc.ErrorResponse(id, CodeDenied, deniedMessage(reason), jsonrpc.DenyData(reason, v.recordID, v.policyID, v.codes))
 }
 
 // upstreamData is the error.data of a CodeUpstream error for server.
@@ -24,25 +24,14 @@ func upstreamData(server string) map[string]string {
 	return map[string]string{"name": jsonrpc.NameUpstream, "upstream": server}
 }
 
-// errorData is errorMessage with error.data.
-func errorData(id any, code int, msg string, data any) []byte {
-	raw, err := json.Marshal(id)
-	if err != nil { // an id that does not encode cannot happen (it was decoded)
-		raw = nil
-	}
-	return jsonrpc.ErrorResponse(raw, code, msg, data)
-}
-
 // upstreamFailed is the CodeUpstream error answering id: the server is not
 // configured, unreachable, timed out, crashed or answered garbage.
-func upstreamFailed(id any, server, msg string) []byte {
-	return errorData(id, CodeUpstream, msg, upstreamData(server))
+func upstreamFailed(id json.RawMessage, server, msg string) []byte {
+	return jsonrpc.ErrorResponse(id, CodeUpstream, msg, upstreamData(server))
 }
 
 // writeUpstreamError answers with one CodeUpstream error (id null) and an
 // HTTP status.
 func writeUpstreamError(w http.ResponseWriter, status int, server, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(upstreamFailed(nil, server, msg))
+	jsonrpc.WriteJSON(w, status, upstreamFailed(nil, server, msg))
 }

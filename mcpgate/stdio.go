@@ -283,7 +283,7 @@ func (s *Stdio) fromServerLine(ctx context.Context, line []byte, tooLong bool) e
 	if tooLong {
 		s.logf("MCP server sent a line over %d bytes; dropped", s.max)
 		if id, ok := headID(line); ok {
-			if r, ok := s.fromCli.take(id); ok { // the request it answered must not hang
+			if r, ok := s.fromCli.takeRaw(id); ok { // the request it answered must not hang
 				return s.client.write(upstreamFailed(r.id, s.gate.server, fmt.Sprintf("MCP server's answer exceeds %d bytes", s.max)))
 			}
 		}
@@ -298,7 +298,7 @@ func (s *Stdio) fromServerLine(ctx context.Context, line []byte, tooLong bool) e
 		s.logf("MCP server sent %d message(s) that are not JSON-RPC or are ambiguous; dropped", len(bad))
 	}
 	for _, b := range bad { // the request an ambiguous answer answered must not hang
-		if r, ok := s.fromCli.take(b.id); ok && b.id != nil {
+		if r, ok := s.fromCli.takeRaw(b.id); ok && b.id != nil {
 			if err := s.client.write(upstreamFailed(r.id, s.gate.server, "MCP server's answer refused: "+b.why)); err != nil {
 				return err
 			}
@@ -335,14 +335,14 @@ func (s *Stdio) outboundDecided(msg *message, v verdict) error {
 	if v.deny {
 		switch {
 		case msg.isRequest():
-			return s.client.write(v.denial(msg.m["id"]))
+			return s.client.write(v.denial(msg.id))
 		case isResp: // the server gets an error instead of the client's answer
-			_ = s.server.write(v.denial(msg.m["id"]))
+			_ = s.server.write(v.denial(msg.id))
 		}
 		return nil // a denied notification is dropped (it is in the trace)
 	}
 	if msg.isRequest() {
-		s.fromCli.put(msg.m["id"], s.toolOf(msg), listingOf(msg), v.covers)
+		s.fromCli.put(msg, s.toolOf(msg), listingOf(msg), v.covers)
 	} else if msg.method() == "notifications/cancelled" {
 		if p, ok := msg.m["params"].(map[string]any); ok {
 			s.fromCli.take(p["requestId"])
@@ -351,7 +351,7 @@ func (s *Stdio) outboundDecided(msg *message, v verdict) error {
 	}
 	if err := s.server.write(v.out); err != nil && msg.isRequest() {
 		s.fromCli.take(msg.m["id"])
-		return s.client.write(upstreamFailed(msg.m["id"], s.gate.server, "MCP server is not reading: "+err.Error()))
+		return s.client.write(upstreamFailed(msg.id, s.gate.server, "MCP server is not reading: "+err.Error()))
 	}
 	return nil
 }
@@ -413,15 +413,15 @@ func (s *Stdio) inboundDecided(msg *message, v verdict) error {
 	if v.deny {
 		switch {
 		case msg.isRequest(): // a server request (sampling, elicitation, roots) is refused
-			_ = s.server.write(v.denial(msg.m["id"]))
+			_ = s.server.write(v.denial(msg.id))
 			return nil
 		case isResp:
-			return s.client.write(v.denial(msg.m["id"]))
+			return s.client.write(v.denial(msg.id))
 		}
 		return nil
 	}
 	if msg.isRequest() {
-		s.fromSrv.put(msg.m["id"], nil, nil, v.covers)
+		s.fromSrv.put(msg, nil, nil, v.covers)
 	} else if msg.method() == "notifications/cancelled" {
 		if p, ok := msg.m["params"].(map[string]any); ok {
 			s.fromSrv.take(p["requestId"])

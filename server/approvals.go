@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/jsonrpc"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
@@ -28,8 +29,8 @@ const maxDecidedReason = 2000
 // proxies and clients see it alive.
 const streamHeartbeat = 15 * time.Second
 
-// approvalsRoutes serves the approvals API (CONTRACT §11) from m; with m nil
-// (no trace that keeps approvals) every route answers 503.
+// approvalsRoutes serves the approvals API (docs/approvals.md) from m; with
+// m nil (no trace that keeps approvals) every route answers 503.
 func approvalsRoutes(mux *http.ServeMux, m *approval.Manager) {
 	if m == nil {
 		off := func(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +48,7 @@ func approvalsRoutes(mux *http.ServeMux, m *approval.Manager) {
 			approvalError(w, err, nil)
 			return
 		}
-		writeJSON(w, http.StatusOK, a)
+		jsonrpc.WriteValue(w, http.StatusOK, a)
 	})
 	mux.HandleFunc("POST /api/approvals/{id}", func(w http.ResponseWriter, r *http.Request) { decideApproval(w, r, m) })
 }
@@ -92,7 +93,7 @@ func listApprovals(w http.ResponseWriter, r *http.Request, m *approval.Manager) 
 		list = list[:want]
 		next = list[want-1].ID
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"approvals": list, "next_cursor": next})
+	jsonrpc.WriteValue(w, http.StatusOK, map[string]any{"approvals": list, "next_cursor": next})
 }
 
 // decideApproval serves POST /api/approvals/{id} with {"decision":
@@ -137,7 +138,7 @@ func decideApproval(w http.ResponseWriter, r *http.Request, m *approval.Manager)
 		approvalError(w, err, a)
 		return
 	}
-	writeJSON(w, http.StatusOK, a)
+	jsonrpc.WriteValue(w, http.StatusOK, a)
 }
 
 // approvalError answers a Manager error: 404 unknown, 409 already decided
@@ -153,7 +154,7 @@ func approvalError(w http.ResponseWriter, err error, a *approval.Approval) {
 		if a != nil {
 			msg = fmt.Sprintf("approval already %s", a.State)
 		}
-		writeJSON(w, http.StatusConflict, map[string]any{"error": msg, "approval": a})
+		jsonrpc.WriteValue(w, http.StatusConflict, map[string]any{"error": msg, "approval": a})
 	default:
 		httpError(w, http.StatusInternalServerError, "approvals: "+err.Error())
 	}
@@ -224,12 +225,4 @@ func streamApprovals(w http.ResponseWriter, r *http.Request, m *approval.Manager
 			}
 		}
 	}
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
 }

@@ -19,6 +19,8 @@ import (
 	"runtime/debug"
 	"syscall"
 	"time"
+
+	"github.com/wardenhq/warden/jsonrpc"
 )
 
 func main() {
@@ -52,12 +54,6 @@ func main() {
 	}
 }
 
-type response struct {
-	JSONRPC string `json:"jsonrpc"`
-	ID      any    `json:"id"`
-	Result  result `json:"result"`
-}
-
 type result struct {
 	Decision string `json:"decision"`
 	Message  string `json:"message"`
@@ -75,8 +71,8 @@ func handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(response{
-		JSONRPC: "2.0",
+	_ = json.NewEncoder(w).Encode(jsonrpc.Response{
+		JSONRPC: jsonrpc.Version,
 		ID:      req["id"],
 		Result:  result{Decision: "allow", Message: "allowed"},
 	})

@@ -3,13 +3,15 @@
 // over HTTP or stdio and checks the Guardian's answers (signature, request
 // correlation, the fields each disposition requires) and audit chains.
 //
-// It is written from the specification (shared/acs), CONTRACT §14 and the Go
+// It is written from the specification (shared/acs), docs/acs.md and the Go
 // reference Guardian's documented choices, independently of warden's own ACS
-// implementation, so that tests can use it as a second opinion. Requests can
-// be tampered with before or after signing (see the With… options and
-// Envelope) to exercise a Guardian's refusals.
+// implementation, so that tests can use it as a second opinion; only the
+// RFC 8785 encoder is shared (internal/canon, whose tests hold it to an
+// independent implementation). Requests can be tampered with before or
+// after signing (see the With… options and Envelope) to exercise a
+// Guardian's refusals.
 //
-// The signature scheme is CONTRACT §14's: a per-session key
+// The signature scheme is docs/acs.md's: a per-session key
 // HKDF-SHA256(IKM = Options.Key, no salt, info = UTF-8 session_id, 32 bytes);
 // the signed bytes are the RFC 8785 (JCS) form of the whole JSON-RPC message
 // without its signature member (params.signature in a request,

@@ -11,25 +11,20 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/gowebpki/jcs"
+	"github.com/wardenhq/warden/internal/canon"
 )
 
 // Algorithm is the only signature algorithm this client speaks: the ACS-Core
 // baseline (specification §10.1).
 const Algorithm = "HMAC-SHA256"
 
-// Canonical returns the RFC 8785 (JCS) form of v: v is encoded with
-// encoding/json, and those bytes are canonicalized by github.com/gowebpki/jcs
-// (which re-sorts members by UTF-16 code units, re-escapes strings and
-// re-formats numbers as ECMAScript does). Decode JSON with Decode, not plain
-// json.Unmarshal, before passing it here, so that no number loses digits on
-// the way through float64.
+// Canonical returns the RFC 8785 (JCS) form of v: internal/canon's
+// encoder, the one warden signs with (its own tests hold it to an
+// independent RFC 8785 implementation). Decode JSON with Decode, not plain
+// json.Unmarshal, before passing it here, so that no number loses digits
+// on the way through float64.
 func Canonical(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("acsclient: encode for JCS: %w", err)
-	}
-	c, err := jcs.Transform(b)
+	c, err := canon.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("acsclient: JCS: %w", err)
 	}
@@ -64,8 +59,8 @@ func DecodeObject(b []byte) (map[string]any, error) {
 	return m, nil
 }
 
-// SessionKey derives the per-session HMAC key of CONTRACT §14 (and of the Go
-// reference Guardian, whose choice ACS v0.1.0 leaves open):
+// SessionKey derives the per-session HMAC key warden uses (docs/acs.md),
+// as the Go reference Guardian does (a choice ACS v0.1.0 leaves open):
 // HKDF-SHA256 with ikm as input keying material, no salt, the UTF-8 bytes of
 // sessionID as info, 32 bytes of output.
 func SessionKey(ikm []byte, sessionID string) ([]byte, error) {
