@@ -10,7 +10,7 @@
 // the id and of the payload (so ids are echoed exactly and the trace stores
 // the payload as sent); see BenchmarkDecode. Each object's map and each
 // array are made once, at their size; strings, numbers and arrays are
-// boxed from slabs (box.go); the parser's scratch and the response buffers
+// boxed from slabs (jsonstrict/box.go); the parser's scratch and the response buffers
 // are pooled. BenchmarkServeHTTP counts the allocations of one HTTP
 // decision: those left are the params' maps (two each), the body, the
 // event, the slabs and the headers.
@@ -31,6 +31,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/jsonrpc"
+	"github.com/wardenhq/warden/jsonstrict"
 )
 
 // cacheSize bounds each correlation cache: a result whose request is more
@@ -263,7 +264,7 @@ func (h *Handler) handle(ctx context.Context, body, buf []byte) (resp []byte) {
 
 // parseFailure is the answer to a body that could not be parsed.
 func parseFailure(err error) []byte {
-	var amb *ambiguityError
+	var amb *jsonstrict.Error
 	if errors.As(err, &amb) {
 		return appendError(nil, nil, invalidRequest("%s", amb.Error()))
 	}

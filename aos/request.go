@@ -1,12 +1,11 @@
 package aos
 
 import (
-	"bytes"
 	"fmt"
-	"strings"
 	"unsafe"
 
 	"github.com/wardenhq/warden/jsonrpc"
+	"github.com/wardenhq/warden/jsonstrict"
 )
 
 // JSON-RPC 2.0 error codes the endpoint answers with.
@@ -58,14 +57,14 @@ type call struct {
 	hasParams bool
 	params    any
 	paramsRaw []byte
-	pspans    []span // members of params, when it is an object
+	pspans    []jsonstrict.Span // members of params, when it is an object
 }
 
 // member returns the raw text of params member key ("" if absent).
 func (c *call) member(key string) []byte {
 	for i := len(c.pspans) - 1; i >= 0; i-- { // last duplicate wins
-		if s := c.pspans[i]; s.key == key {
-			return c.body[s.start:s.end]
+		if s := c.pspans[i]; s.Key == key {
+			return c.body[s.Start:s.End]
 		}
 	}
 	return nil
@@ -82,8 +81,6 @@ func (c *call) idText() string {
 	}
 	return ""
 }
-
-var quote = []byte{'"'}
 
 // batchLimitError is a batch with more entries than the limit: an invalid
 // request, found while parsing the entry past the limit, before any entry
@@ -103,127 +100,81 @@ func (e *batchLimitError) Error() string {
 // The calls belong to st: they are valid until st is released.
 func (st *parseState) parseBody(body []byte, maxBatch int) (calls []*call, batch bool, err error) {
 	if len(body) == 0 {
-		return nil, false, &syntaxError{msg: "empty body"}
+		return nil, false, &jsonstrict.SyntaxError{Msg: "empty body"}
 	}
 	p := &st.p
-	p.s = unsafe.String(unsafe.SliceData(body), len(body))
-	// Most bodies have at most one string value per four quotes (a key
-	// and a value each): the first chunk of boxed strings fits them.
-	p.box.hint = bytes.Count(body, quote)/4 + 8
-	p.ws()
-	if p.i < len(p.s) && p.s[p.i] == '[' {
-		if err := p.enter(); err != nil {
-			return nil, true, err
-		}
-		p.i++
-		p.ws()
-		if p.i < len(p.s) && p.s[p.i] == ']' {
-			p.i++
-			return nil, true, p.end()
-		}
-		for {
+	p.Init(unsafe.String(unsafe.SliceData(body), len(body)))
+	if p.Peek() == '[' {
+		err := p.WalkArray(func() error {
 			if maxBatch > 0 && len(st.calls) == maxBatch {
-				return nil, true, &batchLimitError{maxBatch}
+				return &batchLimitError{maxBatch}
 			}
 			c := &st.one
 			if len(st.calls) > 0 {
 				c = new(call)
 			}
-			if err := p.call(body, c); err != nil {
-				return nil, true, err
+			if err := parseCall(p, body, c); err != nil {
+				return err
 			}
 			st.calls = append(st.calls, c)
-			p.ws()
-			if p.i >= len(p.s) {
-				return nil, true, p.fail("unexpected end of JSON input")
-			}
-			if p.s[p.i] == ']' {
-				p.i++
-				return st.calls, true, p.end()
-			}
-			if p.s[p.i] != ',' {
-				return nil, true, p.fail("invalid character %q after array element", p.s[p.i])
-			}
-			p.i++
+			return nil
+		})
+		if err != nil {
+			return nil, true, err
 		}
+		return st.calls, true, p.End()
 	}
-	if err := p.call(body, &st.one); err != nil {
+	if err := parseCall(p, body, &st.one); err != nil {
 		return nil, false, err
 	}
 	st.calls = append(st.calls, &st.one)
-	return st.calls, false, p.end()
+	return st.calls, false, p.End()
 }
 
-// call parses one request into c (zero but for its pspans buffer): an
+// parseCall parses one request into c (zero but for its pspans buffer): an
 // object, whose envelope members are kept, or any other value (an invalid
 // request).
-func (p *parser) call(body []byte, c *call) error {
-	p.ws()
-	c.body, c.start = body, p.i
-	if p.i >= len(p.s) || p.s[p.i] != '{' {
-		_, err := p.value()
-		c.end = p.i
+func parseCall(p *jsonstrict.Parser, body []byte, c *call) error {
+	c.isObject = p.Peek() == '{'
+	c.body, c.start = body, p.Pos()
+	if !c.isObject {
+		_, err := p.Value()
+		c.end = p.Pos()
 		return err
 	}
-	c.isObject = true
-	empty, err := p.openObject()
-	if err != nil {
-		return err
-	}
-	var seenBuf [8]string // the envelope's keys, for duplicates
-	seen := seenBuf[:0]
-	for more := !empty; more; {
-		k, err := p.key()
-		if err != nil {
-			return err
-		}
-		for _, o := range seen {
-			if strings.EqualFold(o, k) {
-				if o == k {
-					p.ambiguous(&ambiguityError{"", fmt.Sprintf("duplicate key %q", k)})
-				} else {
-					p.ambiguous(&ambiguityError{"", fmt.Sprintf("keys %q and %q differ only in case", o, k)})
-				}
-			}
-		}
-		if len(seen) < smallObject {
-			seen = append(seen, k)
-		}
-		start := p.i
-		p.path = append(p.path, pathElem{key: k, idx: -1})
+	err := p.WalkObject(func(k string) error {
+		start := p.Pos()
 		var v any
-		if k == "params" && p.i < len(p.s) && p.s[p.i] == '{' {
+		var err error
+		if k == "params" && p.Peek() == '{' {
 			if c.pspans == nil {
-				c.pspans = make([]span, 0, 8)
+				c.pspans = make([]jsonstrict.Span, 0, 8)
 			}
 			c.pspans = c.pspans[:0]
-			v, err = p.object(&c.pspans)
+			v, err = p.Object(&c.pspans)
 		} else {
-			v, err = p.value()
+			v, err = p.Value()
 		}
 		if err != nil {
 			return err
 		}
-		p.path = p.path[:len(p.path)-1]
 		switch k {
 		case "jsonrpc":
 			c.jsonrpc = v
 		case "id":
-			c.hasID, c.id, c.idRaw = true, v, body[start:p.i]
+			c.hasID, c.id, c.idRaw = true, v, body[start:p.Pos()]
 		case "method":
 			c.hasMethod, c.method = true, v
 		case "params":
-			c.hasParams, c.params, c.paramsRaw = true, v, body[start:p.i]
+			c.hasParams, c.params, c.paramsRaw = true, v, body[start:p.Pos()]
 			if _, ok := v.(map[string]any); !ok {
 				c.pspans = nil
 			}
 		}
-		if more, err = p.nextMember(); err != nil {
-			return err
-		}
-	}
-	c.end = p.i
-	return nil
+		return nil
+	})
+	c.end = p.Pos()
+	return err
 }
 
 // check validates the JSON-RPC envelope: it returns the method and params,

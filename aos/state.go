@@ -1,6 +1,10 @@
 package aos
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/wardenhq/warden/jsonstrict"
+)
 
 // parseState is what parsing a body needs beside the values it builds: the
 // parser with its scratch stacks (the JSON path, the members and elements
@@ -9,7 +13,7 @@ import "sync"
 // event and the trace. Handle takes a parseState from statePool and puts it
 // back once the response is built, so a request allocates none of it.
 type parseState struct {
-	p     parser
+	p     jsonstrict.Parser
 	one   call    // the request of a single body, or the first of a batch
 	calls []*call // what parseBody returns
 }
@@ -21,8 +25,7 @@ type parseState struct {
 const maxPooledScratch = 1024
 
 var statePool = sync.Pool{New: func() any {
-	return &parseState{p: parser{path: make([]pathElem, 0, 16), keys: make([]string, 0, 32), vals: make([]any, 0, 32)},
-		one: call{pspans: make([]span, 0, 8)}, calls: make([]*call, 0, 1)}
+	return &parseState{one: call{pspans: make([]jsonstrict.Span, 0, 8)}, calls: make([]*call, 0, 1)}
 }}
 
 // newParseState returns a parseState from the pool, ready to parse.
@@ -31,21 +34,15 @@ func newParseState() *parseState { return statePool.Get().(*parseState) }
 // release clears st (so the pool keeps no reference into a body or its
 // values) and puts it back in the pool; st must not be used after.
 func (st *parseState) release() {
-	p := &st.p
-	if cap(p.path) > maxPooledScratch || cap(p.keys) > maxPooledScratch || cap(p.vals) > maxPooledScratch ||
-		cap(st.one.pspans) > maxPooledScratch || cap(st.calls) > maxPooledScratch {
+	if st.p.Scratch() > maxPooledScratch || cap(st.one.pspans) > maxPooledScratch || cap(st.calls) > maxPooledScratch {
 		return
 	}
-	path, keys, vals := p.path[:cap(p.path)], p.keys[:cap(p.keys)], p.vals[:cap(p.vals)]
-	clear(path)
-	clear(keys)
-	clear(vals)
-	*p = parser{path: path[:0], keys: keys[:0], vals: vals[:0]}
+	st.p.Reset()
 	spans := st.one.pspans[:cap(st.one.pspans)]
 	clear(spans)
 	st.one = call{pspans: spans[:0]}
 	if st.one.pspans == nil {
-		st.one.pspans = make([]span, 0, 8)
+		st.one.pspans = make([]jsonstrict.Span, 0, 8)
 	}
 	calls := st.calls[:cap(st.calls)]
 	clear(calls)

@@ -1,4 +1,4 @@
-package aos
+package jsonstrict
 
 import (
 	"fmt"
@@ -9,14 +9,14 @@ import (
 // String decoding follows encoding/json: the escapes of RFC 8259, surrogate
 // pairs joined, a lone surrogate or an invalid UTF-8 byte replaced by U+FFFD.
 // A string with none of these is returned as a substring of the input. The
-// replaced ones make the body ambiguous (other readers keep the bytes, or
-// fail): the first is recorded (p.ambiguous), and the body is refused as an
-// invalid request naming the string, as jsonstrict refuses it on the other
-// surfaces — nothing is decided on the replacement text.
+// replaced ones make the text ambiguous (other readers keep the bytes, or
+// fail): they are recorded (badString), and the text is refused naming the
+// string — nothing is decided on the replacement text. Check decodes keys
+// only: a value's decoded text is not built.
 
 // str parses a string at p.i (which holds '"'). Plain ASCII is skipped
 // eight bytes at a time.
-func (p *parser) str() (string, error) {
+func (p *Parser) str() (string, error) {
 	s := p.s
 	start := p.i + 1
 	i := start
@@ -64,8 +64,9 @@ func special8(x uint64) bool {
 
 // strSlow finishes a string with escapes, control characters or non-ASCII
 // bytes; s[start:i] is plain ASCII already scanned.
-func (p *parser) strSlow(start, i int) (string, error) {
+func (p *Parser) strSlow(start, i int) (string, error) {
 	var b []byte
+	build := !p.check || p.inKey
 	lit := start
 	for i < len(p.s) {
 		c := p.s[i]
@@ -77,27 +78,25 @@ func (p *parser) strSlow(start, i int) (string, error) {
 			}
 			return string(append(b, p.s[lit:i]...)), nil
 		case c == '\\':
-			b = append(b, p.s[lit:i]...)
 			if i+1 >= len(p.s) {
 				p.i = i
 				return "", p.fail("unterminated string")
 			}
-			switch e := p.s[i+1]; e {
+			bs, r := i, rune(p.s[i+1])
+			switch r {
 			case '"', '\\', '/':
-				b = append(b, e)
 			case 'b':
-				b = append(b, '\b')
+				r = '\b'
 			case 'f':
-				b = append(b, '\f')
+				r = '\f'
 			case 'n':
-				b = append(b, '\n')
+				r = '\n'
 			case 'r':
-				b = append(b, '\r')
+				r = '\r'
 			case 't':
-				b = append(b, '\t')
+				r = '\t'
 			case 'u':
-				r := hex4(p.s, i+2)
-				if r < 0 {
+				if r = hex4(p.s, i+2); r < 0 {
 					p.i = i
 					return "", p.fail("invalid \\u escape in string")
 				}
@@ -111,15 +110,16 @@ func (p *parser) strSlow(start, i int) (string, error) {
 						r = d
 						i += 6
 					} else {
-						p.ambiguous(&ambiguityError{p.where(), fmt.Sprintf("%s with a lone surrogate escape %s (offset %d)",
-							p.strKind(), p.s[i-4:i+2], i-4)})
+						p.loneSurrogate(bs)
 						r = utf8.RuneError
 					}
 				}
-				b = utf8.AppendRune(b, r)
 			default:
 				p.i = i
-				return "", p.fail("invalid escape \\%c in string", e)
+				return "", p.fail("invalid escape \\%c in string", r)
+			}
+			if build {
+				b = utf8.AppendRune(append(b, p.s[lit:bs]...), r)
 			}
 			i += 2
 			lit = i
@@ -131,10 +131,10 @@ func (p *parser) strSlow(start, i int) (string, error) {
 		default:
 			r, size := utf8.DecodeRuneInString(p.s[i:])
 			if r == utf8.RuneError && size == 1 {
-				p.ambiguous(&ambiguityError{p.where(), fmt.Sprintf("%s with invalid UTF-8 (byte 0x%02x at offset %d)",
-					p.strKind(), c, i)})
-				b = append(b, p.s[lit:i]...)
-				b = append(b, "\uFFFD"...)
+				p.invalidUTF8(c, i)
+				if build {
+					b = append(append(b, p.s[lit:i]...), "\uFFFD"...)
+				}
 				lit = i + 1
 			}
 			i += size
@@ -142,6 +142,26 @@ func (p *parser) strSlow(start, i int) (string, error) {
 	}
 	p.i = len(p.s)
 	return "", p.fail("unterminated string")
+}
+
+// invalidUTF8 records the invalid byte c at offset off of the string being
+// parsed.
+func (p *Parser) invalidUTF8(c byte, off int) {
+	p.badUTF8 = true
+	if p.amb == nil {
+		p.amb = &Error{Path: p.where(), Msg: fmt.Sprintf("%s with invalid UTF-8 (byte 0x%02x at offset %d)", p.strKind(), c, off)}
+	}
+}
+
+// loneSurrogate records the lone surrogate escape at offset off (its
+// backslash) of the string being parsed.
+func (p *Parser) loneSurrogate(off int) {
+	if p.surrogate == 0 {
+		p.surrogate = off + 1
+	}
+	if p.amb == nil {
+		p.amb = &Error{Path: p.where(), Msg: fmt.Sprintf("%s with a lone surrogate escape %s (offset %d)", p.strKind(), p.s[off:off+6], off)}
+	}
 }
 
 // hex4 decodes the four hex digits at s[i:], or returns -1.
@@ -168,7 +188,7 @@ func hex4(s string, i int) rune {
 
 // strKind names the string being parsed in an error: a key of the object
 // at the current path, or the string at it.
-func (p *parser) strKind() string {
+func (p *Parser) strKind() string {
 	if p.inKey {
 		return "a key"
 	}

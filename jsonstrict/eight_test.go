@@ -1,11 +1,11 @@
-package aos
+package jsonstrict
 
 import (
 	"strings"
 	"testing"
 )
 
-// TestParseEightAtATime runs the differential check (fuzz_test.go) where
+// TestParseEightAtATime runs the differential check (parse_test.go) where
 // the parser skips eight bytes at a time: every indentation from 0 to 20
 // spaces (and tabs and newlines mixed in), and strings with each kind of
 // byte that ends a plain run ('"', '\\', a control character, non-ASCII,

@@ -1,4 +1,4 @@
-package aos
+package jsonstrict
 
 import (
 	"encoding/json"

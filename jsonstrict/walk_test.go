@@ -1,0 +1,74 @@
+package jsonstrict
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// TestWalk: WalkObject and WalkArray apply the key rules as Value does,
+// hand each member's value to the caller at its start, and keep the paths
+// of errors; Object records the spans of its members.
+func TestWalk(t *testing.T) {
+	var p Parser
+	text := ` { "id" : 7 , "params":{"a":[1,"x"],"b":{}} } `
+	p.Init(text)
+	var keys []string
+	var spans []Span
+	var params any
+	err := p.WalkObject(func(k string) error {
+		keys = append(keys, k)
+		if k == "params" {
+			m, err := p.Object(&spans)
+			params = m
+			return err
+		}
+		_, err := p.Value()
+		return err
+	})
+	if err == nil {
+		err = p.End()
+	}
+	if err != nil || !reflect.DeepEqual(keys, []string{"id", "params"}) {
+		t.Fatalf("keys %q, %v", keys, err)
+	}
+	if want := map[string]any{"a": []any{1.0, "x"}, "b": map[string]any{}}; !reflect.DeepEqual(params, want) {
+		t.Fatalf("params %#v", params)
+	}
+	if len(spans) != 2 || text[spans[0].Start:spans[0].End] != `[1,"x"]` || spans[1].Key != "b" || text[spans[1].Start:spans[1].End] != `{}` {
+		t.Fatalf("spans %+v", spans)
+	}
+
+	for _, tc := range []struct{ in, want string }{
+		{`{"id":1,"ID":2}`, `keys "id" and "ID" differ only in case at the top level`},
+		{`{"p":{"a":1,"a":2}}`, `duplicate key "a" in p`},
+		{`[{"a":1},{"b":{"c":1,"c":2}}]`, `duplicate key "c" in b`}, // elements are paths of their own
+		{`{"a":"\ud800"}`, `a string with a lone surrogate escape \ud800 (offset 6) in a`},
+	} {
+		p.Init(tc.in)
+		var walk func() error
+		walk = func() error {
+			switch p.Peek() {
+			case '{':
+				return p.WalkObject(func(string) error { return walk() })
+			case '[':
+				return p.WalkArray(walk)
+			}
+			_, err := p.Value()
+			return err
+		}
+		err := walk()
+		if err == nil {
+			err = p.End()
+		}
+		var amb *Error
+		if !errors.As(err, &amb) || err.Error() != tc.want {
+			t.Errorf("%s: %v, want %q", tc.in, err, tc.want)
+		}
+	}
+	p.Init(`{"a":1 "b":2}`)
+	if err := p.WalkObject(func(string) error { _, err := p.Value(); return err }); !errors.Is(err, ErrSyntax) ||
+		err.Error() != `invalid character '"' after object value at offset 7` {
+		t.Errorf("syntax: %v", err)
+	}
+}
