@@ -17,7 +17,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
+	"unsafe"
 )
 
 // Error is an ambiguity found in the JSON text: Path names the object (or
@@ -54,7 +56,8 @@ func (e *SyntaxError) Is(target error) bool { return target == ErrSyntax }
 // Check reports the first ambiguity of data (a key problem first, then
 // invalid UTF-8, then a lone surrogate) as an *Error, or an error
 // wrapping ErrSyntax when data is not one JSON value; nil when every reader
-// reads data alike.
+// reads data alike. (A Parser's End reports the first problem in the text
+// instead, naming the string and the offset of an encoding problem.)
 func Check(data []byte) error {
 	p := checker(data)
 	defer p.release()
@@ -71,6 +74,27 @@ func Check(data []byte) error {
 		return &Error{Msg: fmt.Sprintf("a lone surrogate escape %s at offset %d", p.s[off:off+6], off)}
 	}
 	return nil
+}
+
+// checkers are the parsers of Check and Members.
+var checkers = sync.Pool{New: func() any { return new(Parser) }}
+
+// checker returns a pooled parser set to check data, as deep as
+// encoding/json reads, building no values; release puts it back.
+func checker(data []byte) *Parser {
+	p := checkers.Get().(*Parser)
+	*p = Parser{s: unsafe.String(unsafe.SliceData(data), len(data)), max: jsonMaxDepth, check: true,
+		path: p.path[:0], keys: p.keys[:0], vals: p.vals[:0]}
+	return p
+}
+
+// release puts a parser of checker back in the pool, unless its scratch
+// grew large.
+func (p *Parser) release() {
+	if p.Scratch() <= 1024 {
+		p.Reset()
+		checkers.Put(p)
+	}
 }
 
 // smallObject is the member count up to which keys are compared pairwise;

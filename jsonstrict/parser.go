@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"unsafe"
 )
 
 // maxDepth bounds the nesting of arrays and objects a Parser reads, so that
@@ -29,10 +27,9 @@ const (
 // *Error), once the text is known to be JSON. Text that is not JSON is a
 // *SyntaxError wherever the ambiguity was.
 //
-// The AOS endpoint walks a request with it (Init, Peek, WalkArray,
-// WalkObject, Value, Object, End) and keeps the raw text of the members it
-// needs as byte spans instead of re-encoding them. Check runs the same
-// parse without building values.
+// The AOS endpoint walks a request with it (walk.go) and keeps the raw text
+// of the members it needs as byte spans instead of re-encoding them. Check
+// and Members run the same parse without building values.
 type Parser struct {
 	s     string
 	i     int
@@ -68,27 +65,6 @@ func (p *Parser) Init(s string) {
 	p.box.hint = strings.Count(s, `"`)/4 + 8
 }
 
-// checkers are the parsers of Check and Members.
-var checkers = sync.Pool{New: func() any { return new(Parser) }}
-
-// checker returns a pooled parser set to check data, as deep as
-// encoding/json reads, building no values; release puts it back.
-func checker(data []byte) *Parser {
-	p := checkers.Get().(*Parser)
-	*p = Parser{s: unsafe.String(unsafe.SliceData(data), len(data)), max: jsonMaxDepth, check: true,
-		path: p.path[:0], keys: p.keys[:0], vals: p.vals[:0]}
-	return p
-}
-
-// release puts a parser of checker back in the pool, unless its scratch
-// grew large.
-func (p *Parser) release() {
-	if p.Scratch() <= 1024 {
-		p.Reset()
-		checkers.Put(p)
-	}
-}
-
 // Reset drops every reference the parser holds into a text and its values,
 // keeping its scratch buffers, so that a pool can keep it.
 func (p *Parser) Reset() {
@@ -102,122 +78,6 @@ func (p *Parser) Reset() {
 // Scratch is the largest capacity of the parser's scratch buffers, in
 // entries: what a pool would keep.
 func (p *Parser) Scratch() int { return max(cap(p.path), cap(p.keys), cap(p.vals)) }
-
-// Pos is the offset of the parser in the text.
-func (p *Parser) Pos() int { return p.i }
-
-// Peek skips whitespace and returns the byte the next value starts with, 0
-// at the end of the text.
-func (p *Parser) Peek() byte {
-	p.ws()
-	if p.i < len(p.s) {
-		return p.s[p.i]
-	}
-	return 0
-}
-
-// Value parses the value at the parser's position.
-func (p *Parser) Value() (any, error) { return p.value() }
-
-// Object parses the object at the parser's position (Peek returns '{').
-// With spans non-nil, it appends the span of every member's value to
-// *spans.
-func (p *Parser) Object(spans *[]Span) (map[string]any, error) {
-	if c := p.Peek(); c != '{' {
-		return nil, p.fail("invalid character %q looking for beginning of object", c)
-	}
-	return p.object(spans)
-}
-
-// Span is the raw text [Start:End] of the value of an object member.
-type Span struct {
-	Key        string
-	Start, End int
-}
-
-// End checks that only whitespace follows the value just parsed; the text
-// being JSON, it then reports the first ambiguity found, if any.
-func (p *Parser) End() error {
-	if err := p.rest(); err != nil {
-		return err
-	}
-	if p.amb != nil {
-		return p.amb
-	}
-	return nil
-}
-
-// rest checks that only whitespace is left.
-func (p *Parser) rest() error {
-	p.ws()
-	if p.i < len(p.s) {
-		return p.fail("invalid character %q after top-level value", p.s[p.i])
-	}
-	return nil
-}
-
-// WalkObject parses the object at the parser's position (Peek returns '{')
-// without building it: for each member, it applies the key rules and
-// calls member with the key, at the member's value, which member must
-// parse (with Value, Object or a walk). An error member returns ends the
-// walk and is returned.
-func (p *Parser) WalkObject(member func(key string) error) error {
-	if c := p.Peek(); c != '{' {
-		return p.fail("invalid character %q looking for beginning of object", c)
-	}
-	empty, err := p.openObject()
-	if err != nil || empty {
-		return err
-	}
-	kmark := len(p.keys)
-	var folded map[string]string
-	for more := true; more; {
-		k, err := p.member(kmark, &folded)
-		if err != nil {
-			return err
-		}
-		if err := member(k); err != nil {
-			return err
-		}
-		p.path = p.path[:len(p.path)-1]
-		if more, err = p.nextMember(); err != nil {
-			return err
-		}
-	}
-	keys := p.keys[kmark:]
-	clear(keys)
-	p.keys = p.keys[:kmark]
-	return nil
-}
-
-// WalkArray parses the array at the parser's position (Peek returns '[')
-// without building it: elem is called at each element, which it must
-// parse. The elements are paths of their own in errors, as top-level
-// values are (the requests of a JSON-RPC batch). An error elem returns
-// ends the walk and is returned.
-func (p *Parser) WalkArray(elem func() error) error {
-	if c := p.Peek(); c != '[' {
-		return p.fail("invalid character %q looking for beginning of array", c)
-	}
-	if err := p.enter(); err != nil {
-		return err
-	}
-	p.i++
-	if p.Peek() == ']' {
-		p.i++
-		p.depth--
-		return nil
-	}
-	for {
-		p.ws()
-		if err := elem(); err != nil {
-			return err
-		}
-		if end, err := p.nextElement(); end || err != nil {
-			return err
-		}
-	}
-}
 
 // pathElem is one step of a JSON path: an object key, or an array index
 // (idx >= 0).
