@@ -51,19 +51,17 @@ func BenchmarkDecideLabels(b *testing.B) {
 	fresh := func(i int) string { return fmt.Sprintf("s-%d", i) }
 
 	b.Run("off", func(b *testing.B) {
-		d := pipeline.New(chain, catalog.Views, storetest.NewMem(), nil)
+		d := pipeline.New(pipeline.Options{Chain: chain, Views: catalog.Views, Store: storetest.NewMem()})
 		run(b, d, same)
 	})
 	b.Run("cached", func(b *testing.B) {
 		mem := storetest.NewMem()
-		d := pipeline.New(chain, catalog.Views, mem, nil)
-		d.SetLabels(labels.NewCache(mem, 0, 0))
+		d := pipeline.New(pipeline.Options{Chain: chain, Views: catalog.Views, Store: mem, Labels: labels.NewCache(mem, 0, 0)})
 		run(b, d, same)
 	})
 	b.Run("new-session", func(b *testing.B) {
 		mem := storetest.NewMem()
-		d := pipeline.New(chain, catalog.Views, mem, nil)
-		d.SetLabels(labels.NewCache(mem, 0, 0))
+		d := pipeline.New(pipeline.Options{Chain: chain, Views: catalog.Views, Store: mem, Labels: labels.NewCache(mem, 0, 0)})
 		run(b, d, fresh)
 	})
 	b.Run("new-session-sqlite", func(b *testing.B) {
@@ -72,8 +70,7 @@ func BenchmarkDecideLabels(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer st.Close()
-		d := pipeline.New(chain, catalog.Views, storetest.NewMem(), nil)
-		d.SetLabels(labels.NewCache(st, 0, 0))
+		d := pipeline.New(pipeline.Options{Chain: chain, Views: catalog.Views, Store: storetest.NewMem(), Labels: labels.NewCache(st, 0, 0)})
 		run(b, d, fresh)
 	})
 }

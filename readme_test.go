@@ -61,7 +61,7 @@ func TestReadmePolicies(t *testing.T) {
 		t.Fatalf("engine: %v by %s (%v), want ask by no-external-email", d.Verdict, d.PolicyID, err)
 	}
 	chain := warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: engine})
-	h := aos.NewHandler(pipeline.New(chain, catalog.Views, storetest.NewMem(), nil), aos.Options{Logf: t.Logf})
+	h := aos.NewHandler(pipeline.New(pipeline.Options{Chain: chain, Views: catalog.Views, Store: storetest.NewMem()}), aos.Options{Logf: t.Logf})
 
 	toolCall := func(tool, reasoning string, inputs ...string) string {
 		var in []map[string]string

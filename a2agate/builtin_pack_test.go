@@ -75,7 +75,7 @@ func packGateway(t *testing.T, v03 bool) (url string, store *memStore) {
 		t.Fatal(err)
 	}
 	store = storetest.NewMem()
-	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, store, nil)
+	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), Views: catalog.Views, Store: store})
 	mux := http.NewServeMux()
 	mux.Handle("/a2a/", New(dec, map[string]config.Upstream{"leaky": {Name: "leaky", URL: up.URL}}, Options{}))
 	gw := httptest.NewServer(mux)

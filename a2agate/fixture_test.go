@@ -303,7 +303,7 @@ func newGateway(t *testing.T, agents map[string]string, opts Options) *gateway {
 		t.Fatal(err)
 	}
 	st := storetest.NewMem()
-	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, st, nil)
+	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), Views: catalog.Views, Store: st})
 	ups := map[string]config.Upstream{}
 	for name, u := range agents {
 		ups[name] = config.Upstream{Name: name, URL: u, Headers: map[string]string{"X-Upstream-Token": "s3cret-" + name}}

@@ -25,7 +25,7 @@ func acsStep(t *testing.T, st *storetest.Mem, method, agent string, payload map[
 	})
 	var logged []string
 	obs := &agbom.Observer{Store: st, Now: func() time.Time { return at }, Logf: func(f string, a ...any) { logged = append(logged, f) }}
-	d := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "p", Handler: h}), catalog.Views, st, obs)
+	d := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "p", Handler: h}), Views: catalog.Views, Store: st, Observer: obs})
 	ev := &warden.Event{Name: method, Surface: warden.SurfaceACS, Payload: payload}
 	ev.Envelope.Context = map[string]any{"agent_id": agent, "session_id": "s1"}
 	if _, err := d.Decide(context.Background(), ev); err != nil {

@@ -74,8 +74,8 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	})
 	b.Run("handle", func(b *testing.B) {
-		d := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "allow",
-			Handler: fixed(warden.Decision{Verdict: warden.Allow})}), catalog.Views, nil, nil)
+		d := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "allow",
+			Handler: fixed(warden.Decision{Verdict: warden.Allow})}), Views: catalog.Views})
 		h := NewHandler(d, Options{})
 		ctx := context.Background()
 		b.ReportAllocs()

@@ -38,7 +38,7 @@ func TestAttackDuplicateInputNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, nil, nil)
+	d := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), Views: catalog.Views})
 	srv := httptest.NewServer(NewHandler(d, Options{Logf: func(string, ...any) {}}))
 	defer srv.Close()
 
@@ -101,10 +101,10 @@ func TestAttackDuplicateInputNames(t *testing.T) {
 		})
 	}
 
-	// CheckPayload (hook dispatch, eval, the Go API) refuses it alike.
+	// catalog.CheckPayload (hook dispatch, eval, the Go API) refuses it alike.
 	p := map[string]any{"context": map[string]any{}, "toolCallRequest": map[string]any{"executionId": "e", "toolId": "send_email",
 		"inputs": []any{map[string]any{"name": "to", "value": "evil@attacker.example"}, map[string]any{"name": "to", "value": "ok@company.io"}}}}
-	if err := CheckPayload(MethodToolCallRequest, p); err == nil || err.Error() != `invalid payload: params.toolCallRequest.inputs[1].name: duplicate input name "to" (also inputs[0])` {
-		t.Fatalf("CheckPayload: %v", err)
+	if err := catalog.CheckPayload(MethodToolCallRequest, p); err == nil || err.Error() != `invalid payload: params.toolCallRequest.inputs[1].name: duplicate input name "to" (also inputs[0])` {
+		t.Fatalf("catalog.CheckPayload: %v", err)
 	}
 }

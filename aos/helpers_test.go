@@ -65,7 +65,7 @@ func (r *recorder) last() *warden.Event {
 // newTestHandler returns an endpoint whose chain is the one guardian g.
 func newTestHandler(g warden.Handler) (*Handler, *memStore) {
 	st := storetest.NewMem()
-	d := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "test", Handler: g}), catalog.Views, st, nil)
+	d := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "test", Handler: g}), Views: catalog.Views, Store: st})
 	h := NewHandler(d, Options{Version: "test", Logf: func(string, ...any) {}})
 	h.now = func() time.Time { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) }
 	return h, st

@@ -59,8 +59,8 @@ func (h *Handler) decodeEvent(c *call, method string, params map[string]any) (*w
 	}
 	switch methodKinds[method] {
 	case kindStep:
-		if err := checkStep(method, params); err != nil {
-			return nil, 0, err.rpc()
+		if err := catalog.CheckStepParams(method, params); err != nil {
+			return nil, 0, invalidParams(err)
 		}
 		ev.Payload, ev.Raw = params, raw
 		return ev, inParams, nil
@@ -68,19 +68,19 @@ func (h *Handler) decodeEvent(c *call, method string, params map[string]any) (*w
 	case kindProtocol:
 		msg, sh, field := params, inParams, "params"
 		if !isRPCMessage(params) {
-			m, err := wantObject(params, "params", "message", true)
+			m, err := catalog.RequiredObject(params, "params", "message")
 			if err != nil {
-				return nil, 0, err.rpc()
+				return nil, 0, invalidParams(err)
 			}
-			if err := checkWrapper(params); err != nil {
-				return nil, 0, err.rpc()
+			if err := catalog.CheckWrapperParams(params); err != nil {
+				return nil, 0, invalidParams(err)
 			}
 			ev.Envelope.Context = getObj(params, "context")
 			ev.Envelope.Reasoning = getStr(params, "reasoning")
 			msg, sh, field, raw = m, inMessage, "params.message", c.member("message")
 		}
-		if err := checkProtocol(method, msg, field); err != nil {
-			return nil, 0, err.rpc()
+		if err := catalog.CheckProtocolMessage(method, msg, field); err != nil {
+			return nil, 0, invalidParams(err)
 		}
 		ev.Direction, ev.Payload, ev.Raw = catalog.MessageDirection(msg), msg, raw
 		return ev, sh, nil
@@ -89,18 +89,18 @@ func (h *Handler) decodeEvent(c *call, method string, params map[string]any) (*w
 		var msg map[string]any
 		var sh shape
 		if _, wrapped := params["payload"]; wrapped {
-			m, err := wantObject(params, "params", "payload", true)
+			m, err := catalog.RequiredObject(params, "params", "payload")
 			if err != nil {
-				return nil, 0, err.rpc()
+				return nil, 0, invalidParams(err)
 			}
-			if err := checkWrapper(params); err != nil {
-				return nil, 0, err.rpc()
+			if err := catalog.CheckWrapperParams(params); err != nil {
+				return nil, 0, invalidParams(err)
 			}
 			if !isRPCMessage(m) {
 				return nil, 0, (&fieldError{"params.payload", "expected an A2A JSON-RPC message (jsonrpc, method, result or error)"}).rpc()
 			}
-			if err := checkProtocol(MethodA2A, m, "params.payload"); err != nil {
-				return nil, 0, err.rpc()
+			if err := catalog.CheckProtocolMessage(MethodA2A, m, "params.payload"); err != nil {
+				return nil, 0, invalidParams(err)
 			}
 			ev.Envelope.Context = getObj(params, "context")
 			ev.Envelope.Reasoning = getStr(params, "reasoning")
@@ -111,8 +111,8 @@ func (h *Handler) decodeEvent(c *call, method string, params map[string]any) (*w
 			if c.hasID {
 				msg["id"] = c.id
 			}
-			if err := checkA2AParams(params, "params"); err != nil {
-				return nil, 0, err.rpc()
+			if err := catalog.CheckA2AParams(params, "params"); err != nil {
+				return nil, 0, invalidParams(err)
 			}
 			sh, raw = isRequest, c.body[c.start:c.end]
 		}
@@ -121,6 +121,11 @@ func (h *Handler) decodeEvent(c *call, method string, params map[string]any) (*w
 	}
 	return nil, 0, methodNotFound(method)
 }
+
+// invalidParams is the error of params that do not fit their method's
+// payload shape (checked by the catalog, as every surface's events are:
+// catalog.CheckPayload).
+func invalidParams(e *catalog.ShapeError) *Error { return (&fieldError{e.Field, e.Reason}).rpc() }
 
 func methodNotFound(method string) *Error {
 	return &Error{Code: CodeMethodNotFound, Message: "method not found: " + method,

@@ -83,8 +83,8 @@ func TestNormalizeAfterModify(t *testing.T) {
 		p["message"].(map[string]any)["content"] = []any{map[string]any{"kind": "text", "text": "rewritten"}}
 		return warden.Decision{Verdict: warden.Modify, Payload: p}, nil
 	})
-	d := pipeline.New(warden.NewChain(warden.Allow,
-		warden.Step{Name: "rewrite", Handler: rename}, warden.Step{Name: "rec", Handler: rec}), catalog.Views, storetest.NewMem(), nil)
+	d := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow,
+		warden.Step{Name: "rewrite", Handler: rename}, warden.Step{Name: "rec", Handler: rec}), Views: catalog.Views, Store: storetest.NewMem()})
 	h := NewHandler(d, Options{})
 	h.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"steps/message","params":{`+ctxJSON+`,"message":{"role":"user","content":[{"kind":"text","text":"original"}]}}}`))
 	ev := rec.last()

@@ -56,7 +56,7 @@ func TestServeHTTPHeaders(t *testing.T) {
 // keep their payloads after their states went back to the pool.
 func TestServeHTTPConcurrentPools(t *testing.T) {
 	rec := &recorder{}
-	h := NewHandler(pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "rec", Handler: rec}), nil, nil, nil),
+	h := NewHandler(pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "rec", Handler: rec})}),
 		Options{Logf: func(string, ...any) {}})
 	const workers, each = 8, 200
 	var wg sync.WaitGroup

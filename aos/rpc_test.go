@@ -187,7 +187,7 @@ func TestBatch(t *testing.T) {
 
 func TestHTTP(t *testing.T) {
 	st := storetest.NewMem()
-	d := pipeline.New(warden.NewChain(warden.Allow), catalog.Views, st, nil)
+	d := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow), Views: catalog.Views, Store: st})
 	h := NewHandler(d, Options{MaxBody: 1024, Logf: t.Logf})
 	srv := httptest.NewServer(h)
 	defer srv.Close()

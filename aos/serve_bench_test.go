@@ -52,8 +52,8 @@ func BenchmarkServeHTTP(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "allow",
-		Handler: fixed(warden.Decision{Verdict: warden.Allow})}), catalog.Views, nil, nil)
+	d := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "allow",
+		Handler: fixed(warden.Decision{Verdict: warden.Allow})}), Views: catalog.Views})
 	h := NewHandler(d, Options{})
 
 	// Once through httptest, checking the answer, so the benchmark fails

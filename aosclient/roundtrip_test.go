@@ -41,7 +41,7 @@ func TestAgainstWarden(t *testing.T) {
 		return warden.Decision{Verdict: warden.Allow}, nil
 	})
 	chain := warden.NewChain(warden.Allow, warden.Step{Name: "remote-policy", Handler: remote})
-	srv := httptest.NewServer(aos.NewHandler(pipeline.New(chain, catalog.Views, nil, nil), aos.Options{Logf: t.Logf}))
+	srv := httptest.NewServer(aos.NewHandler(pipeline.New(pipeline.Options{Chain: chain, Views: catalog.Views}), aos.Options{Logf: t.Logf}))
 	defer srv.Close()
 
 	tests := []struct {

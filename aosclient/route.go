@@ -11,7 +11,7 @@ import (
 	"github.com/wardenhq/warden/internal/payload"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/aos"
+	"github.com/wardenhq/warden/catalog"
 )
 
 // kind says how an event maps to an AOS request and back.
@@ -61,19 +61,19 @@ var hookRoutes = map[string]hookRoute{
 // stepKeys names the params member holding each step's object, where a
 // Joch-style modifiedRequest fragment is merged; "" merges into params.
 var stepKeys = map[string]string{
-	aos.MethodAgentTrigger:       "trigger",
-	aos.MethodToolCallRequest:    "toolCallRequest",
-	aos.MethodToolCallResult:     "toolCallResult",
-	aos.MethodMessage:            "message",
-	aos.MethodKnowledgeRetrieval: "knowledgeStep",
+	catalog.MethodAgentTrigger:       "trigger",
+	catalog.MethodToolCallRequest:    "toolCallRequest",
+	catalog.MethodToolCallResult:     "toolCallResult",
+	catalog.MethodMessage:            "message",
+	catalog.MethodKnowledgeRetrieval: "knowledgeStep",
 }
 
 var aosKinds = func() map[string]kind {
-	m := map[string]kind{aos.MethodMCP: kindProtocol, aos.MethodA2A: kindProtocol}
-	for _, s := range aos.StepMethods {
+	m := map[string]kind{catalog.MethodMCP: kindProtocol, catalog.MethodA2A: kindProtocol}
+	for _, s := range catalog.StepMethods {
 		m[s] = kindStep
 	}
-	for _, s := range aos.A2AHookMethods {
+	for _, s := range catalog.A2AHookMethods {
 		m[s] = kindA2AHook
 	}
 	return m
@@ -95,7 +95,7 @@ func routeOf(ev *warden.Event) *route {
 		return &route{kind: k, method: ev.Name, stepKey: stepKeys[ev.Name]}
 	}
 	if ev.Surface == warden.SurfaceAOS {
-		if ev.Name == aos.MethodPing || ev.Name == "" {
+		if ev.Name == catalog.MethodPing || ev.Name == "" {
 			return nil
 		}
 		return &route{kind: kindOther, method: ev.Name}
@@ -107,11 +107,11 @@ func routeOf(ev *warden.Event) *route {
 	r := &route{kind: h.kind, hook: h}
 	switch h.kind {
 	case kindToolCall:
-		r.method = aos.MethodToolCallRequest
+		r.method = catalog.MethodToolCallRequest
 	case kindToolResult:
-		r.method = aos.MethodToolCallResult
+		r.method = catalog.MethodToolCallResult
 	default:
-		r.method = aos.MethodMessage
+		r.method = catalog.MethodMessage
 	}
 	r.stepKey = stepKeys[r.method]
 	return r

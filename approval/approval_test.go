@@ -50,8 +50,7 @@ func newFixture(t *testing.T, o approval.Options, steps ...warden.Step) *fixture
 	if len(steps) == 0 {
 		steps = []warden.Step{{Name: "policy", Handler: asker(false)}}
 	}
-	dec := pipeline.New(warden.NewChain(warden.Allow, steps...), catalog.Views, st, nil)
-	dec.SetApprovals(m)
+	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, steps...), Views: catalog.Views, Store: st, Approvals: m})
 	return &fixture{st: st, m: m, dec: dec}
 }
 

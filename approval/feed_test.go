@@ -54,8 +54,7 @@ func TestChangeFeedWakes(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("the Manager did not subscribe to the store's change feed")
 	}
-	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: asker(false)}), catalog.Views, st, nil)
-	dec.SetApprovals(m)
+	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: asker(false)}), Views: catalog.Views, Store: st, Approvals: m})
 	ctx := context.Background()
 	stream, cancel, ok := m.Subscribe()
 	if !ok {

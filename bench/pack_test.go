@@ -44,7 +44,7 @@ func TestPolicyPack(t *testing.T) {
 	}
 	rec := &recorder{}
 	chain := warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})})
-	h := aos.NewHandler(pipeline.New(chain, catalog.Views, nil, rec), aos.Options{})
+	h := aos.NewHandler(pipeline.New(pipeline.Options{Chain: chain, Views: catalog.Views, Observer: rec}), aos.Options{})
 
 	raw, err := os.ReadFile("requests/tool_call.json")
 	if err != nil {

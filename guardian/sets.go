@@ -5,34 +5,31 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/pipeline"
-
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/hooks"
+	"github.com/wardenhq/warden/pipeline"
 	"github.com/wardenhq/warden/policy"
 )
 
 // The policy sets of a Guardian: the shared one and each tenant's, each
-// with its Decider and its shadow set; which one decides a caller's step,
+// with its pipeline and its shadow set; which one decides a caller's step,
 // and what the console and `warden check` read of them.
 
-// decider builds the set's Decider over the trace and async pool every set
-// shares.
-func (s *set) decider(store audit.Store, obs pipeline.Observer, filter audit.RecordFilter, pool *hooks.Pool, appr *approval.Manager) {
-	chain := warden.NewChain(s.def, warden.Step{Name: "policy", Kind: hooks.KindPolicy, Handler: s.engine})
-	s.dec = pipeline.New(chain, catalog.Views, store, obs)
-	s.dec.SetRouter(s.router.Chain)
-	s.dec.SetRecordFilter(filter)
-	s.dec.SetAsync(hooks.Async{Router: s.router, Pool: pool})
-	if appr != nil {
-		s.dec.SetApprovals(appr)
-	}
+// buildPipeline builds the set's pipeline: shared are the features every
+// set shares (the trace, its record filter, the approvals, the sessions'
+// labels, the observer); the set adds its chain and hook router, its async
+// hooks (run by pool, which every set shares) and its shadow set.
+func (s *set) buildPipeline(shared pipeline.Options, pool *hooks.Pool) {
+	o := shared
+	o.Chain = warden.NewChain(s.def, warden.Step{Name: "policy", Kind: hooks.KindPolicy, Handler: s.engine})
+	o.Router = s.router.Chain
+	o.Views = catalog.Views
+	o.Async = hooks.Async{Router: s.router, Pool: pool}
 	if s.shadow != nil {
-		s.dec.SetShadow(s.shadow)
+		o.Shadow = s.shadow
 	}
+	s.dec = pipeline.New(o)
 }
 
 // newShadow compiles a shadow set of the pack (unless left out), the

@@ -12,7 +12,6 @@ import (
 	"github.com/wardenhq/warden/approval"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/jsonstrict"
 )
@@ -56,7 +55,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, event string, payload []byte)
 	if err != nil {
 		return Result{}, fmt.Errorf("payload: %w", err)
 	}
-	if err := aos.CheckPayload(event, p); err != nil {
+	if err := catalog.CheckPayload(event, p); err != nil {
 		return Result{}, err
 	}
 	ev := &warden.Event{Name: event, Surface: warden.SurfaceHooks, Payload: p, Raw: payload}

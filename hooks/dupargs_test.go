@@ -35,7 +35,7 @@ func TestAttackDuplicateArgNamesDispatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, nil, nil)
+	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), Views: catalog.Views})
 	srv := httptest.NewServer(NewDispatcher(dec))
 	defer srv.Close()
 	dispatch := func(event, payload string) (int, string) {

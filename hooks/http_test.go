@@ -35,7 +35,7 @@ func remoteGuardian(t *testing.T) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, nil, nil)
+	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), Views: catalog.Views})
 	srv := httptest.NewServer(aos.NewHandler(dec, aos.Options{Logf: func(string, ...any) {}}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -63,8 +63,7 @@ func TestRemoteGuardianComposesIntoAOS(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := storetest.NewMem()
-	dec := pipeline.New(warden.NewChain(warden.Allow), catalog.Views, st, nil)
-	dec.SetRouter(r.Chain)
+	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow), Router: r.Chain, Views: catalog.Views, Store: st})
 	h := aos.NewHandler(dec, aos.Options{Logf: func(string, ...any) {}})
 	call := func(tool, value string) map[string]any {
 		body := `{"jsonrpc":"2.0","id":1,"method":"steps/toolCallRequest","params":{"toolCallRequest":{"executionId":"e","toolId":"` +

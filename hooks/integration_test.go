@@ -69,10 +69,9 @@ func dispatcherWith(t testing.TB, src string, workers, queue int, change func(*D
 		t.Fatal(err)
 	}
 	st := storetest.NewMem()
-	dec := pipeline.New(warden.NewChain(warden.Allow), catalog.Views, st, nil)
-	dec.SetRouter(r.Chain)
 	pool := NewPool(workers, queue, st)
-	dec.SetAsync(Async{Router: r, Pool: pool})
+	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow), Router: r.Chain, Views: catalog.Views, Store: st,
+		Async: Async{Router: r, Pool: pool}})
 	t.Cleanup(func() { pool.Close(context.Background()) })
 	return NewDispatcher(dec), st, pool, r
 }

@@ -43,7 +43,7 @@ func benchDecider(b *testing.B, trace string) *pipeline.Pipeline {
 		st = s
 	}
 	eng := policy.NewEngine(set, policy.Options{})
-	return pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), catalog.Views, st, nil)
+	return pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), Views: catalog.Views, Store: st})
 }
 
 // stdioSession connects a go-sdk client to the test server over pipes,

@@ -41,7 +41,7 @@ func testDecider(t testing.TB) (*pipeline.Pipeline, *memStore) {
 	}
 	eng := policy.NewEngine(set, policy.Options{})
 	st := storetest.NewMem()
-	return pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), catalog.Views, st, nil), st
+	return pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), Views: catalog.Views, Store: st}), st
 }
 
 // textOf returns the text of a tool result's first content.

@@ -64,5 +64,5 @@ func benchDeciderOn(b *testing.B, st audit.Store) *pipeline.Pipeline {
 		b.Fatal(err)
 	}
 	eng := policy.NewEngine(set, policy.Options{})
-	return pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), catalog.Views, st, nil)
+	return pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), Views: catalog.Views, Store: st})
 }

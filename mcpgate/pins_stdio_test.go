@@ -30,8 +30,7 @@ func TestStdioToolPinning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, st, nil)
-	dec.SetApprovals(m)
+	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), Views: catalog.Views, Store: st, Approvals: m})
 	c2gR, c2gW := io.Pipe()
 	g2cR, g2cW := io.Pipe()
 	g2sR, g2sW := io.Pipe()

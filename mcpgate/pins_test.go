@@ -86,8 +86,7 @@ func startPinnedSSE(t *testing.T, wait time.Duration, sse bool) *pinEnv {
 	eng := policy.NewEngine(set, policy.Options{})
 	e.m = approval.New(approval.Options{Store: e.st, Trace: e.st, Wait: wait})
 	t.Cleanup(e.m.Close)
-	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), catalog.Views, e.st, nil)
-	dec.SetApprovals(e.m)
+	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), Views: catalog.Views, Store: e.st, Approvals: e.m})
 	gw := NewHTTP(heldCore{dec, e.m}, map[string]config.Upstream{"everything": {Name: "everything", URL: up.URL}},
 		HTTPOptions{Timeout: 5 * time.Second, Logf: t.Logf, Pins: &Pins{Store: e.st, Logf: t.Logf}})
 	front := httptest.NewServer(gw)

@@ -166,7 +166,7 @@ func gateway2026(t *testing.T, upURL string, pins *Pins) (*HTTP, *memStore) {
 		t.Fatal(err)
 	}
 	st := storetest.NewMem()
-	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, st, nil)
+	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: policy.NewEngine(set, policy.Options{})}), Views: catalog.Views, Store: st})
 	return NewHTTP(dec, map[string]config.Upstream{"test": {Name: "test", URL: upURL}},
 		HTTPOptions{Timeout: 5 * time.Second, Logf: t.Logf, Pins: pins}), st
 }

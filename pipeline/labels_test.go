@@ -26,7 +26,7 @@ func labelling(v warden.Verdict, labels ...string) (warden.Handler, *[][]string)
 	}), &seen
 }
 
-func TestDeciderLabels(t *testing.T) {
+func TestPipelineLabels(t *testing.T) {
 	ctx := context.Background()
 	for _, tt := range []struct {
 		name    string
@@ -48,8 +48,7 @@ func TestDeciderLabels(t *testing.T) {
 					return d, err
 				})
 			}
-			d := New(warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: h}), nil, st, nil)
-			d.SetLabels(labels.NewCache(ls, 0, 0))
+			d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: h}), Store: st, Labels: labels.NewCache(ls, 0, 0)})
 			ev := func() *warden.Event {
 				return &warden.Event{Name: "steps/toolCallRequest", SessionID: "s1", Principal: warden.Principal{Tenant: "acme"},
 					Payload: map[string]any{}, Provenance: []warden.Provenance{{ID: "p1", Origin: warden.OriginExternal}}}
@@ -102,7 +101,7 @@ func TestDeciderLabels(t *testing.T) {
 	}
 }
 
-func TestDeciderLabelsFailClosed(t *testing.T) {
+func TestPipelineLabelsFailClosed(t *testing.T) {
 	ctx := context.Background()
 	h, _ := labelling(warden.Allow, "read_private")
 	for _, tt := range []struct {
@@ -114,8 +113,8 @@ func TestDeciderLabelsFailClosed(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			st := &memStore{}
-			d := New(warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: h}), nil, st, nil)
-			d.SetLabels(labels.NewCache(&labelstest.Mem{Err: tt.read, AddErr: tt.add}, 0, 0))
+			d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: h}), Store: st,
+				Labels: labels.NewCache(&labelstest.Mem{Err: tt.read, AddErr: tt.add}, 0, 0)})
 			out, _ := d.Decide(ctx, &warden.Event{Name: "e", SessionID: "s1", Payload: map[string]any{}})
 			if out.Verdict != warden.Deny || !slices.Contains(out.ReasonCodes, labels.CodeUnavailable) {
 				t.Fatalf("outcome %v %q", out.Verdict, out.ReasonCodes)
@@ -157,24 +156,27 @@ func (f shadowFunc) Shadow(ctx context.Context, ev *warden.Event, live *warden.O
 	return f(ctx, ev, live)
 }
 
-// TestDeciderReadsLabelsOnlyWhenUsed: a step no part of whose chain reads
+// TestPipelineReadsLabelsOnlyWhenUsed: a step no part of whose chain reads
 // session labels does not read them (over a fleet's store, a query a
 // step), and its record says so; a step that sets labels still adds only
 // the new ones; a shadow set or a chain that may read them makes the
-// Decider read them; a reload between the Decider's look and the chain's
+// Pipeline read them; a reload between the Pipeline's look and the chain's
 // run is caught and the step decided again, with its labels.
-func TestDeciderReadsLabelsOnlyWhenUsed(t *testing.T) {
+func TestPipelineReadsLabelsOnlyWhenUsed(t *testing.T) {
 	ctx := context.Background()
 	ev := func() *warden.Event {
 		return &warden.Event{Name: "steps/toolCallRequest", SessionID: "s1", Principal: warden.Principal{Tenant: "acme"}, Payload: map[string]any{}}
 	}
-	setup := func(h warden.Handler, have ...string) (*Pipeline, *labelstest.Mem, *memStore) {
+	setupShadow := func(h warden.Handler, sh Shadow, have ...string) (*Pipeline, *labelstest.Mem, *memStore) {
 		ls := &labelstest.Mem{M: map[[2]string][]string{{"acme", "s1"}: have}}
 		st := &memStore{}
-		d := New(warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: h}), nil, st, nil)
-		// Every read goes to the store, as over PostgreSQL.
-		d.SetLabels(labels.NewCache(ls, 0, time.Nanosecond))
+		d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: h}), Store: st, Shadow: sh,
+			// Every read goes to the store, as over PostgreSQL.
+			Labels: labels.NewCache(ls, 0, time.Nanosecond)})
 		return d, ls, st
+	}
+	setup := func(h warden.Handler, have ...string) (*Pipeline, *labelstest.Mem, *memStore) {
+		return setupShadow(h, nil, have...)
 	}
 
 	t.Run("unused: not read", func(t *testing.T) {
@@ -223,12 +225,11 @@ func TestDeciderReadsLabelsOnlyWhenUsed(t *testing.T) {
 	})
 	t.Run("a shadow set that may: read", func(t *testing.T) {
 		h := &labelBlind{}
-		d, ls, _ := setup(h, "read_private")
 		var shadowSaw []string
-		d.SetShadow(shadowFunc(func(_ context.Context, ev *warden.Event, _ *warden.Outcome) []warden.Result {
+		d, ls, _ := setupShadow(h, shadowFunc(func(_ context.Context, ev *warden.Event, _ *warden.Outcome) []warden.Result {
 			shadowSaw = ev.SessionLabels
 			return nil
-		}))
+		}), "read_private")
 		d.Decide(ctx, ev())
 		if ls.Reads() != 1 || !reflect.DeepEqual(shadowSaw, []string{"read_private"}) {
 			t.Fatalf("reads %d, the shadow saw %q", ls.Reads(), shadowSaw)

@@ -43,10 +43,10 @@ func (c *countObserver) Observe(ev *warden.Event, out *warden.Outcome, err error
 	}
 }
 
-func TestDeciderRecordsBeforeAnswering(t *testing.T) {
+func TestPipelineRecordsBeforeAnswering(t *testing.T) {
 	st := &memStore{}
 	obs := &countObserver{}
-	d := New(warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: fixed(warden.Decision{Verdict: warden.Modify, PolicyID: "m"})}), nil, st, obs)
+	d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: fixed(warden.Decision{Verdict: warden.Modify, PolicyID: "m"})}), Store: st, Observer: obs})
 	ev := &warden.Event{Name: "steps/message", Surface: warden.SurfaceAOS, RequestID: "7", SessionID: "s", Agent: warden.Agent{ID: "a"},
 		Payload: map[string]any{"x": 1.0}, Raw: []byte(`{"x":1}`)}
 	out, err := d.Decide(context.Background(), ev)
@@ -78,10 +78,10 @@ func TestDeciderRecordsBeforeAnswering(t *testing.T) {
 	}
 }
 
-func TestDeciderFailsClosedWhenTraceFails(t *testing.T) {
+func TestPipelineFailsClosedWhenTraceFails(t *testing.T) {
 	st := &memStore{err: errors.New("database or disk is full")}
 	obs := &countObserver{}
-	d := New(warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: fixed(warden.Decision{Verdict: warden.Allow})}), nil, st, obs)
+	d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: fixed(warden.Decision{Verdict: warden.Allow})}), Store: st, Observer: obs})
 	out, err := d.Decide(context.Background(), &warden.Event{Name: "e", Payload: map[string]any{}})
 	if !errors.Is(err, audit.ErrUnavailable) {
 		t.Fatalf("err = %v", err)
@@ -107,11 +107,10 @@ type asyncSeen struct{ evs []*warden.Event }
 
 func (a *asyncSeen) RunAsync(ev *warden.Event) { a.evs = append(a.evs, ev) }
 
-func TestDeciderRecordsThePrincipal(t *testing.T) {
+func TestPipelineRecordsThePrincipal(t *testing.T) {
 	st := &memStore{}
-	d := New(warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: fixed(warden.Decision{Verdict: warden.Modify, PolicyID: "m"})}), nil, st, nil)
 	as := &asyncSeen{}
-	d.SetAsync(as)
+	d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: fixed(warden.Decision{Verdict: warden.Modify, PolicyID: "m"})}), Store: st, Async: as})
 	ctx := warden.WithPrincipal(context.Background(), warden.Principal{Name: "agents", Tenant: "acme"})
 	if _, err := d.Decide(ctx, &warden.Event{Name: "steps/message", Payload: map[string]any{}}); err != nil {
 		t.Fatal(err)
@@ -145,7 +144,7 @@ func TestRecordNamesTheTool(t *testing.T) {
 			ev.Tool = warden.Tool{Name: "send_email", ID: "t-1"}
 		}
 	}
-	d := New(warden.NewChain(warden.Allow), views, st, nil)
+	d := New(Options{Chain: warden.NewChain(warden.Allow), Views: views, Store: st})
 	for _, name := range []string{"steps/toolCallRequest", "steps/message"} {
 		if _, err := d.Decide(context.Background(), &warden.Event{Name: name, Payload: map[string]any{}, Tool: warden.Tool{Name: "set by the surface"}}); err != nil {
 			t.Fatal(err)

@@ -15,7 +15,10 @@ type Shadow interface {
 	Shadow(ctx context.Context, ev *warden.Event, live *warden.Outcome) []warden.Result
 }
 
-// SetShadow sets the shadow set every decision is also recorded under (nil:
-// none). Shadow results are computed only for a Pipeline with a Store: they
-// exist for the trace. Call it before the Pipeline is used.
-func (d *Pipeline) SetShadow(s Shadow) { d.shadow = s }
+// runShadow is the shadow stage: the shadow set decides the event beside
+// the live chain (before an approval changes the live outcome), and its
+// results join the record. Shadow results exist for the trace: a Pipeline
+// without a Store has no shadow stage.
+func (p *Pipeline) runShadow(ctx context.Context, d *decision) {
+	d.recordResults(p.shadow.Shadow(ctx, d.ev, &d.out)...)
+}

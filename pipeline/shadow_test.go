@@ -29,7 +29,7 @@ func (s *fixedShadow) Shadow(_ context.Context, _ *warden.Event, live *warden.Ou
 // A shadow set's results are appended to the record, never to the outcome
 // answered, and the live verdict stands; without a trace the shadow set is
 // not asked.
-func TestDeciderRecordsShadowResults(t *testing.T) {
+func TestPipelineRecordsShadowResults(t *testing.T) {
 	tests := []struct {
 		name         string
 		live, shadow warden.Verdict
@@ -44,8 +44,7 @@ func TestDeciderRecordsShadowResults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			st := &memStore{}
 			sh := &fixedShadow{v: tt.shadow}
-			d := New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: fixed(warden.Decision{Verdict: tt.live, PolicyID: "live"})}), nil, st, nil)
-			d.SetShadow(sh)
+			d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: fixed(warden.Decision{Verdict: tt.live, PolicyID: "live"})}), Store: st, Shadow: sh})
 			out, err := d.Decide(context.Background(), &warden.Event{Name: "steps/message", Payload: map[string]any{}})
 			if err != nil || out.Verdict != tt.live {
 				t.Fatalf("outcome %v, %v; want the live %v", out.Verdict, err, tt.live)
@@ -70,8 +69,7 @@ func TestDeciderRecordsShadowResults(t *testing.T) {
 	}
 	t.Run("no trace", func(t *testing.T) {
 		sh := &fixedShadow{v: warden.Allow}
-		d := New(warden.NewChain(warden.Deny), nil, nil, nil)
-		d.SetShadow(sh)
+		d := New(Options{Chain: warden.NewChain(warden.Deny), Shadow: sh})
 		if out, _ := d.Decide(context.Background(), &warden.Event{Name: "x"}); out.Verdict != warden.Deny || sh.calls != 0 {
 			t.Fatalf("verdict %v, shadow calls %d", out.Verdict, sh.calls)
 		}

@@ -152,7 +152,7 @@ func TestOutage(t *testing.T) {
 				t.Errorf("Ready during the outage succeeded")
 			}
 			// The decision core turns the failure into a fail-closed deny.
-			d := pipeline.New(warden.NewChain(warden.Allow), nil, s, nil)
+			d := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow), Store: s})
 			out, _ := d.Decide(ctx, &warden.Event{Name: "steps/toolCallRequest", Surface: warden.SurfaceAOS})
 			if out.Verdict != warden.Deny || len(out.ReasonCodes) != 1 || out.ReasonCodes[0] != warden.CodeTraceUnavailable {
 				t.Errorf("Decide during the outage = %v %q, want deny trace_unavailable", out.Verdict, out.ReasonCodes)

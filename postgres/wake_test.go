@@ -27,8 +27,7 @@ func TestFleetWake(t *testing.T) {
 	ask := warden.HandlerFunc(func(context.Context, *warden.Event) (warden.Decision, error) {
 		return warden.Decision{Verdict: warden.Ask, Reason: "needs a human", PolicyID: "ask"}, nil
 	})
-	dec := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: ask}), catalog.Views, a, nil)
-	dec.SetApprovals(ma)
+	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: ask}), Views: catalog.Views, Store: a, Approvals: ma})
 	ctx := context.Background()
 	const trials = 5
 	var took []time.Duration
@@ -121,8 +120,7 @@ func TestFleetAOSRetry(t *testing.T) {
 	for i, st := range []*Store{a, b} {
 		ms[i] = approval.New(approval.Options{Store: st, Trace: st})
 		t.Cleanup(ms[i].Close)
-		decs[i] = pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: ask}), catalog.Views, st, nil)
-		decs[i].SetApprovals(ms[i])
+		decs[i] = pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: ask}), Views: catalog.Views, Store: st, Approvals: ms[i]})
 	}
 	step := func() *warden.Event {
 		return &warden.Event{Name: "steps/toolCallRequest", Surface: warden.SurfaceAOS, Payload: map[string]any{

@@ -371,7 +371,7 @@ func TestOutage(t *testing.T) {
 	url, port, stop := privateNATS(t, 0, sd)
 	name, subj := names(t, url)
 	s := openStore(t, t.TempDir())
-	d := pipeline.New(warden.NewChain(warden.Allow), nil, s, nil)
+	d := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow), Store: s})
 	p, _ := stream.New(s, stream.Options{URL: url, Stream: name, Subject: subj, Retry: 100 * time.Millisecond, Timeout: time.Second})
 	stopP := run(p)
 	defer stopP()

@@ -90,8 +90,7 @@ func NewCore(t testing.TB, src string) (Core, *storetest.Mem) {
 	st := storetest.NewMem()
 	m := approval.New(approval.Options{Store: st, Trace: st, Wait: time.Minute})
 	t.Cleanup(m.Close)
-	dec := pipeline.New(warden.NewChain(warden.Allow,
-		warden.Step{Name: "policy", Kind: "policy", Handler: policy.NewEngine(set, policy.Options{})}), catalog.Views, st, nil)
-	dec.SetApprovals(m)
+	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow,
+		warden.Step{Name: "policy", Kind: "policy", Handler: policy.NewEngine(set, policy.Options{})}), Views: catalog.Views, Store: st, Approvals: m})
 	return Core{dec, m}, st
 }

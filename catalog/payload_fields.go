@@ -1,10 +1,10 @@
-package aos
+package catalog
 
 import "strconv"
 
-// The validators check what the AOS spec requires of a method's params and
-// the type of every present field the views read. They build the field path
-// only when they fail, so a valid request costs no allocation here.
+// The field checks of the payload shapes (payload.go). They build the
+// field path only when they fail, so a valid payload costs no allocation
+// here.
 
 // jsonType names the JSON type of a decoded value for error messages.
 func jsonType(v any) string {
@@ -29,16 +29,16 @@ func path(parent, key string) string { return parent + "." + key }
 
 func index(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
 
-func wrongType(field, want string, got any) *fieldError {
-	return &fieldError{field, "expected " + want + ", got " + jsonType(got)}
+func wrongType(field, want string, got any) *ShapeError {
+	return &ShapeError{field, "expected " + want + ", got " + jsonType(got)}
 }
 
-func missing(parent, key string) *fieldError {
-	return &fieldError{parent, "missing " + key}
+func missing(parent, key string) *ShapeError {
+	return &ShapeError{parent, "missing " + key}
 }
 
 // wantObject checks that m[key] is an object (or absent, unless required).
-func wantObject(m map[string]any, parent, key string, required bool) (map[string]any, *fieldError) {
+func wantObject(m map[string]any, parent, key string, required bool) (map[string]any, *ShapeError) {
 	v, ok := m[key]
 	if !ok {
 		if required {
@@ -54,7 +54,7 @@ func wantObject(m map[string]any, parent, key string, required bool) (map[string
 }
 
 // wantArray checks that m[key] is an array (or absent, unless required).
-func wantArray(m map[string]any, parent, key string, required bool) ([]any, *fieldError) {
+func wantArray(m map[string]any, parent, key string, required bool) ([]any, *ShapeError) {
 	v, ok := m[key]
 	if !ok {
 		if required {
@@ -70,7 +70,7 @@ func wantArray(m map[string]any, parent, key string, required bool) ([]any, *fie
 }
 
 // wantString checks that m[key] is a string (or absent, unless required).
-func wantString(m map[string]any, parent, key string, required bool) *fieldError {
+func wantString(m map[string]any, parent, key string, required bool) *ShapeError {
 	v, ok := m[key]
 	if !ok {
 		if required {
@@ -85,7 +85,7 @@ func wantString(m map[string]any, parent, key string, required bool) *fieldError
 }
 
 // wantStrings checks the optional string members keys of m.
-func wantStrings(m map[string]any, parent string, keys ...string) *fieldError {
+func wantStrings(m map[string]any, parent string, keys ...string) *ShapeError {
 	for _, k := range keys {
 		if err := wantString(m, parent, k, false); err != nil {
 			return err
@@ -95,7 +95,7 @@ func wantStrings(m map[string]any, parent string, keys ...string) *fieldError {
 }
 
 // eachObject checks that every element of a is an object and runs f on it.
-func eachObject(a []any, field string, f func(o map[string]any, field string) *fieldError) *fieldError {
+func eachObject(a []any, field string, f func(o map[string]any, field string) *ShapeError) *ShapeError {
 	for i, v := range a {
 		o, ok := v.(map[string]any)
 		if !ok {
@@ -103,10 +103,10 @@ func eachObject(a []any, field string, f func(o map[string]any, field string) *f
 		}
 		if f != nil {
 			if err := f(o, ""); err != nil {
-				if err.field == "" {
-					err.field = index(field, i)
-				} else if err.field[0] == '.' {
-					err.field = index(field, i) + err.field
+				if err.Field == "" {
+					err.Field = index(field, i)
+				} else if err.Field[0] == '.' {
+					err.Field = index(field, i) + err.Field
 				}
 				return err
 			}
@@ -116,12 +116,12 @@ func eachObject(a []any, field string, f func(o map[string]any, field string) *f
 }
 
 // under makes a field error found with the relative parent "" absolute.
-func under(err *fieldError, parent string) *fieldError {
+func under(err *ShapeError, parent string) *ShapeError {
 	if err != nil {
-		if err.field == "" {
-			err.field = parent
-		} else if err.field[0] == '.' || err.field[0] == '[' {
-			err.field = parent + err.field
+		if err.Field == "" {
+			err.Field = parent
+		} else if err.Field[0] == '.' || err.Field[0] == '[' {
+			err.Field = parent + err.Field
 		}
 	}
 	return err
@@ -129,11 +129,11 @@ func under(err *fieldError, parent string) *fieldError {
 
 // checkAgent validates an Agent object (lenient: nothing is required).
 // Paths are built only on failure: field is joined by under.
-func checkAgent(a map[string]any, field string) *fieldError {
+func checkAgent(a map[string]any, field string) *ShapeError {
 	return under(checkAgentRel(a), field)
 }
 
-func checkAgentRel(a map[string]any) *fieldError {
+func checkAgentRel(a map[string]any) *ShapeError {
 	if err := wantStrings(a, "", "id", "name", "version", "description", "instructions", "url"); err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func checkAgentRel(a map[string]any) *fieldError {
 	if err != nil {
 		return err
 	}
-	return eachObject(tools, ".tools", func(t map[string]any, _ string) *fieldError {
+	return eachObject(tools, ".tools", func(t map[string]any, _ string) *ShapeError {
 		return wantStrings(t, "", "id", "name")
 	})
 }
@@ -163,11 +163,11 @@ func checkAgentRel(a map[string]any) *fieldError {
 // checkContext validates a StepContext. The spec requires agent, session,
 // turnId, stepId and timestamp; warden reads them when present and does not
 // reject a step for lacking them (hand-written agents often omit some).
-func checkContext(ctx map[string]any, field string) *fieldError {
+func checkContext(ctx map[string]any, field string) *ShapeError {
 	return under(checkContextRel(ctx), field)
 }
 
-func checkContextRel(ctx map[string]any) *fieldError {
+func checkContextRel(ctx map[string]any) *ShapeError {
 	agent, err := wantObject(ctx, "", "agent", false)
 	if err != nil {
 		return err
@@ -200,8 +200,8 @@ func checkContextRel(ctx map[string]any) *fieldError {
 }
 
 // checkParts validates an array of Part objects (text, file or data).
-func checkParts(parts []any, field string) *fieldError {
-	return eachObject(parts, field, func(p map[string]any, _ string) *fieldError {
+func checkParts(parts []any, field string) *ShapeError {
+	return eachObject(parts, field, func(p map[string]any, _ string) *ShapeError {
 		return wantStrings(p, "", "kind", "text")
 	})
 }

@@ -1,15 +1,82 @@
-package aos
+package catalog
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/jsonrpc"
 	"github.com/wardenhq/warden/jsonstrict"
 )
 
-// checkStep validates the params of a steps/* method.
-func checkStep(method string, params map[string]any) *fieldError {
+// Payload shapes: what the AOS spec requires of the payload of each AOS
+// event (a method's params), and the type of every present field the views
+// read. The AOS endpoint checks a request's params with them (reporting a
+// ShapeError as invalid params); every other way in — hook dispatch, eval,
+// the Go API — checks an event's payload with CheckPayload, so a malformed
+// step is refused on every surface alike.
+
+// A ShapeError names the field of a payload that is missing or has the
+// wrong type, and why.
+type ShapeError struct {
+	Field  string // e.g. params.toolCallRequest.inputs[1].name
+	Reason string // e.g. expected a string, got a number
+}
+
+// Error says what is wrong with the payload.
+func (e *ShapeError) Error() string { return "invalid payload: " + e.Field + ": " + e.Reason }
+
+// payloadShape says how an event's payload is checked.
+type payloadShape uint8
+
+const (
+	anyShape      payloadShape = iota // not an AOS event: only its tool arguments (CheckArgs)
+	stepShape                         // a steps/* method's params
+	protocolShape                     // protocols/MCP, protocols/A2A: the JSON-RPC message
+	a2aHookShape                      // an A2A hook method: the A2A JSON-RPC message
+)
+
+var payloadShapes = func() map[string]payloadShape {
+	m := map[string]payloadShape{MethodMCP: protocolShape, MethodA2A: protocolShape}
+	for _, s := range StepMethods {
+		m[s] = stepShape
+	}
+	for _, s := range A2AHookMethods {
+		m[s] = a2aHookShape
+	}
+	return m
+}()
+
+// CheckPayload validates the payload of an event decided outside the AOS
+// endpoint as the endpoint validates its params: a steps/* payload against
+// its method's schema; a protocols/MCP or protocols/A2A payload, or an A2A
+// hook method's, as the JSON-RPC message it is. Of other events, a hook
+// event's tool arguments sent as JSON text are held to the strict JSON
+// rules (CheckArgs). The error is a *ShapeError, or CheckArgs's.
+func CheckPayload(event string, payload map[string]any) error {
+	var fe *ShapeError
+	switch payloadShapes[event] {
+	case stepShape:
+		fe = CheckStepParams(event, payload)
+	case protocolShape:
+		fe = CheckProtocolMessage(event, payload, "payload")
+	case a2aHookShape:
+		fe = CheckProtocolMessage(MethodA2A, payload, "payload")
+	}
+	if fe != nil {
+		return fe
+	}
+	return CheckArgs(event, payload) // hook events' arguments as JSON text
+}
+
+// RequiredObject returns the object m[key]; parent names m in the error
+// when it is missing or not an object.
+func RequiredObject(m map[string]any, parent, key string) (map[string]any, *ShapeError) {
+	return wantObject(m, parent, key, true)
+}
+
+// CheckStepParams validates params, the params of the steps/* method
+// method (its event's payload).
+func CheckStepParams(method string, params map[string]any) *ShapeError {
 	ctx, err := wantObject(params, "params", "context", true)
 	if err != nil {
 		return err
@@ -41,7 +108,7 @@ func checkStep(method string, params map[string]any) *fieldError {
 	return nil
 }
 
-func eachString(a []any, field string) *fieldError {
+func eachString(a []any, field string) *ShapeError {
 	for i, v := range a {
 		if _, ok := v.(string); !ok {
 			return wrongType(index(field, i), "a string", v)
@@ -50,7 +117,7 @@ func eachString(a []any, field string) *fieldError {
 	return nil
 }
 
-func checkTrigger(params map[string]any) *fieldError {
+func checkTrigger(params map[string]any) *ShapeError {
 	const f = "params.trigger"
 	t, err := wantObject(params, "params", "trigger", true)
 	if err != nil {
@@ -73,7 +140,7 @@ func checkTrigger(params map[string]any) *fieldError {
 	return wantStrings(ev, f+".event", "type", "id")
 }
 
-func checkToolCallRequest(params map[string]any) *fieldError {
+func checkToolCallRequest(params map[string]any) *ShapeError {
 	const f = "params.toolCallRequest"
 	tcr, err := wantObject(params, "params", "toolCallRequest", true)
 	if err != nil {
@@ -89,7 +156,7 @@ func checkToolCallRequest(params map[string]any) *fieldError {
 	if err != nil {
 		return err
 	}
-	if err := eachObject(inputs, f+".inputs", func(in map[string]any, _ string) *fieldError {
+	if err := eachObject(inputs, f+".inputs", func(in map[string]any, _ string) *ShapeError {
 		if err := wantString(in, "", "name", true); err != nil {
 			return err
 		}
@@ -100,23 +167,27 @@ func checkToolCallRequest(params map[string]any) *fieldError {
 	return uniqueInputNames(inputs, f+".inputs")
 }
 
+// smallInputs is the input count up to which names are compared pairwise;
+// more are found with a map of folded names (as jsonstrict finds keys).
+const smallInputs = 16
+
 // uniqueInputNames refuses two inputs of one tool call with the same name,
 // or with names that differ only in case: the policies see one value per
 // name (tool.args), while the tool may use the other one. It is the rule
 // jsonstrict applies to the keys of a JSON object (and so to the argument
 // objects of MCP, ACS and the hooks), applied to a list of named values.
 // The inputs are objects with a string name (checked before).
-func uniqueInputNames(inputs []any, field string) *fieldError {
+func uniqueInputNames(inputs []any, field string) *ShapeError {
 	name := func(i int) string { return inputs[i].(map[string]any)["name"].(string) }
-	dup := func(i, j int) *fieldError {
+	dup := func(i, j int) *ShapeError {
 		a, b := name(j), name(i)
 		reason := fmt.Sprintf("duplicate input name %q (also %s)", b, index("inputs", j))
 		if a != b {
 			reason = fmt.Sprintf("input names %q (%s) and %q differ only in case", a, index("inputs", j), b)
 		}
-		return &fieldError{index(field, i) + ".name", reason}
+		return &ShapeError{index(field, i) + ".name", reason}
 	}
-	if len(inputs) <= smallObject {
+	if len(inputs) <= smallInputs {
 		for i := 1; i < len(inputs); i++ {
 			for j := 0; j < i; j++ {
 				if strings.EqualFold(name(j), name(i)) {
@@ -139,10 +210,10 @@ func uniqueInputNames(inputs []any, field string) *fieldError {
 
 // checkToolCallResult accepts both shapes: nested under
 // params.toolCallResult (schema, seed 000) and flat in params (spec §4.6).
-func checkToolCallResult(params map[string]any) *fieldError {
+func checkToolCallResult(params map[string]any) *ShapeError {
 	tr, f := params, "params"
 	if _, nested := params["toolCallResult"]; nested {
-		var err *fieldError
+		var err *ShapeError
 		if tr, err = wantObject(params, "params", "toolCallResult", true); err != nil {
 			return err
 		}
@@ -176,7 +247,7 @@ func checkToolCallResult(params map[string]any) *fieldError {
 	return nil
 }
 
-func checkMessageStep(params map[string]any) *fieldError {
+func checkMessageStep(params map[string]any) *ShapeError {
 	const f = "params.message"
 	m, err := wantObject(params, "params", "message", true)
 	if err != nil {
@@ -187,7 +258,7 @@ func checkMessageStep(params map[string]any) *fieldError {
 		return missing(f, "role")
 	}
 	if role != "user" && role != "agent" && role != "system" {
-		return &fieldError{f + ".role", "expected one of user, agent, system"}
+		return &ShapeError{f + ".role", "expected one of user, agent, system"}
 	}
 	content, err := wantArray(m, f, "content", true)
 	if err != nil {
@@ -204,7 +275,7 @@ func checkMessageStep(params map[string]any) *fieldError {
 		if err != nil {
 			return err
 		}
-		if err := eachObject(cs, "params."+k, func(s map[string]any, _ string) *fieldError {
+		if err := eachObject(cs, "params."+k, func(s map[string]any, _ string) *ShapeError {
 			return wantStrings(s, "", "kind", "id", "name", "url")
 		}); err != nil {
 			return err
@@ -213,7 +284,7 @@ func checkMessageStep(params map[string]any) *fieldError {
 	return nil
 }
 
-func checkKnowledge(params map[string]any) *fieldError {
+func checkKnowledge(params map[string]any) *ShapeError {
 	const f = "params.knowledgeStep"
 	ks, err := wantObject(params, "params", "knowledgeStep", true)
 	if err != nil {
@@ -233,14 +304,15 @@ func checkKnowledge(params map[string]any) *fieldError {
 	if err != nil {
 		return err
 	}
-	return eachObject(results, f+".results", func(r map[string]any, _ string) *fieldError {
+	return eachObject(results, f+".results", func(r map[string]any, _ string) *ShapeError {
 		return wantStrings(r, "", "id", "content", "mimeType")
 	})
 }
 
-// checkWrapper validates the AOS members around a wrapped protocol message:
-// an optional StepContext (or A2A from/to context) and reasoning.
-func checkWrapper(params map[string]any) *fieldError {
+// CheckWrapperParams validates the AOS members of params around the
+// protocol message they wrap (params.message, params.payload): an optional
+// StepContext (or A2A from/to context) and reasoning.
+func CheckWrapperParams(params map[string]any) *ShapeError {
 	if err := wantString(params, "params", "reasoning", false); err != nil {
 		return err
 	}
@@ -271,20 +343,22 @@ func checkWrapper(params map[string]any) *fieldError {
 	return nil
 }
 
-// checkProtocol validates a wrapped MCP or A2A message at field.
-func checkProtocol(method string, msg map[string]any, field string) *fieldError {
+// CheckProtocolMessage validates msg, the MCP or A2A JSON-RPC message of an
+// event of method (MethodMCP, MethodA2A); field names msg in the error
+// (params, params.message, payload).
+func CheckProtocolMessage(method string, msg map[string]any, field string) *ShapeError {
 	if err := wantString(msg, field, "method", false); err != nil {
 		return err
 	}
-	if method == MethodMCP && !isRPCMessage(msg) {
-		return &fieldError{field, "expected an MCP JSON-RPC message (jsonrpc, method, result or error)"}
+	if method == MethodMCP && !jsonrpc.LooksLikeMessage(msg) {
+		return &ShapeError{field, "expected an MCP JSON-RPC message (jsonrpc, method, result or error)"}
 	}
 	params, err := wantObject(msg, field, "params", false)
 	if err != nil {
 		return err
 	}
 	if method == MethodMCP {
-		if getStr(msg, "method") != "tools/call" {
+		if m, _ := msg["method"].(string); m != "tools/call" {
 			return nil
 		}
 		pf := field + ".params"
@@ -298,22 +372,22 @@ func checkProtocol(method string, msg map[string]any, field string) *fieldError 
 		return err
 	}
 	if params != nil {
-		return checkA2AParams(params, field+".params")
+		return CheckA2AParams(params, field+".params")
 	}
 	if _, isRPC := msg["method"]; !isRPC {
 		if r, ok := msg["result"].(map[string]any); ok {
 			return checkA2AMessage(r, field+".result")
 		}
-		if !isRPCMessage(msg) {
+		if !jsonrpc.LooksLikeMessage(msg) {
 			return checkA2AMessage(msg, field)
 		}
 	}
 	return nil
 }
 
-// checkA2AParams validates the params of an A2A request: the message of
-// message/send and message/stream.
-func checkA2AParams(params map[string]any, field string) *fieldError {
+// CheckA2AParams validates the params of an A2A request: the message of
+// message/send and message/stream. field names params in the error.
+func CheckA2AParams(params map[string]any, field string) *ShapeError {
 	m, err := wantObject(params, field, "message", false)
 	if err != nil {
 		return err
@@ -322,7 +396,7 @@ func checkA2AParams(params map[string]any, field string) *fieldError {
 }
 
 // checkA2AMessage validates the members of an A2A Message the views read.
-func checkA2AMessage(m map[string]any, field string) *fieldError {
+func checkA2AMessage(m map[string]any, field string) *ShapeError {
 	if err := wantString(m, field, "role", false); err != nil {
 		return err
 	}
@@ -331,27 +405,4 @@ func checkA2AMessage(m map[string]any, field string) *fieldError {
 		return err
 	}
 	return checkParts(parts, field+".parts")
-}
-
-// CheckPayload validates the payload of an AOS event decided outside the
-// AOS endpoint (hook dispatch, eval, the Go API) as the endpoint validates
-// its params, so a malformed step is refused on every surface alike: a
-// steps/* payload against its method's schema; a protocols/MCP or
-// protocols/A2A payload, or an A2A hook method's, as the JSON-RPC message
-// it is. Of other events, a hook event's tool arguments sent as JSON text
-// are held to the strict JSON rules (catalog.CheckArgs).
-func CheckPayload(event string, payload map[string]any) error {
-	var fe *fieldError
-	switch methodKinds[event] {
-	case kindStep:
-		fe = checkStep(event, payload)
-	case kindProtocol:
-		fe = checkProtocol(event, payload, "payload")
-	case kindA2AHook:
-		fe = checkProtocol(MethodA2A, payload, "payload")
-	}
-	if fe != nil {
-		return fmt.Errorf("invalid payload: %s: %s", fe.field, fe.reason)
-	}
-	return catalog.CheckArgs(event, payload) // hook events' arguments as JSON text
 }
