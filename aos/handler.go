@@ -24,10 +24,8 @@ import (
 	"log"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/jsonrpc"
@@ -104,7 +102,7 @@ func NewHandler(d warden.Core, opts Options) *Handler {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeJSON(w, http.StatusMethodNotAllowed, appendError(nil, nil,
+		jsonrpc.WriteJSON(w, http.StatusMethodNotAllowed, jsonrpc.AppendError(nil, nil,
 			invalidRequest("HTTP method %s not allowed: use POST", r.Method)))
 		return
 	}
@@ -116,7 +114,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			e = invalidRequest("body exceeds the limit of %d bytes%s", h.opts.MaxBody, mib(h.opts.MaxBody))
 			e.Data = map[string]any{"limit": h.opts.MaxBody}
 		}
-		writeJSON(w, http.StatusOK, appendError(nil, nil, e))
+		jsonrpc.WriteJSON(w, http.StatusOK, jsonrpc.AppendError(nil, nil, e))
 		return
 	}
 	buf := respPool.Get().(*[]byte)
@@ -126,7 +124,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	writeJSON(w, http.StatusOK, resp)
+	jsonrpc.WriteJSON(w, http.StatusOK, resp)
 	if cap(resp) <= maxPooledResponse { // Write does not keep resp (io.Writer)
 		*buf = resp[:0]
 	}
@@ -147,27 +145,6 @@ func mib(n int64) string {
 		return fmt.Sprintf(" (%d MiB)", n>>20)
 	}
 	return ""
-}
-
-// jsonHeaders are the values of the two headers of a JSON answer and the
-// digits of its length, in one allocation instead of three (Header.Set
-// allocates a slice for each value, strconv.Itoa the digits).
-type jsonHeaders struct {
-	vals   [2]string
-	digits [20]byte
-}
-
-func writeJSON(w http.ResponseWriter, status int, b []byte) {
-	hv := &jsonHeaders{}
-	n := strconv.AppendInt(hv.digits[:0], int64(len(b)), 10)
-	hv.vals = [2]string{"application/json", unsafe.String(&hv.digits[0], len(n))}
-	h := w.Header()
-	// The keys are canonical already; each value slice is capped at its
-	// length, so an append to one cannot write over the other.
-	h["Content-Type"] = hv.vals[0:1:1]
-	h["Content-Length"] = hv.vals[1:2:2]
-	w.WriteHeader(status)
-	w.Write(b)
 }
 
 // readBody reads the whole body, at most max bytes, sizing the buffer from
@@ -208,7 +185,7 @@ func (h *Handler) handle(ctx context.Context, body, buf []byte) (resp []byte) {
 	defer func() {
 		if r := recover(); r != nil {
 			h.opts.Logf("aos: panic handling a body: %v\n%s", r, debug.Stack())
-			resp = appendError(nil, nil, &Error{Code: CodeInternalError, Message: "internal error"})
+			resp = jsonrpc.AppendError(nil, nil, &Error{Code: CodeInternalError, Message: "internal error"})
 		}
 	}()
 	st := newParseState()
@@ -218,7 +195,7 @@ func (h *Handler) handle(ctx context.Context, body, buf []byte) (resp []byte) {
 		return parseFailure(err)
 	}
 	if batch && len(calls) == 0 {
-		return appendError(nil, nil, invalidRequest("empty batch"))
+		return jsonrpc.AppendError(nil, nil, invalidRequest("empty batch"))
 	}
 	if !batch {
 		if buf == nil {
@@ -266,15 +243,14 @@ func (h *Handler) handle(ctx context.Context, body, buf []byte) (resp []byte) {
 func parseFailure(err error) []byte {
 	var amb *jsonstrict.Error
 	if errors.As(err, &amb) {
-		return appendError(nil, nil, invalidRequest("%s", amb.Error()))
+		return jsonrpc.AppendError(nil, nil, invalidRequest("%s", amb.Error()))
 	}
-	var over *batchLimitError
+	var over *jsonrpc.BatchLimitError
 	if errors.As(err, &over) {
-		e := invalidRequest("%s", over.Error())
-		e.Data = map[string]any{"limit": over.limit, "name": "limits.batch"}
-		return appendError(nil, nil, e)
+		e := &Error{Code: CodeInvalidRequest, Message: over.Error(), Data: map[string]any{"limit": over.Limit, "name": "limits.batch"}}
+		return jsonrpc.AppendError(nil, nil, e)
 	}
-	return appendError(nil, nil, &Error{Code: CodeParseError, Message: "parse error: " + err.Error()})
+	return jsonrpc.AppendError(nil, nil, &Error{Code: CodeParseError, Message: "parse error: " + err.Error()})
 }
 
 // tooLarge is the answer to a body whose response grew past MaxResponse:
@@ -284,7 +260,7 @@ func (h *Handler) tooLarge(id []byte, decided, total int) []byte {
 	e := invalidRequest("the response exceeds the limit of %d bytes%s (limits.response_bytes); the first %d of %d requests were processed (decided and recorded), the rest were not: send fewer or smaller requests",
 		h.opts.MaxResponse, mib(h.opts.MaxResponse), decided, total)
 	e.Data = map[string]any{"limit": h.opts.MaxResponse, "name": "limits.response_bytes", "decided": decided}
-	return appendError(nil, id, e)
+	return jsonrpc.AppendError(nil, id, e)
 }
 
 // serve answers one request, appending its response to b; ok is false when
@@ -295,19 +271,19 @@ func (h *Handler) serve(ctx context.Context, c *call, b []byte) (out []byte, ok 
 	defer func() {
 		if r := recover(); r != nil {
 			h.opts.Logf("aos: panic serving a request: %v\n%s", r, debug.Stack())
-			out, ok = appendError(b[:mark], c.idRaw, &Error{Code: CodeInternalError, Message: "internal error"}), true
+			out, ok = jsonrpc.AppendError(b[:mark], c.idRaw, &Error{Code: CodeInternalError, Message: "internal error"}), true
 		}
 	}()
 	method, params, rerr := c.check()
 	if rerr != nil { // invalid requests are answered even without an id
-		return appendError(b, c.idRaw, rerr), true
+		return jsonrpc.AppendError(b, c.idRaw, rerr), true
 	}
 	if method == MethodPing {
 		return appendPing(b, c.idRaw, h.opts.Version, h.now()), c.hasID
 	}
 	ev, sh, rerr := h.decodeEvent(c, method, params)
 	if rerr != nil {
-		return appendError(b, c.idRaw, rerr), c.hasID
+		return jsonrpc.AppendError(b, c.idRaw, rerr), c.hasID
 	}
 	h.answers(ev)
 	o, err := h.d.Decide(ctx, ev)
@@ -323,7 +299,7 @@ func (h *Handler) serve(ctx context.Context, c *call, b []byte) (out []byte, ok 
 	out, err = appendResult(b, c, method, params, sh, &o)
 	if err != nil {
 		h.opts.Logf("aos: %s %q: encoding the modified request: %v", method, ev.RequestID, err)
-		return appendError(b[:mark], c.idRaw, &Error{Code: CodeInternalError,
+		return jsonrpc.AppendError(b[:mark], c.idRaw, &Error{Code: CodeInternalError,
 			Message: fmt.Sprintf("internal error: encoding the modified request: %v", err)}), true
 	}
 	return out, true

@@ -18,14 +18,7 @@ const (
 )
 
 // Error is a JSON-RPC error object, as answered on the wire.
-type Error struct {
-	Code    int            `json:"code"`
-	Message string         `json:"message"`
-	Data    map[string]any `json:"data,omitempty"`
-}
-
-// Error returns the message.
-func (e *Error) Error() string { return e.Message }
+type Error = jsonrpc.Error
 
 func invalidRequest(format string, args ...any) *Error {
 	return &Error{Code: CodeInvalidRequest, Message: "invalid request: " + fmt.Sprintf(format, args...)}
@@ -82,20 +75,12 @@ func (c *call) idText() string {
 	return ""
 }
 
-// batchLimitError is a batch with more entries than the limit: an invalid
-// request, found while parsing the entry past the limit, before any entry
-// is decided (and without building the rest).
-type batchLimitError struct{ limit int }
-
-func (e *batchLimitError) Error() string {
-	return fmt.Sprintf("batch exceeds the limit of %d entries (limits.batch)", e.limit)
-}
-
 // parseBody parses an HTTP body: one request object, or a batch (an array)
 // of them. batch reports the array form. Any syntax error anywhere is a
 // parse error for the whole body, as JSON-RPC 2.0 requires. A batch of more
-// than maxBatch entries (maxBatch > 0) fails with *batchLimitError as soon
-// as the entry past the limit begins: the text after it is not read.
+// than maxBatch entries (maxBatch > 0) fails with *jsonrpc.BatchLimitError
+// as soon as the entry past the limit begins: the text after it is not
+// read.
 //
 // The calls belong to st: they are valid until st is released.
 func (st *parseState) parseBody(body []byte, maxBatch int) (calls []*call, batch bool, err error) {
@@ -107,7 +92,7 @@ func (st *parseState) parseBody(body []byte, maxBatch int) (calls []*call, batch
 	if p.Peek() == '[' {
 		err := p.WalkArray(func() error {
 			if maxBatch > 0 && len(st.calls) == maxBatch {
-				return &batchLimitError{maxBatch}
+				return &jsonrpc.BatchLimitError{Limit: maxBatch}
 			}
 			c := &st.one
 			if len(st.calls) > 0 {
@@ -183,15 +168,11 @@ func (c *call) check() (method string, params map[string]any, rerr *Error) {
 	if !c.isObject {
 		return "", nil, invalidRequest("expected a JSON-RPC request object")
 	}
-	if c.hasID {
-		switch c.id.(type) {
-		case string, float64, nil:
-		default:
-			c.hasID, c.idRaw = false, nil // unusable: answer with id null
-			return "", nil, invalidRequest("id must be a string, a number or null")
-		}
+	if c.hasID && !jsonrpc.ValidID(c.id) {
+		c.hasID, c.idRaw = false, nil // unusable: answer with id null
+		return "", nil, invalidRequest("id must be a string, a number or null")
 	}
-	if s, ok := c.jsonrpc.(string); !ok || s != "2.0" {
+	if s, ok := c.jsonrpc.(string); !ok || s != jsonrpc.Version {
 		return "", nil, invalidRequest(`jsonrpc must be "2.0"`)
 	}
 	if !c.hasMethod {

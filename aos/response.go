@@ -3,10 +3,10 @@ package aos
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/wardenhq/warden/internal/jsonappend"
+	"github.com/wardenhq/warden/jsonrpc"
 
 	"github.com/wardenhq/warden"
 )
@@ -15,37 +15,9 @@ import (
 // is echoed byte for byte as the request wrote it, and only a modified
 // request's params go through encoding/json.
 
-var nullID = []byte("null")
-
-// appendHead starts a response: {"jsonrpc":"2.0","id":<id>,
-func appendHead(b, id []byte) []byte {
-	if id == nil {
-		id = nullID
-	}
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	return append(b, ',')
-}
-
-// appendError appends an error response.
-func appendError(b, id []byte, e *Error) []byte {
-	b = appendHead(b, id)
-	b = append(b, `"error":{"code":`...)
-	b = strconv.AppendInt(b, int64(e.Code), 10)
-	b = append(b, `,"message":`...)
-	b = appendString(b, e.Message)
-	if len(e.Data) > 0 {
-		if data, err := json.Marshal(e.Data); err == nil {
-			b = append(b, `,"data":`...)
-			b = append(b, data...)
-		}
-	}
-	return append(b, "}}"...)
-}
-
 // appendPing appends the answer to ping.
 func appendPing(b, id []byte, version string, now time.Time) []byte {
-	b = appendHead(b, id)
+	b = jsonrpc.AppendHead(b, id)
 	b = append(b, `"result":{"status":"connected","version":`...)
 	b = appendString(b, version)
 	b = append(b, `,"timestamp":"`...)
@@ -83,7 +55,7 @@ func Message(o *warden.Outcome) string {
 // changed payload where the payload came from.
 func appendResult(b []byte, c *call, method string, params map[string]any, sh shape, o *warden.Outcome) ([]byte, error) {
 	decision, _ := wireDecision(o.Verdict)
-	b = appendHead(b, c.idRaw)
+	b = jsonrpc.AppendHead(b, c.idRaw)
 	b = append(b, `"result":{"decision":"`...)
 	b = append(b, decision...)
 	b = append(b, `","message":`...)
@@ -134,17 +106,12 @@ func appendResult(b []byte, c *call, method string, params map[string]any, sh sh
 		if err != nil {
 			return b, err
 		}
-		b = append(b, `,"modifiedRequest":{"jsonrpc":"2.0","id":`...)
+		var id []byte
 		if c.hasID {
-			b = append(b, c.idRaw...)
-		} else {
-			b = append(b, nullID...)
+			id = c.idRaw
 		}
-		b = append(b, `,"method":`...)
-		b = appendString(b, method)
-		b = append(b, `,"params":`...)
-		b = append(b, p...)
-		b = append(b, '}')
+		b = append(b, `,"modifiedRequest":`...)
+		b = jsonrpc.AppendRequest(b, id, method, p)
 	}
 	return append(b, "}}"...), nil
 }

@@ -45,7 +45,10 @@ func parseResponse(body []byte, id string) (*result, error) {
 		return nil, fmt.Errorf("answer id %s does not match request id %q", webhook.Excerpt(resp.ID), id)
 	}
 	if len(resp.Error) > 0 && !bytes.Equal(resp.Error, []byte("null")) {
-		var e jsonrpc.Error
+		var e struct { // data, of any type, is not read
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		}
 		if json.Unmarshal(resp.Error, &e) != nil {
 			return nil, fmt.Errorf("remote guardian error: malformed error object: %s", webhook.Excerpt(resp.Error))
 		}

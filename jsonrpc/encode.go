@@ -24,14 +24,14 @@ func AppendHead(b, id []byte) []byte {
 
 // AppendError appends the error response e to id (nil: null):
 // {"jsonrpc":"2.0","id":ID,"error":{"code":C,"message":M,"data":D}},
-// data left out when nil or when it does not encode.
+// data left out when empty or when it does not encode.
 func AppendError(b, id []byte, e *Error) []byte {
 	b = AppendHead(b, id)
 	b = append(b, `"error":{"code":`...)
 	b = strconv.AppendInt(b, int64(e.Code), 10)
 	b = append(b, `,"message":`...)
 	b = jsonappend.String(b, e.Message)
-	if e.Data != nil {
+	if len(e.Data) > 0 {
 		mark := len(b)
 		b = append(b, `,"data":`...)
 		var err error

@@ -9,13 +9,14 @@ import (
 // Version is the value of the "jsonrpc" member of every message.
 const Version = "2.0"
 
-// Error is a JSON-RPC error object. Data, when not nil, is the data
-// member: any value that encodes (an object for most errors; A2A 1.0
-// answers carry a list of ErrorInfo details).
+// Error is a JSON-RPC error object. Data, when not empty, is the data
+// member: an object, as every error warden builds has (an answer whose
+// data is another value, such as A2A 1.0's list of ErrorInfo details, is
+// encoded by ErrorResponse).
 type Error struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
+	Code    int            `json:"code"`
+	Message string         `json:"message"`
+	Data    map[string]any `json:"data,omitempty"`
 }
 
 // Error returns the message.

@@ -73,7 +73,7 @@ func TestEncodings(t *testing.T) {
 			`{"jsonrpc":"2.0","id":1.50,"error":{"code":-32602,"message":"invalid params: \u003cx\u003e","data":{"field":"x","limit":4}}}`},
 		{"AppendError without id or data", AppendError([]byte("x"), nil, &Error{Code: CodeInternal, Message: "internal error"}),
 			`x{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}`},
-		{"AppendError with data that does not encode", AppendError(nil, []byte(`"a"`), &Error{Code: 1, Message: "m", Data: func() {}}),
+		{"AppendError with data that does not encode", AppendError(nil, []byte(`"a"`), &Error{Code: 1, Message: "m", Data: map[string]any{"f": func() {}}}),
 			`{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"m"}}`},
 		{"AppendRequest", AppendRequest(nil, []byte(`"r1"`), "tools/call", []byte(`{"a":1}`)),
 			`{"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{"a":1}}`},
