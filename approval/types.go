@@ -46,7 +46,7 @@ func NewID() string {
 // decides it or it expires.
 type ApprovalState string
 
-// The approval states (CONTRACT §11).
+// The approval states (docs/approvals.md).
 const (
 	ApprovalPending  ApprovalState = "pending"
 	ApprovalApproved ApprovalState = "approved"
@@ -55,7 +55,7 @@ const (
 )
 
 // Approval is a step a policy or hook asked a human about (decision ask),
-// as the store keeps it and /api/approvals gives it (CONTRACT §11).
+// as the store keeps it and /api/approvals gives it (docs/approvals.md).
 type Approval struct {
 	ID      string        `json:"id"`
 	State   ApprovalState `json:"state"`
@@ -122,18 +122,24 @@ type ApprovalQuery struct {
 	// After is an approval id: the listing continues after it (paging);
 	// an unknown id is ErrUnknownCursor.
 	After string
-	// Limit bounds the answer; <= 0 means 100, more than 1000 means 1000
-	// (EffectiveLimit).
+	// Limit bounds the answer; <= 0 means DefaultListLimit, more than
+	// MaxListLimit means MaxListLimit (EffectiveLimit).
 	Limit int
 }
 
-// EffectiveLimit is how many approvals a store lists for q: q.Limit, 100
-// when it is <= 0, at most 1000.
+// Bounds of a listing (ApprovalQuery.Limit).
+const (
+	DefaultListLimit = 100
+	MaxListLimit     = 1000
+)
+
+// EffectiveLimit is how many approvals a store lists for q: q.Limit,
+// DefaultListLimit when it is <= 0, at most MaxListLimit.
 func (q ApprovalQuery) EffectiveLimit() int {
 	if q.Limit <= 0 {
-		return 100
+		return DefaultListLimit
 	}
-	return min(q.Limit, 1000)
+	return min(q.Limit, MaxListLimit)
 }
 
 // Errors of an ApprovalStore.
@@ -145,8 +151,8 @@ var (
 	ErrApprovalDecided = errors.New("warden: approval already decided or expired")
 )
 
-// ApprovalStore keeps approvals durably, beside the trace (the SQLite trace
-// implements it; storetest.RunApprovals is its contract). Every state change
+// ApprovalStore keeps approvals durably, beside the trace (Rules, over each
+// backend's Rows; storetest.RunApprovals is its contract). Every state change
 // is a compare-and-set on the stored state, so two replicas or two approvers
 // can never both decide one approval. Times are kept in UTC, to the
 // microsecond. An approval is expired when its Expires is before the time at

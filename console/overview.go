@@ -21,7 +21,7 @@ type Instances interface {
 const overviewTop = 8
 
 // maxOverviewApprovals bounds the approvals the pending chart reads.
-const maxOverviewApprovals = 1000
+const maxOverviewApprovals = approval.MaxListLimit
 
 // overviewData is the overview page.
 type overviewData struct {

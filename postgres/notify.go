@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/wardenhq/warden/internal/tracesql"
 )
 
 // Wake-ups across replicas use PostgreSQL's LISTEN/NOTIFY
@@ -57,13 +59,11 @@ var processToken = func() string {
 // Stores of every process (a Store's address is unique while it lives).
 func (s *Store) origin() string { return fmt.Sprintf("%s.%p", processToken, s) }
 
-// notifyApprovals sends, in tx, one notification per approval id changed.
-func (s *Store) notifyApprovals(ctx context.Context, tx pgx.Tx, ids ...string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	_, err := tx.Exec(ctx, `SELECT pg_notify(`+channelSQL+`, $1 || ' ' || id) FROM unnest($2::text[]) AS id`,
-		pgArgs(s.origin(), ids)...)
+// notifyApprovals sends, in the transaction db, one notification per
+// approval id changed.
+func (s *Store) notifyApprovals(ctx context.Context, db tracesql.RowDB, ids []string) error {
+	_, err := db.Exec(ctx, "notify approvals", `SELECT pg_notify(`+channelSQL+`, $1 || ' ' || id)
+		FROM unnest($2::text[]) AS id`, s.origin(), ids)
 	return err
 }
 

@@ -102,6 +102,8 @@ var (
 // uses. Several Stores, in one process or many, may write one database: they
 // share one order and one hash chain.
 type Store struct {
+	approvals // the approval.ApprovalStore (approvals.go)
+
 	pool *pgxpool.Pool
 	opts Options
 
@@ -120,7 +122,7 @@ type Store struct {
 	headHash  []byte
 	headKnown bool
 
-	labels labelReader // the session label reads waiting (labelread.go)
+	labels labelReader // the session label reads waiting (labels.go)
 
 	// chainKey is the key records are chained under (nil when ReadOnly);
 	// keyed chains with it, on the writer goroutine.
@@ -194,6 +196,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{pool: pool, opts: opts, done: make(chan struct{})}
+	s.approvals = newApprovals(s)
 	if opts.ReadOnly {
 		close(s.done)
 		return s, nil

@@ -57,7 +57,7 @@ func approvalsRoutes(mux *http.ServeMux, m *approval.Manager) {
 // newest first, {"approvals": [...], "next_cursor": "..."}.
 func listApprovals(w http.ResponseWriter, r *http.Request, m *approval.Manager) {
 	q := r.URL.Query()
-	aq := approval.ApprovalQuery{Session: q.Get("session"), After: q.Get("after"), Limit: 100,
+	aq := approval.ApprovalQuery{Session: q.Get("session"), After: q.Get("after"), Limit: approval.DefaultListLimit,
 		Tenant: warden.PrincipalFrom(r.Context()).Tenant}
 	if s := q.Get("state"); s != "" {
 		switch st := approval.ApprovalState(s); st {
@@ -70,8 +70,8 @@ func listApprovals(w http.ResponseWriter, r *http.Request, m *approval.Manager) 
 	}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 1000 {
-			httpError(w, http.StatusBadRequest, fmt.Sprintf("limit: expected an integer in 1..1000, got %q", s))
+		if err != nil || n < 1 || n > approval.MaxListLimit {
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("limit: expected an integer in 1..%d, got %q", approval.MaxListLimit, s))
 			return
 		}
 		aq.Limit = n
@@ -174,7 +174,7 @@ func streamApprovals(w http.ResponseWriter, r *http.Request, m *approval.Manager
 		return
 	}
 	defer cancel()
-	pending, err := m.List(r.Context(), approval.ApprovalQuery{State: approval.ApprovalPending, Tenant: tenant, Limit: 1000})
+	pending, err := m.List(r.Context(), approval.ApprovalQuery{State: approval.ApprovalPending, Tenant: tenant, Limit: approval.MaxListLimit})
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "listing approvals: "+err.Error())
 		return

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/internal/tracesql"
 
 	"github.com/wardenhq/warden/storetest"
 )
@@ -201,7 +202,7 @@ func TestApprovalPlans(t *testing.T) {
 		args       []any
 		index      string
 	}{
-		{"Approval", `SELECT ` + approvalCols + ` FROM approvals WHERE id = ?`, []any{"x"}, "approvals_id"},
+		{"Approval", `SELECT ` + tracesql.ApprovalCols + ` FROM approvals WHERE id = ?`, []any{"x"}, "approvals_id"},
 		{"UseApproval", `UPDATE approvals SET used_at = ?, used_record_id = ?
 			WHERE id = (SELECT id FROM approvals
 				WHERE key = ? AND state = 'approved' AND used_at = 0 AND decided_at >= ?

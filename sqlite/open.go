@@ -149,6 +149,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		chainKey: key,
 		keyed:    tracehash.NewKeyed(key),
 	}
+	s.approvals = newApprovals(s)
 	if err := s.connect(); err != nil {
 		return fail(err)
 	}
@@ -225,6 +226,7 @@ func OpenReadOnly(dir string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{dir: abs, rdb: rdb, rblobs: rblobs, closed: true}
+	s.approvals = newApprovals(s)
 	return s, nil
 }
 
@@ -232,7 +234,7 @@ func OpenReadOnly(dir string) (*Store, error) {
 // up to this much of the database file (it caps it at its own limit, just
 // under 2 GiB) and reads those pages without a read system call. A scan of
 // every row — a filter no record matches — of 1,000,000 records then takes
-// ~80–170 ms instead of ~180–330 ms (docs/BENCHMARKS.md, issue 9). The
+// ~80–170 ms instead of ~180–330 ms (docs/BENCHMARKS.md). The
 // writer does not map: only reads use it, and only the scans (rdb): a read
 // transaction that starts after a commit unmaps the whole file and faults
 // its pages back in, which costs a point read (an ACS session each step)

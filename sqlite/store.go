@@ -108,6 +108,8 @@ func (s *Store) pointReader() *sql.DB {
 
 // Store is the SQLite trace store. It is safe for concurrent use.
 type Store struct {
+	approvals // the approval.ApprovalStore (approvals.go)
+
 	dir    string
 	rdb    *sql.DB   // read-only connections for Scan
 	rblobs *blobFile // the blob file, for Scan
@@ -160,7 +162,7 @@ type Store struct {
 	// operations hold mu's R lock, so Close waits for them before it
 	// closes adb.
 	adb *sql.DB
-	acs acsStmts // the ACS methods' prepared statements (acsstmt.go)
+	acs acsStmts // the ACS session read, prepared (acs.go)
 	// txMu is held around every write transaction of this process (the
 	// record writer's batches, with their ACS calls, the pruner's deletes,
 	// approvals, ACS sessions), so they take turns in Go instead of colliding on SQLite's

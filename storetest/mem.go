@@ -19,6 +19,8 @@ import (
 // a full disk would. It is a approval.ApprovalStore (memapprovals.go) and a
 // acsstate.Store (memacs.go) too.
 type Mem struct {
+	approvals // the approval.ApprovalStore (memapprovals.go)
+
 	d      *memData
 	mu     sync.Mutex
 	closed bool
@@ -31,7 +33,7 @@ type memData struct {
 	mu   sync.Mutex
 	recs []audit.Record           // in recording order
 	gen  int                      // bumped by Reset
-	appr *memApprovals            // memapprovals.go; nil until first used
+	appr *memApprovals            // memapprovals.go; made by newMem
 	acs  *memACS                  // memacs.go; nil until first used
 	lbl  map[memLabelKey][]string // memlabels.go; nil until first used
 	bom  *memAgBOM                // memagbom.go; nil until first used
@@ -41,10 +43,10 @@ type memData struct {
 var _ audit.Store = (*Mem)(nil)
 
 // NewMem returns an empty store.
-func NewMem() *Mem { return &Mem{d: &memData{}} }
+func NewMem() *Mem { return newMem(&memData{}) }
 
 // Reopen returns a new handle on m's records, as reopening a database would.
-func (m *Mem) Reopen() *Mem { return &Mem{d: m.d} }
+func (m *Mem) Reopen() *Mem { return newMem(m.d) }
 
 // Record keeps a copy of r.
 func (m *Mem) Record(ctx context.Context, r *audit.Record) error {

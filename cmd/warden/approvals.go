@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -99,7 +100,7 @@ func cmdApprovals(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 }
 
 func listApprovalsCmd(ctx context.Context, c apiClient, state, output string, stdout, stderr io.Writer) int {
-	q := url.Values{"limit": {"1000"}}
+	q := url.Values{"limit": {strconv.Itoa(approval.MaxListLimit)}}
 	if state != "all" {
 		q.Set("state", state)
 	}
