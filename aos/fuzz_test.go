@@ -3,12 +3,9 @@ package aos
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/wardenhq/warden/internal/payload"
@@ -17,7 +14,6 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
-	"github.com/wardenhq/warden/jsonstrict"
 )
 
 // fuzzSeeds are the seed examples plus hand-picked error and edge cases.
@@ -71,7 +67,7 @@ func FuzzDecode(f *testing.F) {
 	guard := warden.HandlerFunc(func(_ context.Context, ev *warden.Event) (warden.Decision, error) {
 		return verdictFor(ev), nil
 	})
-	d := pipeline.New(warden.NewChain(warden.Allow, warden.Step{Name: "fuzz", Handler: guard}), catalog.Views, nil, nil)
+	d := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "fuzz", Handler: guard}), Views: catalog.Views})
 	// One handler for all inputs (a worker runs them one at a time): its
 	// correlation caches persist across inputs, as in a server.
 	var panicked string
@@ -92,68 +88,6 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("response is not an object or array: %q", resp)
 		}
 	})
-}
-
-// FuzzParse checks the parser against encoding/json: same verdict on
-// validity, same decoded value.
-func FuzzParse(f *testing.F) {
-	for _, s := range fuzzSeeds(f) {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if msg := differential(b); msg != "" {
-			t.Fatal(msg)
-		}
-	})
-}
-
-// differential parses b with the parser and encoding/json and says how
-// they disagree ("" when they agree). The parser refuses what readers would
-// read differently (duplicate keys, keys differing only in case, invalid
-// UTF-8, lone surrogates) exactly when jsonstrict does so — with the same
-// message when both name a key problem (jsonstrict reports a key problem
-// before an encoding one, the parser the first in the text) — and
-// otherwise decodes as encoding/json does.
-func differential(b []byte) string {
-	p := &parser{s: string(b)}
-	got, err := p.value()
-	if err == nil {
-		err = p.end()
-	}
-	var amb *ambiguityError
-	var jerr *jsonstrict.Error
-	serr := jsonstrict.Check(b)
-	isKey := func(msg string) bool {
-		return strings.HasPrefix(msg, "duplicate key") || strings.HasPrefix(msg, "keys ")
-	}
-	if errors.As(err, &amb) || errors.As(serr, &jerr) {
-		if !errors.As(err, &amb) || !errors.As(serr, &jerr) || isKey(amb.msg) && isKey(jerr.Msg) && amb.Error() != serr.Error() {
-			return fmt.Sprintf("%q: parser %v, jsonstrict %v", b, err, serr)
-		}
-		return ""
-	}
-	var want any
-	werr := json.Unmarshal(b, &want)
-	if (err == nil) != (werr == nil) {
-		if werr != nil && strings.Contains(werr.Error(), "exceeded max depth") {
-			return ""
-		}
-		return fmt.Sprintf("%q: parser error %v, encoding/json error %v", b, err, werr)
-	}
-	if err == nil && !reflect.DeepEqual(got, want) {
-		return fmt.Sprintf("%q: parser %#v, encoding/json %#v", b, got, want)
-	}
-	return ""
-}
-
-// TestParseMatchesEncodingJSON runs the differential check on the seeds.
-func TestParseMatchesEncodingJSON(t *testing.T) {
-	for _, b := range append(fuzzSeeds(t), []byte(`"\ud800\udc00\ud800x\u0000\/"`), []byte(`-0.5e-3`), []byte(`01`), []byte(`1.`),
-		[]byte(`{"a":1,"a":2}`), []byte(`{"p":{"x":[{"Name":1,"name":2}]}}`), []byte("\"\xed\xa0\x80\"")) {
-		if msg := differential(b); msg != "" {
-			t.Error(msg)
-		}
-	}
 }
 
 // TestFuzzCorpus writes the seeds to testdata/fuzz/FuzzDecode with -update,
