@@ -3,187 +3,168 @@ package storetest
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/wardenhq/warden/agbom"
 )
 
-// Mem is also an in-memory agbom.Store with the SQLite store's
-// semantics (TestMemAgBOM runs RunAgBOM against it): times in UTC to the
-// microsecond, every change atomic under one mutex, the data outliving
-// Close (Reopen sees it) while the changing methods fail after Close.
+// Mem is also an in-memory agbom.Store: agbom.Rules over rows in maps
+// (TestMemAgBOM runs RunAgBOM against it), every change atomic under one
+// mutex, the data outliving Close (Reopen sees it) while the changes fail
+// after Close.
 
 var _ agbom.Store = (*Mem)(nil)
 
-// memAgBOM are a Mem's AgBOMs, by tenant + "\x00" + agent, and its pins by
-// server then tool name; under memData.mu.
+// memAgBOM are a Mem's AgBOM rows: components by agent (tenant, id) then
+// id, pins by server then name; under memData.mu.
 type memAgBOM struct {
-	agents map[string]map[string]agbom.StoredComponent
+	agents map[[2]string]map[string]agbom.StoredComponent
 	pins   map[string]map[string]agbom.ToolPin
 }
 
-func agentKey(tenant, agent string) string { return tenant + "\x00" + agent }
+// memBOMRows is a Mem's agbom.Rows.
+type memBOMRows struct{ m *Mem }
 
-func (m *Mem) bomLocked() *memAgBOM {
-	if m.d.bom == nil {
-		m.d.bom = &memAgBOM{agents: map[string]map[string]agbom.StoredComponent{}, pins: map[string]map[string]agbom.ToolPin{}}
-	}
-	return m.d.bom
-}
-
-// lockAgBOM locks m's data for a change; it fails after Close.
-func (m *Mem) lockAgBOM(ctx context.Context) (*memAgBOM, func(), error) {
-	unlock, err := m.lockData(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	return m.bomLocked(), unlock, nil
-}
-
-// UpdateAgBOM applies u atomically (see agbom.Store).
-func (m *Mem) UpdateAgBOM(ctx context.Context, u *agbom.Update) error {
-	if err := u.Check(); err != nil {
-		return err
-	}
-	b, unlock, err := m.lockAgBOM(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	key := agentKey(u.Tenant, u.Agent)
-	old := b.agents[key]
-	next := make(map[string]agbom.StoredComponent, len(old)+len(u.Put))
-	for id, c := range old {
-		if !(u.Replace && c.Source == u.Source) {
-			next[id] = c
+// do runs fn holding m's data locked, unless ctx is done or, for a
+// change, m is closed.
+func (r memBOMRows) do(ctx context.Context, change bool, fn func(b *memAgBOM) error) error {
+	if change {
+		unlock, err := r.m.lockData(ctx)
+		if err != nil {
+			return err
 		}
+		defer unlock()
+	} else if err := ctx.Err(); err != nil {
+		return err
+	} else {
+		r.m.d.mu.Lock()
+		defer r.m.d.mu.Unlock()
 	}
-	for _, id := range u.Remove {
-		delete(next, id)
+	if r.m.d.bom == nil {
+		r.m.d.bom = &memAgBOM{agents: map[[2]string]map[string]agbom.StoredComponent{}, pins: map[string]map[string]agbom.ToolPin{}}
 	}
-	for _, c := range u.Put {
-		c.Source, c.Updated = u.Source, usTime(u.At)
-		c.Doc = bytes.Clone(c.Doc)
-		next[c.ID] = c
-	}
-	if len(next) > agbom.MaxComponents {
-		return fmt.Errorf("%w: agent %q would have %d components (at most %d)", agbom.ErrFull, u.Agent, len(next), agbom.MaxComponents)
-	}
-	if old == nil && len(next) > 0 && len(b.agents) >= agbom.MaxAgents {
-		return fmt.Errorf("%w: %d agents have an AgBOM (at most %d)", agbom.ErrFull, len(b.agents), agbom.MaxAgents)
-	}
-	if len(next) == 0 {
-		delete(b.agents, key)
+	return fn(r.m.d.bom)
+}
+
+// Components implements agbom.Rows.
+func (r memBOMRows) Components(ctx context.Context, tenant, agent string) (out []agbom.StoredComponent, err error) {
+	err = r.do(ctx, false, func(b *memAgBOM) error {
+		for _, c := range b.agents[[2]string{tenant, agent}] {
+			c.Doc = bytes.Clone(c.Doc)
+			out = append(out, c)
+		}
 		return nil
-	}
-	b.agents[key] = next
-	return nil
+	})
+	return out, err
 }
 
-// AgBOM returns the agent's components ordered by id, or agbom.ErrNoAgBOM.
-func (m *Mem) AgBOM(ctx context.Context, tenant, agent string) ([]agbom.StoredComponent, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	m.d.mu.Lock()
-	defer m.d.mu.Unlock()
-	cs, ok := m.bomLocked().agents[agentKey(tenant, agent)]
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", agbom.ErrNoAgBOM, agent)
-	}
-	out := make([]agbom.StoredComponent, 0, len(cs))
-	for _, c := range cs {
-		c.Doc = bytes.Clone(c.Doc)
-		out = append(out, c)
-	}
-	slices.SortFunc(out, func(a, b agbom.StoredComponent) int { return strings.Compare(a.ID, b.ID) })
-	return out, nil
-}
-
-// AgBOMAgents lists the agents with an AgBOM (see agbom.Store).
-func (m *Mem) AgBOMAgents(ctx context.Context, tenant string, all bool, limit int) ([]agbom.Agent, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		limit = agbom.MaxAgents
-	}
-	m.d.mu.Lock()
-	defer m.d.mu.Unlock()
-	var out []agbom.Agent
-	for key, cs := range m.bomLocked().agents {
-		t, id, _ := strings.Cut(key, "\x00")
-		if !all && t != tenant {
-			continue
-		}
-		a := agbom.Agent{Tenant: t, ID: id, Components: len(cs)}
-		for _, c := range cs {
-			if c.Updated.After(a.Updated) {
-				a.Updated = c.Updated
+// Agents implements agbom.Rows: all of them.
+func (r memBOMRows) Agents(ctx context.Context, tenant string, all bool, _ int) (out []agbom.Agent, err error) {
+	err = r.do(ctx, false, func(b *memAgBOM) error {
+		for k, cs := range b.agents {
+			a := agbom.Agent{Tenant: k[0], ID: k[1], Components: len(cs)}
+			for _, c := range cs {
+				if c.Updated.After(a.Updated) {
+					a.Updated = c.Updated
+				}
+			}
+			if all || a.Tenant == tenant {
+				out = append(out, a)
 			}
 		}
-		out = append(out, a)
-	}
-	slices.SortFunc(out, func(a, b agbom.Agent) int {
-		if c := strings.Compare(a.Tenant, b.Tenant); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
-}
-
-// ToolPins returns the server's pins ordered by name.
-func (m *Mem) ToolPins(ctx context.Context, server string) ([]agbom.ToolPin, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	m.d.mu.Lock()
-	defer m.d.mu.Unlock()
-	ps := m.bomLocked().pins[server]
-	out := make([]agbom.ToolPin, 0, len(ps))
-	for _, p := range ps {
-		p.InputSchema = bytes.Clone(p.InputSchema)
-		out = append(out, p)
-	}
-	slices.SortFunc(out, func(a, b agbom.ToolPin) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
-}
-
-// PinTools creates, replaces and drops the server's pins atomically.
-func (m *Mem) PinTools(ctx context.Context, server string, put []agbom.ToolPin, remove []string) error {
-	if err := agbom.CheckToolPins(server, put); err != nil {
-		return err
-	}
-	b, unlock, err := m.lockAgBOM(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	next := make(map[string]agbom.ToolPin, len(b.pins[server])+len(put))
-	for n, p := range b.pins[server] {
-		next[n] = p
-	}
-	for _, n := range remove {
-		delete(next, n)
-	}
-	for _, p := range put {
-		p.Server, p.Pinned = server, usTime(p.Pinned)
-		p.InputSchema = bytes.Clone(p.InputSchema)
-		next[p.Name] = p
-	}
-	if len(next) > agbom.MaxToolPins {
-		return fmt.Errorf("%w: MCP server %q would have %d pinned tools (at most %d)", agbom.ErrFull, server, len(next), agbom.MaxToolPins)
-	}
-	if len(next) == 0 {
-		delete(b.pins, server)
 		return nil
+	})
+	return out, err
+}
+
+// Pins implements agbom.Rows.
+func (r memBOMRows) Pins(ctx context.Context, server string) (out []agbom.ToolPin, err error) {
+	err = r.do(ctx, false, func(b *memAgBOM) error {
+		for _, p := range b.pins[server] {
+			p.InputSchema = bytes.Clone(p.InputSchema)
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ChangeComponents implements agbom.Rows.
+func (r memBOMRows) ChangeComponents(ctx context.Context, tenant, agent string,
+	fn func(map[string]string, func() (int, error)) ([]string, []agbom.StoredComponent, error)) error {
+	return r.do(ctx, true, func(b *memAgBOM) error {
+		k, have := [2]string{tenant, agent}, map[string]string{}
+		for id, c := range b.agents[k] {
+			have[id] = c.Source
+		}
+		drop, put, err := fn(have, func() (int, error) { return len(b.agents), nil })
+		for i := range put {
+			put[i].Doc = bytes.Clone(put[i].Doc)
+		}
+		if err == nil {
+			keep(b.agents, k, drop, put, func(c agbom.StoredComponent) string { return c.ID })
+		}
+		return err
+	})
+}
+
+// ChangePins implements agbom.Rows.
+func (r memBOMRows) ChangePins(ctx context.Context, server string, fn func(map[string]string) ([]string, []agbom.ToolPin, error)) error {
+	return r.do(ctx, true, func(b *memAgBOM) error {
+		have := map[string]string{}
+		for n, p := range b.pins[server] {
+			have[n] = p.Hash
+		}
+		drop, put, err := fn(have)
+		for i := range put {
+			put[i].InputSchema = bytes.Clone(put[i].InputSchema)
+		}
+		if err == nil {
+			keep(b.pins, server, drop, put, func(p agbom.ToolPin) string { return p.Name })
+		}
+		return err
+	})
+}
+
+// keep drops drop from rows[o] and keeps put, by key, forgetting o when it
+// has no row left.
+func keep[O comparable, V any](rows map[O]map[string]V, o O, drop []string, put []V, key func(V) string) {
+	if rows[o] == nil {
+		rows[o] = map[string]V{}
 	}
-	b.pins[server] = next
-	return nil
+	for _, k := range drop {
+		delete(rows[o], k)
+	}
+	for _, v := range put {
+		rows[o][key(v)] = v
+	}
+	if len(rows[o]) == 0 {
+		delete(rows, o)
+	}
+}
+
+func (m *Mem) agbom() agbom.Rules { return agbom.Rules{Rows: memBOMRows{m}} }
+
+// UpdateAgBOM implements agbom.Store.
+func (m *Mem) UpdateAgBOM(ctx context.Context, u *agbom.Update) error {
+	return m.agbom().UpdateAgBOM(ctx, u)
+}
+
+// AgBOM implements agbom.Store.
+func (m *Mem) AgBOM(ctx context.Context, tenant, agent string) ([]agbom.StoredComponent, error) {
+	return m.agbom().AgBOM(ctx, tenant, agent)
+}
+
+// AgBOMAgents implements agbom.Store.
+func (m *Mem) AgBOMAgents(ctx context.Context, tenant string, all bool, limit int) ([]agbom.Agent, error) {
+	return m.agbom().AgBOMAgents(ctx, tenant, all, limit)
+}
+
+// ToolPins implements agbom.Store.
+func (m *Mem) ToolPins(ctx context.Context, server string) ([]agbom.ToolPin, error) {
+	return m.agbom().ToolPins(ctx, server)
+}
+
+// PinTools implements agbom.Store.
+func (m *Mem) PinTools(ctx context.Context, server string, put []agbom.ToolPin, remove []string) error {
+	return m.agbom().PinTools(ctx, server, put, remove)
 }

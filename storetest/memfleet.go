@@ -3,21 +3,22 @@ package storetest
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/fleet/registry"
 )
 
-// Mem is a audit.CursorStore and a registry.Store too: cursors and
-// instances in maps, outliving Close like the records.
+// Mem is an audit.CursorStore and a registry.Store too: registry.Rules
+// over cursors and instances in maps, outliving Close like the records.
 
 var (
 	_ audit.CursorStore = (*Mem)(nil)
 	_ registry.Store    = (*Mem)(nil)
 	_ audit.Readier     = (*Mem)(nil)
+	_ registry.Rows     = memFleetRows{}
 )
 
 type memFleet struct {
@@ -25,81 +26,80 @@ type memFleet struct {
 	instances map[string]registry.Instance
 }
 
-// fleet returns m's fleet tables; the caller holds m.d.mu.
-func (m *Mem) fleet() *memFleet {
-	if m.d.flt == nil {
-		m.d.flt = &memFleet{cursors: map[string]string{}, instances: map[string]registry.Instance{}}
-	}
-	return m.d.flt
-}
+func (m *Mem) fleet() registry.Rules { return registry.Rules{Rows: memFleetRows{m}} }
 
-// write runs fn holding the data's lock, unless m is closed or ctx done.
-func (m *Mem) fleetWrite(ctx context.Context, fn func(f *memFleet)) error {
-	if err := ctx.Err(); err != nil {
+// memFleetRows is a Mem's registry.Rows.
+type memFleetRows struct{ m *Mem }
+
+// do runs fn holding m's data locked; it fails after Close.
+func (r memFleetRows) do(ctx context.Context, fn func(f *memFleet)) error {
+	unlock, err := r.m.lockData(ctx)
+	if err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return errors.New("closed")
+	defer unlock()
+	if r.m.d.flt == nil {
+		r.m.d.flt = &memFleet{cursors: map[string]string{}, instances: map[string]registry.Instance{}}
 	}
-	m.d.mu.Lock()
-	defer m.d.mu.Unlock()
-	fn(m.fleet())
+	fn(r.m.d.flt)
 	return nil
+}
+
+// PutInstance keeps in.
+func (r memFleetRows) PutInstance(ctx context.Context, in registry.Instance) error {
+	return r.do(ctx, func(f *memFleet) { f.instances[in.ID] = in })
+}
+
+// Instances returns every instance.
+func (r memFleetRows) Instances(ctx context.Context) (out []registry.Instance, err error) {
+	err = r.do(ctx, func(f *memFleet) { out = slices.Collect(maps.Values(f.instances)) })
+	return out, err
+}
+
+// DeleteInstances drops the instances last seen before cutoff.
+func (r memFleetRows) DeleteInstances(ctx context.Context, cutoff time.Time) (n int, err error) {
+	err = r.do(ctx, func(f *memFleet) {
+		n = len(f.instances)
+		maps.DeleteFunc(f.instances, func(_ string, in registry.Instance) bool { return in.LastSeen.Before(cutoff) })
+		n -= len(f.instances)
+	})
+	return n, err
+}
+
+// Cursor returns the id stored under name, "" for none.
+func (r memFleetRows) Cursor(ctx context.Context, name string) (id string, err error) {
+	err = r.do(ctx, func(f *memFleet) { id = f.cursors[name] })
+	return id, err
+}
+
+// PutCursor stores id under name.
+func (r memFleetRows) PutCursor(ctx context.Context, name, id string, _ time.Time) error {
+	return r.do(ctx, func(f *memFleet) { f.cursors[name] = id })
 }
 
 // StreamCursor returns the id stored under name, "" for none.
 func (m *Mem) StreamCursor(ctx context.Context, name string) (string, error) {
-	var id string
-	err := m.fleetWrite(ctx, func(f *memFleet) { id = f.cursors[name] })
-	return id, err
+	return m.fleet().StreamCursor(ctx, name)
 }
 
 // SetStreamCursor stores id under name.
 func (m *Mem) SetStreamCursor(ctx context.Context, name, id string) error {
-	if name == "" || id == "" {
-		return errors.New("storetest: a stream cursor needs a name and a record id")
-	}
-	return m.fleetWrite(ctx, func(f *memFleet) { f.cursors[name] = id })
+	return m.fleet().SetStreamCursor(ctx, name, id)
 }
 
-// Heartbeat stores a copy of in, times truncated to microseconds as a
-// database would keep them.
+// Heartbeat stores in, replacing the instance with its ID.
 func (m *Mem) Heartbeat(ctx context.Context, in registry.Instance) error {
-	if err := registry.Valid(in); err != nil {
-		return err
-	}
-	in.Started = in.Started.Truncate(time.Microsecond).UTC()
-	in.LastSeen = in.LastSeen.Truncate(time.Microsecond).UTC()
-	return m.fleetWrite(ctx, func(f *memFleet) { f.instances[in.ID] = in })
+	return m.fleet().Heartbeat(ctx, in)
 }
 
 // Instances returns the instances ordered by ID.
 func (m *Mem) Instances(ctx context.Context) ([]registry.Instance, error) {
-	out := []registry.Instance{}
-	err := m.fleetWrite(ctx, func(f *memFleet) {
-		for _, in := range f.instances {
-			out = append(out, in)
-		}
-	})
-	slices.SortFunc(out, func(a, b registry.Instance) int { return strings.Compare(a.ID, b.ID) })
-	return out, err
+	return m.fleet().Instances(ctx)
 }
 
 // ForgetInstances deletes the instances last seen before cutoff.
 func (m *Mem) ForgetInstances(ctx context.Context, cutoff time.Time) (int, error) {
-	n := 0
-	cutoff = cutoff.Truncate(time.Microsecond) // as stored
-	err := m.fleetWrite(ctx, func(f *memFleet) {
-		for id, in := range f.instances {
-			if in.LastSeen.Before(cutoff) {
-				delete(f.instances, id)
-				n++
-			}
-		}
-	})
-	return n, err
+	return m.fleet().ForgetInstances(ctx, cutoff)
 }
 
 // Ready is nil while m is open and Err is unset.
