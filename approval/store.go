@@ -224,14 +224,13 @@ func (r Rules) UseApproval(ctx context.Context, key string, notBefore, at time.T
 	if err := r.rows.Writable(); err != nil || key == "" {
 		return nil, err
 	}
+	unused := Filter{Key: key, State: ApprovalApproved, Unused: true, DecidedFrom: notBefore}
 	for {
-		f := Filter{Key: key, State: ApprovalApproved, Unused: true, DecidedFrom: notBefore}
-		picked, err := r.rows.Select(ctx, f, FirstDecided, 1)
+		picked, err := r.rows.Select(ctx, unused, FirstDecided, 1)
 		if err != nil || len(picked) == 0 {
 			return nil, err
 		}
-		f = Filter{State: ApprovalApproved, Unused: true}
-		a, err := r.byID(ctx, picked[0].ID, f, &Change{UsedAt: kept(at), UsedRecordID: recordID})
+		a, err := r.byID(ctx, picked[0].ID, unused, &Change{UsedAt: kept(at), UsedRecordID: recordID})
 		if !errors.Is(err, ErrApprovalNotFound) {
 			return a, err
 		}
