@@ -9,10 +9,10 @@ import (
 )
 
 // withAgBOM adds the AgBOM observer (agbom/snapshot and agbom/changed
-// steps update the agent's AgBOM) to obs when the store keeps AgBOMs.
+// steps update the agent's AgBOM) to obs when the backend keeps AgBOMs.
 func (g *Guardian) withAgBOM(obs pipeline.Observer) pipeline.Observer {
-	bs, ok := g.store.(agbom.Store)
-	if !ok {
+	bs := g.backend.AgBOM
+	if bs == nil {
 		return obs
 	}
 	o := &agbom.Observer{Store: bs, Logf: func(format string, a ...any) { g.log.Warn(fmt.Sprintf(format, a...)) }}
@@ -22,9 +22,6 @@ func (g *Guardian) withAgBOM(obs pipeline.Observer) pipeline.Observer {
 	return pipeline.Observers{obs, o}
 }
 
-// AgBOMStore is the store's AgBOM and tool pins; nil when the store keeps
+// AgBOMStore is the backend's AgBOM and tool pins; nil when it keeps
 // none.
-func (g *Guardian) AgBOMStore() agbom.Store {
-	bs, _ := g.store.(agbom.Store)
-	return bs
-}
+func (g *Guardian) AgBOMStore() agbom.Store { return g.backend.AgBOM }

@@ -16,24 +16,21 @@ import (
 	"github.com/wardenhq/warden/pipeline"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/backend"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/ocsf"
 	"github.com/wardenhq/warden/otelx"
 	"github.com/wardenhq/warden/policy"
-	"github.com/wardenhq/warden/postgres"
-	"github.com/wardenhq/warden/redact"
-	"github.com/wardenhq/warden/sqlite"
 )
 
 // Options say where a Guardian's configuration and trace come from. The
 // zero value is a Guardian with the built-in policy pack, no hooks and no
 // trace.
 type Options struct {
-	// ConfigFile is a config file (YAML, CONTRACT §5); "" means the defaults.
+	// ConfigFile is a config file (YAML, README.md); "" means the defaults.
 	// Config, when set, is used instead.
 	ConfigFile string
 	Config     *config.Config
@@ -50,29 +47,38 @@ type Options struct {
 	// recorded step beside the live set, its results are recorded with
 	// mode "shadow", and it is never applied (see shadow.go).
 	Shadow []string
-	// Store records every decision; nil with Data "" means no trace.
-	Store audit.Store
-	// Data opens the trace when Store is nil — the config's store:
-	// (PostgreSQL) when it has one, else the SQLite trace in this
-	// directory — and the Guardian then owns it and closes it.
+	// Backend is the trace that records every decision and the state kept
+	// beside it (approvals, sessions' labels, AgBOMs), each feature used
+	// when the backend keeps it; the caller closes it. Store is the same
+	// for a store alone: its backend.Of. Both nil with Data "" means no
+	// trace.
+	Backend *backend.Backend
+	Store   audit.Store
+	// Data opens the backend when Backend and Store are nil — the
+	// config's store: (PostgreSQL) when it has one, else the SQLite trace
+	// in this directory — and the Guardian then owns it and closes it.
+	// The backend's package must be linked (package backend): import
+	// github.com/wardenhq/warden/sqlite, or .../postgres.
 	//
-	// A trace in a data directory (Data, or a Store that is a
-	// *sqlite.Store) follows the config's trace section: unless
-	// trace.raw_input is set, every record is redacted (package redact)
-	// with the key in the directory's trace.key, created on first use;
-	// with trace.retention or trace.max_size, the store prunes itself in
-	// the background until it is closed.
+	// A trace a backend keeps on disk or in a database (backend.Backend's
+	// Redact: SQLite's, PostgreSQL's) follows the config's trace section:
+	// unless trace.raw_input is set, every record is redacted (package
+	// redact) with the key in the backend's directory's trace.key,
+	// created on first use; with trace.retention or trace.max_size, a
+	// backend that prunes (SQLite) prunes itself in the background until
+	// it is closed.
 	Data string
 	// KeyDir is the directory of the redaction key (trace.key) of a
-	// PostgreSQL trace (the config's store:, or a Store that is a
-	// *postgres.Store), which has no directory of its own; default Data.
-	// Replicas sharing one database should share this key file so that a
-	// secret gets the same tag whichever replica recorded it. Without
-	// KeyDir or Data such a trace must set trace.raw_input or RecordFilter.
+	// backend with no directory of its own (PostgreSQL: the config's
+	// store:, or a *postgres.Store); default Data. Replicas sharing one
+	// database should share this key file so that a secret gets the same
+	// tag whichever replica recorded it. Without KeyDir or Data such a
+	// trace must set trace.raw_input or RecordFilter.
 	KeyDir string
 	// RecordFilter, when set, changes every record before it is stored,
-	// instead of that redaction (any other Store is not redacted unless
-	// this is set, e.g. to redact.New(key).Filter).
+	// instead of that redaction (a trace the backend does not mark Redact,
+	// such as one in memory, is not redacted unless this is set, e.g. to
+	// redact.New(key).Filter).
 	RecordFilter audit.RecordFilter
 	// Observer is told of every decision (metrics); nil means none.
 	Observer pipeline.Observer
@@ -98,7 +104,8 @@ type Guardian struct {
 	*set        // the shared set: callers without a tenant of their own
 	tenants     map[string]*set
 	pool        *hooks.Pool
-	store       audit.Store
+	backend     *backend.Backend // never nil: no features without a trace
+	store       audit.Store      // backend.Trace
 	ownsStore   bool
 	approvals   *approval.Manager // nil without a store that keeps approvals
 	labels      *labels.Cache     // every set's sessions' labels (labels.go)
@@ -107,8 +114,8 @@ type Guardian struct {
 	ocsf        *ocsf.Sink      // nil without trace.ocsf_file
 }
 
-// set is one policy set with the router and Decider that decide by it: the
-// shared one, or a tenant's (the shared policies plus the tenant's).
+// set is one policy set with the router and pipeline that decide by it:
+// the shared one, or a tenant's (the shared policies plus the tenant's).
 type set struct {
 	engine *policy.Engine
 	router *hooks.Router
@@ -180,25 +187,10 @@ func Open(opts Options) (*Guardian, error) {
 		ts.router = g.router.ForEngine(ts.engine, def)
 		g.tenants[name] = ts
 	}
-	g.store = opts.Store
-	if g.store == nil && opts.Data != "" && cfg.Store != "" {
-		// store: postgres://… — the shared trace and state of a fleet;
-		// Data keeps its redaction key.
-		ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
-		st, err := postgres.Open(ctx, cfg.Store, postgres.Options{})
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("opening the store in PostgreSQL: %w", err)
-		}
-		g.store, g.ownsStore = st, true
+	if g.backend, g.ownsStore, err = openBackend(opts, cfg); err != nil {
+		return nil, err
 	}
-	if g.store == nil && opts.Data != "" {
-		st, err := sqlite.Open(opts.Data, sqlite.Options{})
-		if err != nil {
-			return nil, fmt.Errorf("opening the trace in %s: %w", opts.Data, err)
-		}
-		g.store, g.ownsStore = st, true
-	}
+	g.store = g.backend.Trace
 	filter, redactString, err := g.traceSetup(opts)
 	if err != nil {
 		if g.ownsStore {
@@ -209,7 +201,7 @@ func Open(opts Options) (*Guardian, error) {
 	g.pool = hooks.NewPool(opts.AsyncWorkers, opts.AsyncQueue, g.store)
 	g.pool.OnRun, g.pool.OnDrop = opts.OnAsyncRun, opts.OnAsyncDrop
 	g.pool.Filter = filter
-	if as, ok := g.store.(approval.ApprovalStore); ok {
+	if as := g.backend.Approvals; as != nil {
 		g.approvals = approval.New(approval.Options{Store: as, Trace: g.store, Filter: filter, Redact: redactString,
 			Wait: cfg.Approvals.Wait, TTL: cfg.Approvals.TTL, URL: cfg.Approvals.URL, Notifier: opts.Notifier, Log: g.log})
 	}
@@ -224,46 +216,16 @@ func Open(opts Options) (*Guardian, error) {
 		}
 		return nil, err
 	}
-	obs = g.withAgBOM(obs)
-	g.set.decider(g.store, obs, filter, g.pool, g.approvals)
-	for _, ts := range g.tenants {
-		ts.decider(g.store, obs, filter, g.pool, g.approvals)
+	g.labels = newLabels(g.backend)
+	shared := pipeline.Options{Store: g.store, RecordFilter: filter, Labels: g.labels, Observer: g.withAgBOM(obs)}
+	if g.approvals != nil {
+		shared.Approvals = g.approvals
 	}
-	g.labels = newLabels(g.store)
-	g.set.dec.SetLabels(g.labels)
+	g.set.buildPipeline(shared, g.pool)
 	for _, ts := range g.tenants {
-		ts.dec.SetLabels(g.labels)
+		ts.buildPipeline(shared, g.pool)
 	}
 	return g, nil
-}
-
-// traceSetup returns the record filter for the trace and starts its
-// pruning (see Options.Data).
-func (g *Guardian) traceSetup(opts Options) (audit.RecordFilter, func(string) string, error) {
-	if _, ok := g.store.(*postgres.Store); ok {
-		return g.postgresFilter(opts)
-	}
-	st, _ := g.store.(*sqlite.Store)
-	if st == nil || st.Dir() == "" {
-		return opts.RecordFilter, nil, nil
-	}
-	tc := g.cfg.Trace
-	// With acs.signing_key, the checkpoints are signed with it (ML-DSA-65
-	// or SLH-DSA-128s) rather than the data directory's Ed25519 key.
-	if err := st.StartPruning(sqlite.Retention{MaxAge: tc.Retention, MaxSize: tc.MaxSize, SigningKey: g.cfg.ACS.SigningKey}, func(err error) {
-		g.log.Warn("pruning the trace", "err", err)
-	}); err != nil {
-		return nil, nil, err
-	}
-	if opts.RecordFilter != nil || tc.RawInput {
-		return opts.RecordFilter, nil, nil
-	}
-	key, err := redact.LoadKey(st.Dir())
-	if err != nil {
-		return nil, nil, err
-	}
-	r := redact.New(key)
-	return r.Filter, r.String, nil
 }
 
 // Decide decides one step: it builds the event's views, runs the chain
@@ -280,7 +242,7 @@ func (g *Guardian) Decide(ctx context.Context, ev *warden.Event) (warden.Outcome
 	}
 	if ev.Surface == "" || ev.Surface == warden.SurfaceSDK {
 		ev.Surface = warden.SurfaceSDK
-		if err := aos.CheckPayload(ev.Name, ev.Payload); err != nil {
+		if err := catalog.CheckPayload(ev.Name, ev.Payload); err != nil {
 			return warden.Outcome{}, err
 		}
 	}
@@ -309,7 +271,7 @@ func (g *Guardian) Await(ctx context.Context, out warden.Outcome) warden.Outcome
 func (g *Guardian) Approvals() *approval.Manager { return g.approvals }
 
 // Dispatch runs the chain for one hook event with a JSON object payload and
-// answers as `warden hooks dispatch` does (CONTRACT §5): the decision, the
+// answers as `warden hooks dispatch` does (docs/hooks.md): the decision, the
 // merged patch and the payload after it. An unknown event or a payload that
 // is not a JSON object is an error.
 func (g *Guardian) Dispatch(ctx context.Context, event string, payload []byte) (hooks.Result, error) {

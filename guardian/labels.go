@@ -4,29 +4,27 @@ import (
 	"context"
 	"time"
 
-	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/backend"
 	"github.com/wardenhq/warden/labels"
-
-	"github.com/wardenhq/warden/postgres"
 )
 
 // newLabels returns the cache of the sessions' labels every policy set's
 // Decider shares (a session is keyed by its tenant, so tenants never see
-// each other's labels): in front of the trace store when it keeps labels
+// each other's labels): in front of the backend when it keeps labels
 // (SQLite does: they survive a restart), else in memory alone — `warden
 // eval`, `warden test`, a Guardian without a trace — where they last as
 // long as the Guardian, within the cache's bound.
-func newLabels(store audit.Store) *labels.Cache {
-	ls, _ := store.(labels.Store)
+func newLabels(b *backend.Backend) *labels.Cache {
+	ls := b.Labels
 	if ls == nil {
 		// Nothing else writes them: no entry needs reading again.
 		return labels.NewCache(nil, labels.DefaultCacheSize, -1)
 	}
-	if _, fleet := store.(*postgres.Store); fleet {
+	if b.Shared {
 		// Replicas share the labels: a label another replica added a
 		// moment ago must count at this replica's next step (a lethal
 		// trifecta whose steps land on different replicas), so every
-		// step reads the session's labels from PostgreSQL (one
+		// step reads the session's labels from the shared store (one
 		// primary-key read); the cache keeps only this replica's writes
 		// merged in.
 		return labels.NewCache(ls, labels.DefaultCacheSize, fleetLabelTTL)

@@ -12,19 +12,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wardenhq/warden/acsstate"
-	"github.com/wardenhq/warden/audit"
-
 	"github.com/wardenhq/warden/acs"
+	"github.com/wardenhq/warden/backend"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
 )
 
-// acsHandler builds the ACS Guardian (CONTRACT §14) of gd from the
-// config's acs: section, keeping its sessions in store.
-func acsHandler(gd *guardian.Guardian, store audit.Store, cfg *config.Config, logf func(string, ...any)) (*acs.Handler, error) {
-	sessions, ok := store.(acsstate.Store)
-	if !ok {
+// acsHandler builds the ACS Guardian (docs/acs.md) of gd from the
+// config's acs: section, keeping its sessions in the backend b.
+func acsHandler(gd *guardian.Guardian, b *backend.Backend, cfg *config.Config, logf func(string, ...any)) (*acs.Handler, error) {
+	sessions := b.ACS
+	if sessions == nil {
 		return nil, errors.New("acs: the trace store keeps no ACS sessions")
 	}
 	a := cfg.ACS
@@ -40,7 +38,7 @@ func acsHandler(gd *guardian.Guardian, store audit.Store, cfg *config.Config, lo
 }
 
 // cmdACS is `warden acs stdio [--config F] [--policy PATH]... [--data DIR]`
-// (CONTRACT §14): an ACS Guardian on stdin/stdout with Content-Length
+// (docs/acs.md): an ACS Guardian on stdin/stdout with Content-Length
 // framing, for an agent that starts its Guardian as a subprocess. stdout
 // is the ACS channel; everything else goes to stderr.
 func cmdACS(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -69,7 +67,7 @@ func cmdACS(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer store.Close()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	opts.Config, opts.ConfigFile = cfg, ""
-	opts.Store, opts.Logger, opts.KeyDir = store, log, *data
+	opts.Backend, opts.Logger, opts.KeyDir = store, log, *data
 	gd, err := guardian.Open(opts)
 	if err != nil {
 		fmt.Fprintln(stderr, err)

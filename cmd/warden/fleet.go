@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/backend"
 	"github.com/wardenhq/warden/fleet/registry"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,7 +21,6 @@ import (
 	"github.com/wardenhq/warden/fleet"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/server"
-	"github.com/wardenhq/warden/sqlite"
 	"github.com/wardenhq/warden/stream"
 )
 
@@ -35,27 +35,29 @@ type fleetParts struct {
 	reg       atomic.Pointer[fleet.Registry]
 
 	cfg   *config.Config
-	store audit.Store
+	store *backend.Backend
 	gd    *guardian.Guardian
 	log   *slog.Logger
 	wg    sync.WaitGroup
 }
 
-func newFleet(cfg *config.Config, store audit.Store, gd *guardian.Guardian, metrics *server.Metrics, log *slog.Logger) (*fleetParts, error) {
+func newFleet(cfg *config.Config, store *backend.Backend, gd *guardian.Guardian, metrics *server.Metrics, log *slog.Logger) (*fleetParts, error) {
 	f := &fleetParts{cfg: cfg, store: store, gd: gd, log: log}
 	logf := func(format string, a ...any) { log.Info(fmt.Sprintf(format, a...)) }
-	f.readyz = &fleet.Readiness{Store: store, Policies: func() bool { return gd.Policies() != nil }, Logf: logf}
+	f.readyz = &fleet.Readiness{Store: store.Trace, Policies: func() bool { return gd.Policies() != nil }, Logf: logf}
 	if n := cfg.Stream.NATS; n.Enabled() {
-		cs, ok := store.(stream.Store)
-		if !ok {
+		if store.Cursors == nil {
 			return nil, fmt.Errorf("stream.nats: the trace store keeps no stream cursor")
 		}
 		// A store only this process writes (SQLite) publishes on its own;
 		// a shared one (PostgreSQL) takes turns under a lease, so that one
 		// replica of the fleet publishes at a time.
-		_, own := store.(*sqlite.Store)
+		cs := struct {
+			audit.Store
+			audit.CursorStore
+		}{store.Trace, store.Cursors}
 		pub, err := stream.New(cs, stream.Options{URL: n.URL, Stream: n.Stream, Subject: n.Subject, Batch: n.Batch,
-			Poll: n.Poll, Timeout: n.Timeout, Lease: !own, Logf: logf})
+			Poll: n.Poll, Timeout: n.Timeout, Lease: store.Shared, Logf: logf})
 		if err != nil {
 			return nil, fmt.Errorf("stream.nats: %w", err)
 		}
@@ -78,7 +80,7 @@ func newFleet(cfg *config.Config, store audit.Store, gd *guardian.Guardian, metr
 		metrics.AddCounterFunc("warden_stream_published_total", "Records this process published to JetStream and had acknowledged.",
 			func() uint64 { return pub.Lag().Published })
 	}
-	if _, ok := store.(registry.Store); ok {
+	if store.Registry != nil {
 		f.instances = lateRegistry{&f.reg}
 	}
 	return f, nil
@@ -134,7 +136,7 @@ func (f *fleetParts) start(ctx context.Context, addr string) {
 		_, port, _ := net.SplitHostPort(addr)
 		id = net.JoinHostPort(host, port)
 	}
-	if is, ok := f.store.(registry.Store); ok {
+	if is := f.store.Registry; is != nil {
 		g := fleet.NewRegistry(is, registry.Instance{ID: id, Addr: addr, Version: version},
 			fleet.RegistryOptions{Heartbeat: f.cfg.Instance.Heartbeat, Stale: f.cfg.Instance.Stale,
 				Revision: func() string {

@@ -22,7 +22,7 @@ import (
 const hookUsage = "hook claude-code|codex|cursor|gemini [--config F] [--policy P]... [--builtin=false] [--data DIR] | [--server URL --token T] [--timeout D] [--fail-open] < hook.json" +
 	" | " + installUsage + " | " + uninstallUsage
 
-// cmdHook is `warden hook HOST` (CONTRACT §15): the command a host's hook
+// cmdHook is `warden hook HOST` (docs/hosts.md): the command a host's hook
 // settings run. It reads the host's hook JSON on stdin, has the step
 // decided — in-process, through the same ACS Guardian as `warden acs
 // stdio` (so several hook processes may share --data), or by a running
@@ -137,7 +137,7 @@ func hookDecider(gf *guardianFlags, data, server, token, tokenFile, agentID stri
 	if err != nil {
 		return nil, nil, err
 	}
-	opts.Config, opts.ConfigFile, opts.Store, opts.KeyDir = cfg, "", store, data
+	opts.Config, opts.ConfigFile, opts.Backend, opts.KeyDir = cfg, "", store, data
 	opts.Logger = slog.New(slog.DiscardHandler)
 	gd, err := guardian.Open(opts)
 	if err != nil {

@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden/audit"
-
+	"github.com/wardenhq/warden/backend"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/hooks"
 )
@@ -19,7 +18,7 @@ const dispatchTimeout = 60 * time.Second
 
 // cmdHooksDispatch runs the configured chain for one hook event, with the
 // payload on stdin, records it in the trace and prints the dispatch result
-// (CONTRACT §5): exit 0 allow, 2 deny, 3 modify. It is what an agent runtime
+// (docs/hooks.md): exit 0 allow, 2 deny, 3 modify. It is what an agent runtime
 // calls as a command hook.
 func cmdHooksDispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("hooks dispatch", stderr)
@@ -53,7 +52,7 @@ func cmdHooksDispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
-	var store audit.Store // nil: no trace
+	var store *backend.Backend // nil: no trace
 	if cfg.Store != "" || *data != "" {
 		// store: postgres://… when configured, else the SQLite trace.
 		st, _, err := openServeStore(cfg.Store, *data, nil, false)
@@ -63,7 +62,7 @@ func cmdHooksDispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 		defer st.Close()
 		store = st
 	}
-	opts.Config, opts.ConfigFile, opts.Store, opts.KeyDir = cfg, "", store, *data
+	opts.Config, opts.ConfigFile, opts.Backend, opts.KeyDir = cfg, "", store, *data
 	gd, err := guardian.Open(opts)
 	if err != nil {
 		fmt.Fprintln(stderr, err)

@@ -20,7 +20,7 @@ import (
 // mcpStopGrace is how long the MCP server gets between SIGTERM and SIGKILL.
 const mcpStopGrace = 2 * time.Second
 
-// cmdMCP is `warden mcp stdio [flags] -- CMD ARGS...` (CONTRACT §2, §6): the
+// cmdMCP is `warden mcp stdio [flags] -- CMD ARGS...` (docs/gateways.md): the
 // agent's MCP client starts it in place of the server. stdout is the MCP
 // channel, so everything warden has to say goes to stderr.
 func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -58,7 +58,7 @@ func cmdMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "%v", err)
 	}
 	defer store.Close()
-	opts.Config, opts.ConfigFile, opts.Store, opts.KeyDir = cfg, "", store, *data
+	opts.Config, opts.ConfigFile, opts.Backend, opts.KeyDir = cfg, "", store, *data
 	gd, err := guardian.Open(opts)
 	if err != nil {
 		fmt.Fprintln(stderr, err)

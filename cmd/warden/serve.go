@@ -112,14 +112,15 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	logf := func(format string, a ...any) { log.Info(fmt.Sprintf(format, a...)) }
 
 	metrics := server.NewMetrics()
-	store, _, err := openServeStore(*storeURL, *data, metrics.ObserveBatch, *traceLog)
+	be, _, err := openServeStore(*storeURL, *data, metrics.ObserveBatch, *traceLog)
 	if err != nil {
 		return fail(stderr, "%v", err)
 	}
+	store := be.Trace // closing it closes be
 	// The console's counts (the overview, the policies' matches) beside the
 	// Prometheus metrics.
 	counts := stats.New(nil)
-	opts.Store, opts.Observer, opts.Logger = store, pipeline.Observers{metrics, counts}, log
+	opts.Backend, opts.Observer, opts.Logger = be, pipeline.Observers{metrics, counts}, log
 	opts.KeyDir = *data // a PostgreSQL trace's redaction key (trace.key)
 	opts.OnAsyncRun, opts.OnAsyncDrop = metrics.AsyncRun, metrics.AsyncDrop
 	if cfg.Approvals.URL == "" {
@@ -152,7 +153,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitError
 	}
-	fl, err := newFleet(cfg, store, gd, metrics, log) // the decision stream, the instance registry, /readyz
+	fl, err := newFleet(cfg, be, gd, metrics, log) // the decision stream, the instance registry, /readyz
 	if err != nil {
 		store.Close()
 		return fail(stderr, "%v", err)
@@ -202,7 +203,7 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(cfg.A2A) > 0 {
 		a2aProxy = a2agate.New(gd, cfg.A2A, a2agate.Options{Logf: logf, AgBOM: gd.AgBOMStore(), Tasks: gwIDs})
 	}
-	acsGuardian, err := acsHandler(gd, store, cfg, logf)
+	acsGuardian, err := acsHandler(gd, be, cfg, logf)
 	if err != nil {
 		store.Close()
 		return fail(stderr, "%v", err)
@@ -211,8 +212,8 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	handler := server.New(server.Options{
 		AOS:           aos.NewHandler(gd, aos.Options{Version: version, MaxBatch: lim.Batch, MaxResponse: lim.ResponseBytes, Logf: logf}),
 		ACS:           acsGuardian,
-		ACSSessions:   acs.SessionHandler(store),
-		AgBOM:         agbom.Handler(store),
+		ACSSessions:   acs.SessionHandler(be.ACS),
+		AgBOM:         agbom.Handler(be.AgBOM),
 		Dispatch:      gd.Dispatcher(),
 		HookCatalog:   gd.Hooks().CatalogHandler(),
 		A2A:           a2aProxy,

@@ -7,13 +7,11 @@ import (
 	"io"
 	"time"
 
-	"github.com/wardenhq/warden/acsstate"
-	"github.com/wardenhq/warden/agbom"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/backend"
 
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/postgres"
-	"github.com/wardenhq/warden/sqlite"
 )
 
 // storeOpenTimeout bounds connecting to PostgreSQL and migrating at start.
@@ -48,20 +46,20 @@ func openReadTrace(url, data string) (st audit.Store, where string, err error) {
 		ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
 		defer cancel()
 		where = "PostgreSQL"
-		s, err := postgres.Open(ctx, url, postgres.Options{ReadOnly: true})
+		b, err := backend.Open(ctx, url, backend.Options{ReadOnly: true})
 		if err != nil {
 			return nil, where, fmt.Errorf("opening the trace in %s: %v", where, err)
 		}
-		return s, where, nil
+		return b.Trace, where, nil
 	}
-	s, err := sqlite.OpenReadOnly(data)
+	b, err := backend.Open(context.Background(), backend.DirURL(data), backend.Options{ReadOnly: true})
 	if err != nil {
 		return nil, data, fmt.Errorf("opening the trace in %s: %v", data, err)
 	}
-	return s, data, nil
+	return b.Trace, data, nil
 }
 
-// cmdMigrate applies the embedded PostgreSQL schema (CONTRACT §16).
+// cmdMigrate applies the embedded PostgreSQL schema (docs/postgres.md).
 func cmdMigrate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("migrate", stderr)
 	url := fs.String("store", "", "PostgreSQL database to migrate, postgres://… (default: the config's store:)")
@@ -97,36 +95,29 @@ func cmdMigrate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// serveStore is what serve needs of its store: the trace and the state the
-// ACS and AgBOM handlers read.
-type serveStore interface {
-	audit.Store
-	acsstate.Store
-	agbom.Store
-}
-
-// openServeStore opens the store serve, acs stdio and the in-process hook
+// openServeStore opens the backend serve, acs stdio and the in-process hook
 // write: PostgreSQL when url is set (--store or the config's store:;
 // migrating it under the advisory lock), else the SQLite trace in data.
 // onBatch (nil: none) observes the writer's batches. logged makes the
 // SQLite trace's segment log each record's durable point (sqlite.Options.Log:
 // serve --trace-log; a short-lived process never takes the log).
-func openServeStore(url, data string, onBatch func(n int, d time.Duration, err error), logged bool) (serveStore, string, error) {
+func openServeStore(url, data string, onBatch func(n int, d time.Duration, err error), logged bool) (*backend.Backend, string, error) {
+	opts := backend.Options{OnBatch: onBatch, TraceLog: logged}
 	if url != "" {
 		if err := checkStoreFlag(url); err != nil {
 			return nil, "", err
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
 		defer cancel()
-		s, err := postgres.Open(ctx, url, postgres.Options{OnBatch: onBatch})
+		b, err := backend.Open(ctx, url, opts)
 		if err != nil {
 			return nil, "PostgreSQL", fmt.Errorf("opening the store in PostgreSQL: %v", err)
 		}
-		return s, "PostgreSQL", nil
+		return b, "PostgreSQL", nil
 	}
-	s, err := sqlite.Open(data, sqlite.Options{OnBatch: onBatch, Log: logged})
+	b, err := backend.Open(context.Background(), backend.DirURL(data), opts)
 	if err != nil {
 		return nil, data, fmt.Errorf("opening the trace in %s: %v", data, err)
 	}
-	return s, data, nil
+	return b, data, nil
 }
