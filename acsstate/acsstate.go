@@ -7,9 +7,9 @@ import (
 )
 
 // Session is the state of one ACS session (Agent Control Standard,
-// CONTRACT §9 and issue 10) that must survive a restart and be shared by
-// every warden serving the session: what the handshake negotiated, and the
-// head of its audit chain.
+// docs/acs.md) that must survive a restart and be shared by every warden
+// serving the session: what the handshake negotiated, and the head of its
+// audit chain.
 type Session struct {
 	ID      string `json:"id"`       // metadata.session_id
 	AgentID string `json:"agent_id"` // metadata.agent_id at the handshake
@@ -47,7 +47,7 @@ type Entry struct {
 	RecordID     string    `json:"record_id,omitempty"` // the trace record of the step
 }
 
-// Errors of an Store.
+// Errors of a Store.
 var (
 	// ErrReplay: the request_id (or nonce) was seen before in its session
 	// within the replay window.
@@ -60,9 +60,9 @@ var (
 )
 
 // Store keeps ACS sessions, their replay windows and their audit
-// chains durably, beside the trace (SQLite now; storetest.RunACS is the
-// contract, so PostgreSQL can follow). Every change is atomic, so replicas
-// sharing the store agree on replays and on each chain.
+// chains durably, beside the trace; storetest.RunACS is the contract, and
+// Rules implements it over a backend's Rows. Every change is atomic, so
+// replicas sharing the store agree on replays and on each chain.
 type Store interface {
 	// PutACSSession creates or replaces the session's handshake state
 	// (keeping its chain: Head and Entries are not written by it).

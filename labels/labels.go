@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Session labels mark what has happened in a session (CONTRACT §15): a
+// Session labels mark what has happened in a session (docs/policies.md): a
 // policy's `label:` action and the provenance of the data a step carries
 // set them; CEL reads them as session.labels; they outlive the process.
 // The labels warden's own mappings and the built-in pack use:
@@ -62,7 +62,7 @@ func Valid(name string) error {
 // Store keeps the labels of sessions durably, beside the trace. A
 // session is named by its tenant ("" for none) and its id, so the same
 // session id in two tenants has two label sets. storetest.RunLabels is
-// the contract.
+// the contract; Rules implements it over a backend's Rows.
 type Store interface {
 	// SessionLabels returns the session's labels, sorted, or none (an
 	// empty or nil slice) for a session that has none.

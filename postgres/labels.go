@@ -2,94 +2,105 @@ package postgres
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"time"
 
+	"github.com/wardenhq/warden/internal/tracesql"
 	"github.com/wardenhq/warden/labels"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// Session labels (labels.Store, CONTRACT §15) live in session_labels,
-// one row per (tenant, session, label). AddSessionLabels is one transaction
-// holding the session's advisory lock (lockLabels), so replicas adding
-// labels to one session at once are applied one after the other: each sees
-// the other's labels, the union is kept, and labels.MaxPerSession holds
-// fleet-wide. SessionLabels is one read, shared by the reads asked at
-// the same time (labelread.go).
+// Session labels (docs/policies.md) live in session_labels, one row per
+// (tenant, session, label); this file moves them for labels.Rules. An Add
+// is one transaction holding the session's advisory lock (lockLabels), so
+// replicas adding labels to one session take turns: each sees the other's
+// labels, and labels.MaxPerSession holds fleet-wide. Labels are read at
+// every step, and what another replica added must count at the next: the
+// reads asked together share one query (labels.Batch), each as fresh as
+// its own would be.
 
 var _ labels.Store = (*Store)(nil)
 
-// SessionLabels returns the session's labels, sorted; nil for none.
+// labelRows are a Store's label rows.
+type labelRows Store
+
+// SessionLabels implements labels.Store.
 func (s *Store) SessionLabels(ctx context.Context, tenant, session string) ([]string, error) {
-	ctx, cancel := s.stateCtx(ctx)
-	defer cancel()
-	out, err := s.readLabels(ctx, tenant, session)
-	if err != nil {
-		return nil, stateErr(ctx, "read session labels", err)
-	}
-	return out, nil
+	return labels.Rules{Rows: (*labelRows)(s)}.SessionLabels(ctx, tenant, session)
 }
 
-func sessionLabels(ctx context.Context, q querier, tenant, session string) ([]string, error) {
-	rows, err := q.Query(ctx, `SELECT label FROM session_labels WHERE tenant = $1 AND session = $2 ORDER BY label`, pgArgs(tenant, session)...)
-	if err != nil {
-		return nil, err
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if len(out) == 0 {
-		out = nil
-	}
-	return out, err
-}
-
-// AddSessionLabels adds labels to the session in one transaction and
-// returns its labels after it, sorted. Invalid labels, and more than
-// labels.MaxPerSession in all (labels.ErrTooMany), write nothing.
+// AddSessionLabels implements labels.Store.
 func (s *Store) AddSessionLabels(ctx context.Context, tenant, session string, add []string, at time.Time) ([]string, error) {
-	if session == "" {
-		return nil, fmt.Errorf("postgres: session add need a session id")
-	}
-	for _, l := range add {
-		if err := labels.Valid(l); err != nil {
-			return nil, fmt.Errorf("postgres: %w", err)
-		}
-	}
+	return labels.Rules{Rows: (*labelRows)(s)}.AddSessionLabels(ctx, tenant, session, add, at)
+}
+
+func (r *labelRows) Add(ctx context.Context, tenant, session string, at time.Time, fn func([]string) ([]string, error)) error {
+	s := (*Store)(r)
 	ctx, cancel := s.stateCtx(ctx)
 	defer cancel()
-	const what = "add session add"
-	var out []string
-	err := s.stateTx(ctx, what, func(tx pgx.Tx) error {
-		if err := xactLock(ctx, tx, lockLabels, tenant+"/"+session); err != nil {
-			return stateErr(ctx, what, err)
+	const what = "add session labels"
+	return s.stateTx(ctx, what, func(tx pgx.Tx) error {
+		var have []string
+		var rows pgx.Rows
+		err := xactLock(ctx, tx, lockLabels, tenant+"/"+session)
+		if err == nil {
+			rows, err = tx.Query(ctx, tracesql.LabelsGet, pgArgs(tenant, session)...)
 		}
-		have, err := sessionLabels(ctx, tx, tenant, session)
+		if err == nil {
+			have, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
 		if err != nil {
 			return stateErr(ctx, what, err)
 		}
-		out = labels.Merge(have, add)
-		if len(out) > labels.MaxPerSession {
-			return labels.ErrTooMany
+		add, err := fn(have)
+		if err != nil || len(add) == 0 {
+			return err
 		}
-		var add []string
-		for _, l := range out {
-			if _, ok := slices.BinarySearch(have, l); !ok {
-				add = append(add, l)
-			}
+		b := &pgx.Batch{}
+		for _, l := range add {
+			b.Queue(tracesql.LabelsAdd, pgArgs(tenant, session, l, toUS(at))...)
 		}
-		if len(add) == 0 {
-			return nil
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO session_labels (tenant, session, label, added)
-			SELECT $1, $2, l, $3 FROM unnest($4::text[]) AS l
-			ON CONFLICT DO NOTHING`, pgArgs(tenant, session, toUS(at), add)...); err != nil {
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return stateErr(ctx, what, err)
 		}
 		return nil
 	})
+}
+
+// labelReader groups a Store's label reads.
+type labelReader = labels.Batch
+
+func (r *labelRows) Labels(ctx context.Context, tenant, session string) ([]string, error) {
+	s, a := (*Store)(r), pgArgs(tenant, session)
+	ctx, cancel := s.stateCtx(ctx)
+	defer cancel()
+	ls, err := s.labels.Read(ctx, labels.Key{Tenant: a[0].(string), Session: a[1].(string)}, s.readLabels)
 	if err != nil {
-		return nil, err
+		return nil, stateErr(ctx, "read session labels", err)
 	}
-	return out, nil
+	return ls, nil
+}
+
+// readLabels reads the labels of sessions ks (their keys mapped by pgArgs)
+// with one query, bounded by stateCtx.
+func (s *Store) readLabels(ctx context.Context, ks []labels.Key) (map[labels.Key][]string, error) {
+	ctx, cancel := s.stateCtx(ctx)
+	defer cancel()
+	tenants, sessions := make([]string, len(ks)), make([]string, len(ks))
+	for i, k := range ks {
+		tenants[i], sessions[i] = k.Tenant, k.Session
+	}
+	rows, err := s.statePool().Query(ctx, `SELECT l.tenant, l.session, l.label
+		FROM unnest($1::text[], $2::text[]) AS k(tenant, session)
+		JOIN session_labels l ON l.tenant = k.tenant AND l.session = k.session`, tenants, sessions)
+	got := map[labels.Key][]string{}
+	if err == nil {
+		var k labels.Key
+		var l string
+		_, err = pgx.ForEachRow(rows, []any{&k.Tenant, &k.Session, &l}, func() error {
+			got[k] = append(got[k], l)
+			return nil
+		})
+	}
+	return got, err
 }

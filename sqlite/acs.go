@@ -3,88 +3,130 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/wardenhq/warden/acsstate"
+	"github.com/wardenhq/warden/internal/tracesql"
 )
 
-// ACS sessions (acsstate.Store, CONTRACT §9) live in three tables of
-// trace.db (schema 8, schema.go): acs_sessions, one row per session;
-// acs_entries, each session's audit chain, numbered from 1; acs_requests, the
-// keys of each session's replay window. Every change is an IMMEDIATE
-// transaction of prepared statements (acsstmt.go), with the trace's
-// synchronous setting, so it is durable when the call returns: a session's
-// creation and end on the approvals' connection; RememberRequest and
-// AppendACSEntry, the two writes of every step, in the trace writer's
-// batches, beside the records (acsbatch.go).
-// SQLite's write lock serializes each against every other writer, also one
-// in another process sharing the directory: two replicas never both record
-// one request key, and AppendACSEntry is a compare-and-set of the head
-// (UPDATE ... WHERE head = prev), so two appenders never both extend one
-// head. Reads go through the read-only connections (also on a store from
-// OpenReadOnly); the changing methods return ErrReadOnly there, and
-// ErrClosed after Close.
-//
-// Replay keys are forgotten eagerly but cheaply: each RememberRequest that
-// records its key deletes the session's keys older than its window, one range seek on
-// acs_requests_at (session, at) that finds the few keys that expired since
-// the session's previous request. A session thus holds only the keys of its
-// last window; one that goes quiet keeps them: as many as the requests of
-// that window, each of which also added an entry to its chain. Keys are not
-// pruned across sessions: the window is the caller's, per call, and one
-// session's request is no occasion to judge another's keys.
-//
-// Times are stored as unix microseconds (UTC) like the approvals, 0 for the
-// zero time; they read back in UTC, truncated to the microsecond.
+// ACS sessions (doc.go) live in acs_sessions, acs_entries and
+// acs_requests (schema 8, schema.go); acsstate.Rules holds what they mean,
+// and this file moves the rows with the statements PostgreSQL runs too
+// (tracesql). A session's creation and end are an IMMEDIATE transaction
+// each on the approvals' connection. The two writes of every step,
+// Remember and Append, are requests of the trace writer (write.go): run in
+// arrival order in the transaction of its batch, beside the records, by
+// statements prepared once on its connection (writerSQL) — parsing them
+// anew cost ~110 µs of a ~500 µs step, and a transaction each would
+// serialize every step on SQLite's write lock. A refused call writes
+// nothing and fails nothing else; two calls in one batch see each other.
+// Under the write lock, which other processes sharing the directory take
+// too, no two callers record one key or extend one head. An accepted key
+// deletes its session's keys that left the window: one range seek on
+// acs_requests_at (session, at).
 
 var _ acsstate.Store = (*Store)(nil)
 
-// defaultACSEntries is ACSEntries' limit when it is given none.
-const defaultACSEntries = 1000
+// The statements only SQLite runs (PostgreSQL joins them to the shared ones).
+const (
+	acsForget = `DELETE FROM acs_requests WHERE session = ? AND at < ?`
+	// acsInsert follows tracesql.ACSAdvance: the entry's number is the
+	// session's Entries.
+	acsInsert = `INSERT INTO acs_entries (session, seq, ` + tracesql.ACSEntryCols + `)
+		SELECT id, entries, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 FROM acs_sessions WHERE id = ?1`
+)
 
-// PutACSSession creates or replaces the session's handshake state in one
-// upsert. Head and Entries are never written by it (a new session starts
-// with an empty chain), and it never clears ended: a Put made from a copy
-// read before EndACSSession cannot reopen the session.
+// acsRows are a Store's ACS rows.
+type acsRows Store
+
+func (s *Store) acsRules() acsstate.Rules { return acsstate.Rules{Rows: (*acsRows)(s)} }
+
+// PutACSSession implements acsstate.Store.
 func (s *Store) PutACSSession(ctx context.Context, x *acsstate.Session) error {
-	if x == nil || x.ID == "" {
-		return errors.New("sqlite: ACS session has no id")
-	}
-	methods := []byte("[]")
-	if len(x.Methods) > 0 {
-		methods, _ = json.Marshal(x.Methods) // a []string always marshals
-	}
-	profiles := []byte("[]")
-	if len(x.Profiles) > 0 {
-		profiles, _ = json.Marshal(x.Profiles) // a []string always marshals
-	}
-	ended := 0
-	if x.Ended {
-		ended = 1
-	}
-	return s.acsTx(ctx, "put ACS session", []int{acsPut}, func(st []*sql.Stmt) error {
-		_, err := st[0].ExecContext(ctx, x.ID, x.AgentID, x.Tenant, x.KeyID, x.Version,
-			string(methods), micro(x.Hello), micro(x.LastSeen), ended, string(profiles))
+	return s.acsRules().PutACSSession(ctx, x)
+}
+
+// ACSSession implements acsstate.Store.
+func (s *Store) ACSSession(ctx context.Context, id string) (*acsstate.Session, error) {
+	return s.acsRules().ACSSession(ctx, id)
+}
+
+// RememberRequest implements acsstate.Store.
+func (s *Store) RememberRequest(ctx context.Context, session, key string, at time.Time, window time.Duration) error {
+	return s.acsRules().RememberRequest(ctx, session, key, at, window)
+}
+
+// AppendACSEntry implements acsstate.Store.
+func (s *Store) AppendACSEntry(ctx context.Context, session, prev string, e *acsstate.Entry) error {
+	return s.acsRules().AppendACSEntry(ctx, session, prev, e)
+}
+
+// ACSEntries implements acsstate.Store.
+func (s *Store) ACSEntries(ctx context.Context, session string, after int64, limit int) ([]acsstate.Entry, error) {
+	return s.acsRules().ACSEntries(ctx, session, after, limit)
+}
+
+// EndACSSession implements acsstate.Store.
+func (s *Store) EndACSSession(ctx context.Context, id string, at time.Time) error {
+	return s.acsRules().EndACSSession(ctx, id, at)
+}
+
+func (r *acsRows) PutSession(ctx context.Context, x *acsstate.Session) error {
+	methods, _ := json.Marshal(x.Methods) // a []string always marshals
+	profiles, _ := json.Marshal(x.Profiles)
+	_, err := (*Store)(r).acsWrite(ctx, "put ACS session", tracesql.ACSPut, x.ID, x.AgentID, x.Tenant,
+		x.KeyID, x.Version, string(methods), micro(x.Hello), micro(x.LastSeen), x.Ended, string(profiles))
+	return err
+}
+
+func (r *acsRows) End(ctx context.Context, id string, at time.Time) (bool, error) {
+	n, err := (*Store)(r).acsWrite(ctx, "end ACS session", tracesql.ACSEnd, id, micro(at))
+	return n > 0, err
+}
+
+// acsWrite runs q in an IMMEDIATE transaction of its own on the approvals'
+// connection (approvalTx) and returns how many rows it changed.
+func (s *Store) acsWrite(ctx context.Context, what, q string, args ...any) (n int64, err error) {
+	err = s.approvalTx(ctx, what, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, tracesql.Numbered(q), args...)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
 		if err != nil {
-			return s.approvalErr(ctx, "put ACS session", err)
+			return s.approvalErr(ctx, what, err)
 		}
 		return nil
 	})
+	return n, err
 }
 
-// ACSSession returns the session, or acsstate.ErrNoSession. It reads through
-// the read-only connections of point reads (pointReader).
-func (s *Store) ACSSession(ctx context.Context, id string) (*acsstate.Session, error) {
-	st, err := s.acsStmt(acsGetSession)
-	if err != nil {
-		return nil, err
+// acsStmts holds the session read of every step, prepared on first use on
+// the point reads' connections (pointReader).
+type acsStmts struct {
+	mu  sync.Mutex
+	get *sql.Stmt
+}
+
+func (r *acsRows) Session(ctx context.Context, id string) (*acsstate.Session, error) {
+	s := (*Store)(r)
+	s.acs.mu.Lock()
+	var err error
+	if s.acs.get == nil {
+		s.acs.get, err = s.pointReader().PrepareContext(context.Background(), tracesql.Numbered(tracesql.ACSGet))
 	}
-	x, err := scanACSSession(st.QueryRowContext(ctx, id))
+	st := s.acs.get
+	s.acs.mu.Unlock()
+	var x *acsstate.Session
+	if err == nil {
+		x, err = tracesql.ScanACSSession(st.QueryRowContext(ctx, id).Scan, func(p *[]string) any { return jsonList{p} })
+	}
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %q", acsstate.ErrNoSession, id)
+		return nil, nil
 	}
 	if err != nil {
 		return nil, s.readErr(ctx, "read ACS session", err)
@@ -92,77 +134,87 @@ func (s *Store) ACSSession(ctx context.Context, id string) (*acsstate.Session, e
 	return x, nil
 }
 
-// RememberRequest records key for the session at `at`, or returns
-// acsstate.ErrReplay (writing nothing) if the session recorded it at or after
-// at-window. In one transaction it deletes the session's keys older than
-// the window, then inserts the key unless it is still there.
-func (s *Store) RememberRequest(ctx context.Context, session, key string, at time.Time, window time.Duration) error {
-	return s.acsDo(ctx, &acsOp{session: session, key: key, at: at, window: window})
+// jsonList scans a JSON array of strings (methods, profiles).
+type jsonList struct{ p *[]string }
+
+func (l jsonList) Scan(v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("a JSON list is text, not %T", v)
+	}
+	return json.Unmarshal([]byte(s), l.p)
 }
 
-// AppendACSEntry appends e to the session's chain if its head is still
-// prev: one UPDATE ... WHERE head = prev moves the head and counts the entry,
-// and the entry is inserted with that count as its seq, in one transaction.
-// Otherwise it is acsstate.ErrChainMoved, or acsstate.ErrNoSession, and nothing
-// is written. e must have an EntryHash (the next head). It is committed
-// in the trace writer's batch, with records and other calls (acsbatch.go).
-func (s *Store) AppendACSEntry(ctx context.Context, session, prev string, e *acsstate.Entry) error {
-	if e == nil || e.EntryHash == "" {
-		return fmt.Errorf("sqlite: ACS entry for session %q has no entry hash", session)
+func (r *acsRows) Entries(ctx context.Context, session string, after int64, limit int) ([]acsstate.Entry, error) {
+	s := (*Store)(r)
+	rows, err := s.rdb.QueryContext(ctx, tracesql.Numbered(tracesql.ACSList), session, after, limit)
+	if err == nil {
+		defer rows.Close()
+		var es []acsstate.Entry
+		if es, err = tracesql.ScanACSEntries(rows); err == nil {
+			return es, nil
+		}
 	}
-	return s.acsDo(ctx, &acsOp{session: session, prev: prev, e: e})
+	return nil, s.readErr(ctx, "read ACS entries", err)
 }
 
-// ACSEntries returns the session's entries after the first `after`, oldest
-// first, at most limit (<= 0: 1000); never nil. An unknown session is
-// acsstate.ErrNoSession. It reads through the read-only connections.
-func (s *Store) ACSEntries(ctx context.Context, session string, after int64, limit int) ([]acsstate.Entry, error) {
-	if limit <= 0 {
-		limit = defaultACSEntries
+// acsOp is one Remember or Append, run by the writer; ok is its answer.
+type acsOp struct {
+	session, key, prev string
+	at, cutoff         time.Time       // Remember
+	e                  *acsstate.Entry // Append, when set
+	ok                 bool
+}
+
+func (r *acsRows) Remember(ctx context.Context, session, key string, at, cutoff time.Time) (bool, error) {
+	return (*Store)(r).acsDo(ctx, &acsOp{session: session, key: key, at: at, cutoff: cutoff})
+}
+
+func (r *acsRows) Append(ctx context.Context, session, prev string, e *acsstate.Entry) (bool, error) {
+	return (*Store)(r).acsDo(ctx, &acsOp{session: session, prev: prev, e: e})
+}
+
+// acsDo queues op for the writer and returns its answer.
+func (s *Store) acsDo(ctx context.Context, op *acsOp) (bool, error) {
+	if s.queue == nil || s.adb == nil {
+		return false, ErrReadOnly
 	}
-	st, err := s.acsStmt(acsGetEntries)
+	req := requestPool.Get().(*request)
+	req.op = op
+	err := s.submit(ctx, req, "ACS write not stored")
+	return op.ok && err == nil, err
+}
+
+// runOp runs op in the writer's transaction (a refused op writes nothing);
+// an error is the transaction's.
+func (s *Store) runOp(ctx context.Context, op *acsOp) (err error) {
+	w, e, n := &s.wst, op.e, int64(0)
+	if e == nil {
+		n, err = execCount(ctx, w.acsRemember, op.session, op.key, op.at.UnixMicro(), op.cutoff.UnixMicro())
+		if err == nil && n > 0 {
+			_, err = execCount(ctx, w.acsForget, op.session, op.cutoff.UnixMicro())
+		}
+	} else if n, err = execCount(ctx, w.acsAdvance, op.session, op.prev, e.EntryHash); err == nil && n > 0 {
+		_, err = execCount(ctx, w.acsInsert, op.session, e.EntryID, e.StepID, e.StepType,
+			e.RequestHash, micro(e.Timestamp), e.PreviousHash, e.EntryHash, e.Decision, e.RecordID)
+	}
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("sqlite: ACS write: %w", err)
 	}
-	rows, err := st.QueryContext(ctx, session, after, limit)
-	if err != nil {
-		return nil, s.readErr(ctx, "read ACS entries", err)
-	}
-	defer rows.Close()
-	out := []acsstate.Entry{}
-	for rows.Next() {
-		e, err := scanACSEntry(rows)
-		if err != nil {
-			return nil, s.readErr(ctx, "read ACS entries", err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.readErr(ctx, "read ACS entries", err)
-	}
-	if len(out) == 0 { // none: is there such a session?
-		if _, err := s.ACSSession(ctx, session); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	op.ok = n > 0
+	return nil
 }
 
-// EndACSSession marks the session ended; the first call's at is kept in
-// ended_at (not part of acsstate.Session). An unknown session is
-// acsstate.ErrNoSession.
-func (s *Store) EndACSSession(ctx context.Context, id string, at time.Time) error {
-	const what = "end ACS session"
-	return s.acsTx(ctx, what, []int{acsEnd}, func(st []*sql.Stmt) error {
-		res, err := st[0].ExecContext(ctx, micro(at), id)
-		if err != nil {
-			return s.approvalErr(ctx, what, err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return s.approvalErr(ctx, what, err)
-		} else if n == 0 {
-			return fmt.Errorf("%w: %q", acsstate.ErrNoSession, id)
-		}
-		return nil
-	})
+// execCount runs a statement prepared on the writer's connection and
+// returns how many rows it changed.
+func execCount(ctx context.Context, st driver.Stmt, args ...any) (int64, error) {
+	nv := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		nv[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	res, err := st.(driver.StmtExecContext).ExecContext(ctx, nv)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wardenhq/warden/acsstate"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/internal/tracesql"
 
 	"github.com/wardenhq/warden/storetest"
 )
@@ -159,22 +160,23 @@ func TestACSForgetsKeys(t *testing.T) {
 // or acs_requests_at for the expired keys; none scans a table or sorts.
 func TestACSPlans(t *testing.T) {
 	s := open(t, t.TempDir(), Options{})
-	want := map[int]string{
-		acsForget:     "USING COVERING INDEX acs_requests_at (session=? AND at<?)",
-		acsAdvance:    "USING PRIMARY KEY (id=?)",
-		acsExists:     "USING PRIMARY KEY (id=?)",
-		acsEnd:        "USING PRIMARY KEY (id=?)",
-		acsGetSession: "USING PRIMARY KEY (id=?)",
-		acsGetEntries: "USING PRIMARY KEY (session=? AND seq>?)",
+	want := map[string]string{
+		acsForget:           "USING COVERING INDEX acs_requests_at (session=? AND at<?)",
+		tracesql.ACSAdvance: "USING PRIMARY KEY (id=?)",
+		acsInsert:           "USING PRIMARY KEY (id=?)",
+		tracesql.ACSEnd:     "USING PRIMARY KEY (id=?)",
+		tracesql.ACSGet:     "USING PRIMARY KEY (id=?)",
+		tracesql.ACSList:    "USING PRIMARY KEY (session=? AND seq>?)",
 	}
-	for i, w := range want {
-		args := make([]any, strings.Count(acsSQL[i], "?"))
+	for q, w := range want {
+		q = tracesql.Numbered(q)
+		args := make([]any, strings.Count(q, "?"))
 		for j := range args {
 			args[j] = "x"
 		}
-		plan := queryPlan(t, s, acsSQL[i], args)
+		plan := queryPlan(t, s, q, args)
 		if !strings.Contains(plan, "SEARCH") || !strings.Contains(plan, w) || strings.Contains(plan, "TEMP B-TREE") {
-			t.Errorf("statement %d: plan %q, want a SEARCH %s", i, plan, w)
+			t.Errorf("statement %.40q: plan %q, want a SEARCH %s", q, plan, w)
 		}
 	}
 }

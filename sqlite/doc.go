@@ -9,7 +9,7 @@
 // trace.db holds these tables (schema.go; the version is PRAGMA user_version,
 // migrated by [Open]). runs has one small row per recorded decision, the
 // columns Scan filters on and where its blob is. approvals (schema 4) has
-// one row per [approval.Approval] (CONTRACT §11), every field a column, times
+// one row per [approval.Approval] (docs/approvals.md), every field a column, times
 // as unix microseconds in UTC (0 for none), with four small indexes: the id,
 // (state, expires) for expiry and the pending list, the retry key (partial:
 // approved and unused only), and (session_id, created) for a session's
@@ -75,15 +75,16 @@
 //
 // # Approvals
 //
-// [Store] is also a [approval.ApprovalStore] (approvals.go). Approvals are few
-// (a human decides each), so they bypass the group commit: each change is one
-// short IMMEDIATE transaction on a connection of their own, with the same
+// [Store] is also a [approval.ApprovalStore] (approvals.go: approval.Rules
+// over the statements PostgreSQL runs too). Approvals are few (a human
+// decides each), so they bypass the group commit: each change is one short
+// IMMEDIATE transaction on a connection of their own, with the same
 // Synchronous setting as the records, so an approval is as durable as a
 // record when the call returns. Each state change is a compare-and-set in
 // SQL (UPDATE ... WHERE state = 'pending'; to approve or deny, also AND
-// expires >= at), and [Store.UseApproval] is one UPDATE whose subquery picks
-// the approval, so under SQLite's write lock two approvers, or two retries,
-// never both win, also across processes sharing the directory. Approving or
+// expires >= at; a retry's use, AND used_at = 0), so under SQLite's write
+// lock two approvers, or two retries, never both win, also across processes
+// sharing the directory. Approving or
 // denying an approval after its Expires expires it instead and fails with
 // [approval.ErrApprovalDecided]. Approvals are read through the read-only
 // connections, so [OpenReadOnly] stores list them; their changing methods
@@ -97,7 +98,7 @@
 // each; the two writes of every step, [Store.RememberRequest] and
 // [Store.AppendACSEntry], join the trace writer's queue and commit in its
 // transactions beside the records (no transactions of their own), each
-// refused call writing nothing and failing nothing else (acsbatch.go). [Store.AppendACSEntry] is a compare-and-set of the session's
+// refused call writing nothing and failing nothing else. [Store.AppendACSEntry] is a compare-and-set of the session's
 // head and [Store.RememberRequest] an insert that fails on a key still in the
 // window, so replicas sharing the directory agree on every chain and every
 // replay. Each RememberRequest deletes its session's expired keys. Retention

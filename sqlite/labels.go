@@ -3,102 +3,73 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"slices"
 	"time"
 
+	"github.com/wardenhq/warden/internal/tracesql"
 	"github.com/wardenhq/warden/labels"
 )
 
-// Session labels (labels.Store, CONTRACT §15) live in session_labels
-// (schema 11, schema.go), one row per (tenant, session, label). They change
-// rarely — a session gains each label once — so AddSessionLabels is a plain
-// IMMEDIATE transaction on the approvals' connection, durable when it
-// returns, not a group commit; SessionLabels reads through the read-only
-// connections. The Decider keeps them in a labels.Cache in front of
-// the store, so the decision path reads the store only on a cache miss.
+// Session labels (docs/policies.md) live in session_labels (schema 11,
+// schema.go), one row per (tenant, session, label); this file moves them
+// for labels.Rules. A session gains each label once, so an Add is a plain
+// IMMEDIATE transaction on the approvals' connection, not a group commit;
+// reads go through the point reads' connections, on a cache miss of the
+// labels.Cache in front of the store.
 
 var _ labels.Store = (*Store)(nil)
 
-// SessionLabels returns the session's labels, sorted; nil for none.
+// labelRows are a Store's label rows.
+type labelRows Store
+
+// SessionLabels implements labels.Store.
 func (s *Store) SessionLabels(ctx context.Context, tenant, session string) ([]string, error) {
-	s.mu.RLock()
-	closed := s.closed
-	s.mu.RUnlock()
-	if closed {
-		return nil, ErrClosed
+	return labels.Rules{Rows: (*labelRows)(s)}.SessionLabels(ctx, tenant, session)
+}
+
+// AddSessionLabels implements labels.Store.
+func (s *Store) AddSessionLabels(ctx context.Context, tenant, session string, add []string, at time.Time) ([]string, error) {
+	return labels.Rules{Rows: (*labelRows)(s)}.AddSessionLabels(ctx, tenant, session, add, at)
+}
+
+// labelsOf reads the session's labels with query.
+func labelsOf(ctx context.Context, query func(context.Context, string, ...any) (*sql.Rows, error), tenant, session string) ([]string, error) {
+	rows, err := query(ctx, tracesql.Numbered(tracesql.LabelsGet), tenant, session)
+	if err != nil {
+		return nil, err
 	}
-	rows, err := s.pointReader().QueryContext(ctx,
-		`SELECT label FROM session_labels WHERE tenant = ? AND session = ? ORDER BY label`, tenant, session)
+	defer rows.Close()
+	return tracesql.ScanStrings(rows)
+}
+
+func (r *labelRows) Labels(ctx context.Context, tenant, session string) ([]string, error) {
+	s := (*Store)(r)
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	ls, err := labelsOf(ctx, s.pointReader().QueryContext, tenant, session)
 	if err != nil {
 		return nil, s.readErr(ctx, "read session labels", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var l string
-		if err := rows.Scan(&l); err != nil {
-			return nil, s.readErr(ctx, "read session labels", err)
-		}
-		out = append(out, l)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.readErr(ctx, "read session labels", err)
-	}
-	return out, nil
+	return ls, nil
 }
 
-// AddSessionLabels adds labels to the session in one transaction and
-// returns its labels after it, sorted. Invalid labels, and more than
-// labels.MaxPerSession in all (labels.ErrTooMany), write nothing.
-func (s *Store) AddSessionLabels(ctx context.Context, tenant, session string, add []string, at time.Time) ([]string, error) {
-	if session == "" {
-		return nil, fmt.Errorf("sqlite: session add need a session id")
-	}
-	for _, l := range add {
-		if err := labels.Valid(l); err != nil {
-			return nil, fmt.Errorf("sqlite: %w", err)
-		}
-	}
-	var out []string
-	err := s.approvalTx(ctx, "add session add", func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx,
-			`SELECT label FROM session_labels WHERE tenant = ? AND session = ?`, tenant, session)
+func (r *labelRows) Add(ctx context.Context, tenant, session string, at time.Time, fn func([]string) ([]string, error)) error {
+	s := (*Store)(r)
+	const what = "add session labels"
+	return s.approvalTx(ctx, what, func(tx *sql.Tx) error {
+		have, err := labelsOf(ctx, tx.QueryContext, tenant, session)
 		if err != nil {
-			return s.approvalErr(ctx, "add session add", err)
+			return s.approvalErr(ctx, what, err)
 		}
-		var have []string
-		for rows.Next() {
-			var l string
-			if err := rows.Scan(&l); err != nil {
-				rows.Close()
-				return s.approvalErr(ctx, "add session add", err)
-			}
-			have = append(have, l)
+		add, err := fn(have)
+		if err != nil {
+			return err
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return s.approvalErr(ctx, "add session add", err)
-		}
-		out = labels.Merge(have, add)
-		if len(out) > labels.MaxPerSession {
-			return labels.ErrTooMany
-		}
-		slices.Sort(have)
-		for _, l := range out {
-			if _, ok := slices.BinarySearch(have, l); ok {
-				continue
-			}
-			if _, err := tx.ExecContext(ctx,
-				`INSERT INTO session_labels (tenant, session, label, added) VALUES (?, ?, ?, ?)`,
-				tenant, session, l, micro(at)); err != nil {
-				return s.approvalErr(ctx, "add session add", err)
+		for _, l := range add {
+			if _, err := tx.ExecContext(ctx, tracesql.Numbered(tracesql.LabelsAdd), tenant, session, l, micro(at)); err != nil {
+				return s.approvalErr(ctx, what, err)
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }

@@ -52,7 +52,7 @@ type request struct {
 	// writer).
 	prev, hash [32]byte
 	// op, when set, makes this an ACS write to run in the writer's
-	// transaction instead of a record (acsbatch.go).
+	// transaction instead of a record (acs.go).
 	op    *acsOp
 	state atomic.Int32
 	err   error      // set by the writer when this record alone failed

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden/acsstate"
 	"github.com/wardenhq/warden/internal/tracesql"
 )
 
@@ -51,9 +50,8 @@ type writerStmts struct {
 	begin, commit  driver.Stmt
 	head, ckptHead driver.Stmt // readHead's two queries
 	logPos         driver.Stmt // UPDATE trace_log (the trace log's position)
-	// The ACS writes that join the writer's batches (acsbatch.go).
-	acsForget, acsRemember, acsRenew driver.Stmt
-	acsAdvance, acsExists, acsInsert driver.Stmt
+	// The ACS writes that join the writer's batches (acs.go).
+	acsRemember, acsForget, acsAdvance, acsInsert driver.Stmt
 }
 
 // writerSQL are writerStmts' statements, in the order of its fields.
@@ -63,13 +61,13 @@ var writerSQL = [...]string{
 	`SELECT hash FROM runs ORDER BY rowid DESC LIMIT 1`,
 	`SELECT last_hash FROM trace_checkpoints ORDER BY rowid DESC LIMIT 1`,
 	"UPDATE trace_log SET indexed = ?",
-	acsSQL[acsForget], acsSQL[acsRemember], acsSQL[acsRenew],
-	acsSQL[acsAdvance], acsSQL[acsExists], acsSQL[acsInsert],
+	tracesql.Numbered(tracesql.ACSRemember), acsForget,
+	tracesql.Numbered(tracesql.ACSAdvance), acsInsert,
 }
 
 func (w *writerStmts) all() [len(writerSQL)]*driver.Stmt {
 	return [...]*driver.Stmt{&w.begin, &w.commit, &w.head, &w.ckptHead, &w.logPos,
-		&w.acsForget, &w.acsRemember, &w.acsRenew, &w.acsAdvance, &w.acsExists, &w.acsInsert}
+		&w.acsRemember, &w.acsForget, &w.acsAdvance, &w.acsInsert}
 }
 
 // prepare prepares every statement on pc; on an error the ones prepared
@@ -317,12 +315,7 @@ func (s *Store) write(b []*request, logTo uint64) (err error) {
 		st := s.stmt.(driver.StmtExecContext)
 		for _, r := range b {
 			if r.op != nil {
-				err := s.runOp(ctx, r.op)
-				if errors.Is(err, acsstate.ErrReplay) || errors.Is(err, acsstate.ErrChainMoved) || errors.Is(err, acsstate.ErrNoSession) {
-					r.err = err // the call's own answer: it wrote nothing
-					continue
-				}
-				if err != nil {
+				if err := s.runOp(ctx, r.op); err != nil { // a refused call is its own answer (op.ok)
 					bad = rollback(ctx, c)
 					return err
 				}

@@ -3,43 +3,36 @@ package storetest
 import (
 	"context"
 	"errors"
-	"fmt"
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/wardenhq/warden/acsstate"
 )
 
-// Mem is also an in-memory acsstate.Store with the semantics of the
-// SQLite store (TestMemACS runs RunACS against it): times are kept in UTC to
-// the microsecond, every change is made under one mutex (the append a
-// compare-and-set of the head), and the sessions outlive Close (Reopen sees
-// them), while the changing methods fail after Close.
+// Mem is also an acsstate.Store: acsstate.Rules over rows in maps
+// (TestMemACS runs RunACS against it), changed under one mutex; they
+// outlive Close (Reopen sees them), and changes fail after Close.
 
 var _ acsstate.Store = (*Mem)(nil)
 
-// defaultACSEntries is ACSEntries' limit when it is given none.
-const defaultACSEntries = 1000
-
-// memACS are a Mem's ACS sessions and replay windows, under memData.mu.
+// memACS are a Mem's ACS rows, under memData.mu: each session's row and
+// chain, and its replay window's keys.
 type memACS struct {
 	sessions map[string]*memACSSession
 	replays  map[string]*memReplays // by session id
 }
 
-// memACSSession is one session: its state (Head and Entries written only by
-// AppendACSEntry) and its chain, oldest first.
 type memACSSession struct {
 	s     acsstate.Session
 	chain []acsstate.Entry
 }
 
 // memReplays are the keys one session remembers, with the time each was
-// recorded. Expired keys are forgotten lazily: when the map has grown to
-// sweepAt, RememberRequest deletes those older than its window and sets
-// sweepAt to twice what is left (at least minSweep). A session's map thus
-// holds at most about twice the keys of one window, for O(1) amortized work
-// per call.
+// recorded. When the map has grown to sweepAt, Remember deletes the keys
+// before its cutoff and sets sweepAt to twice what is left (at least
+// minSweep): about twice one window's keys at most, for O(1) amortized
+// work per call.
 type memReplays struct {
 	at      map[string]time.Time
 	sweepAt int
@@ -48,158 +41,128 @@ type memReplays struct {
 // minSweep is the fewest keys a session's replay map sweeps at.
 const minSweep = 64
 
-// acsLocked returns m's ACS data; the caller holds m.d.mu.
-func (m *Mem) acsLocked() *memACS {
+// memACSRows are a Mem's ACS rows as acsstate.Rows.
+type memACSRows Mem
+
+func (m *Mem) acsRules() acsstate.Rules { return acsstate.Rules{Rows: (*memACSRows)(m)} }
+
+// PutACSSession implements acsstate.Store.
+func (m *Mem) PutACSSession(ctx context.Context, s *acsstate.Session) error {
+	return m.acsRules().PutACSSession(ctx, s)
+}
+
+// ACSSession implements acsstate.Store.
+func (m *Mem) ACSSession(ctx context.Context, id string) (*acsstate.Session, error) {
+	return m.acsRules().ACSSession(ctx, id)
+}
+
+// RememberRequest implements acsstate.Store.
+func (m *Mem) RememberRequest(ctx context.Context, session, key string, at time.Time, window time.Duration) error {
+	return m.acsRules().RememberRequest(ctx, session, key, at, window)
+}
+
+// AppendACSEntry implements acsstate.Store.
+func (m *Mem) AppendACSEntry(ctx context.Context, session, prev string, e *acsstate.Entry) error {
+	return m.acsRules().AppendACSEntry(ctx, session, prev, e)
+}
+
+// ACSEntries implements acsstate.Store.
+func (m *Mem) ACSEntries(ctx context.Context, session string, after int64, limit int) ([]acsstate.Entry, error) {
+	return m.acsRules().ACSEntries(ctx, session, after, limit)
+}
+
+// EndACSSession implements acsstate.Store.
+func (m *Mem) EndACSSession(ctx context.Context, id string, at time.Time) error {
+	return m.acsRules().EndACSSession(ctx, id, at)
+}
+
+// sessionRows runs fn on m's data under its mutex, unless ctx is done or, for a
+// change, m is closed.
+func (m *Mem) sessionRows(ctx context.Context, change bool, fn func(d *memData)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if change {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.closed {
+			return errors.New("closed")
+		}
+	}
+	m.d.mu.Lock()
+	defer m.d.mu.Unlock()
 	if m.d.acs == nil {
 		m.d.acs = &memACS{sessions: map[string]*memACSSession{}, replays: map[string]*memReplays{}}
 	}
-	return m.d.acs
-}
-
-// lockACS locks m's data for a change; it fails after Close.
-func (m *Mem) lockACS(ctx context.Context) (*memACS, func(), error) {
-	unlock, err := m.lockData(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	return m.acsLocked(), unlock, nil
-}
-
-// copySession is s as returned: its own Methods.
-func copySession(s *acsstate.Session) *acsstate.Session {
-	c := *s
-	c.Methods = slices.Clone(s.Methods)
-	c.Profiles = slices.Clone(s.Profiles)
-	return &c
-}
-
-// PutACSSession creates or replaces the session's handshake state, keeping
-// its Head and Entries (a new session starts with an empty chain); it never
-// clears Ended.
-func (m *Mem) PutACSSession(ctx context.Context, s *acsstate.Session) error {
-	if s == nil || s.ID == "" {
-		return errors.New("storetest: ACS session has no id")
-	}
-	a, unlock, err := m.lockACS(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	c := copySession(s)
-	c.Hello, c.LastSeen = usTime(s.Hello), usTime(s.LastSeen)
-	c.Head, c.Entries = "", 0
-	old, ok := a.sessions[s.ID]
-	if !ok {
-		a.sessions[s.ID] = &memACSSession{s: *c}
-		return nil
-	}
-	c.Head, c.Entries, c.Ended = old.s.Head, old.s.Entries, old.s.Ended || s.Ended
-	old.s = *c
+	fn(m.d)
 	return nil
 }
 
-// ACSSession returns a copy of the session, or acsstate.ErrNoSession.
-func (m *Mem) ACSSession(ctx context.Context, id string) (*acsstate.Session, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	m.d.mu.Lock()
-	defer m.d.mu.Unlock()
-	s, ok := m.acsLocked().sessions[id]
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", acsstate.ErrNoSession, id)
-	}
-	return copySession(&s.s), nil
-}
-
-// RememberRequest records key for the session at `at`, or is
-// acsstate.ErrReplay if the session recorded it at or after at-window (and
-// then records nothing).
-func (m *Mem) RememberRequest(ctx context.Context, session, key string, at time.Time, window time.Duration) error {
-	a, unlock, err := m.lockACS(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	r, ok := a.replays[session]
-	if !ok {
-		r = &memReplays{at: map[string]time.Time{}, sweepAt: minSweep}
-		a.replays[session] = r
-	}
-	cutoff := at.Add(-window)
-	if prev, ok := r.at[key]; ok && !prev.Before(cutoff) {
-		return fmt.Errorf("%w: %q in session %q", acsstate.ErrReplay, key, session)
-	}
-	if len(r.at) >= r.sweepAt {
-		for k, t := range r.at {
-			if t.Before(cutoff) {
-				delete(r.at, k)
-			}
+func (r *memACSRows) PutSession(ctx context.Context, s *acsstate.Session) error {
+	return (*Mem)(r).sessionRows(ctx, true, func(d *memData) {
+		if old, ok := d.acs.sessions[s.ID]; ok {
+			s.Head, s.Entries, s.Ended = old.s.Head, old.s.Entries, old.s.Ended || s.Ended
+			old.s = *s
+		} else {
+			d.acs.sessions[s.ID] = &memACSSession{s: *s}
 		}
-		r.sweepAt = max(2*len(r.at), minSweep)
-	}
-	r.at[key] = usTime(at)
-	return nil
+	})
 }
 
-// AppendACSEntry appends a copy of e to the session's chain if its head is
-// prev, else it is acsstate.ErrChainMoved.
-func (m *Mem) AppendACSEntry(ctx context.Context, session, prev string, e *acsstate.Entry) error {
-	if e == nil || e.EntryHash == "" {
-		return fmt.Errorf("storetest: ACS entry for session %q has no entry hash", session)
-	}
-	a, unlock, err := m.lockACS(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	s, ok := a.sessions[session]
-	if !ok {
-		return fmt.Errorf("%w: %q", acsstate.ErrNoSession, session)
-	}
-	if s.s.Head != prev {
-		return fmt.Errorf("%w: session %q", acsstate.ErrChainMoved, session)
-	}
-	c := *e
-	c.Timestamp = usTime(e.Timestamp)
-	s.chain = append(s.chain, c)
-	s.s.Head, s.s.Entries = c.EntryHash, int64(len(s.chain))
-	return nil
+func (r *memACSRows) Session(ctx context.Context, id string) (c *acsstate.Session, err error) {
+	err = (*Mem)(r).sessionRows(ctx, false, func(d *memData) {
+		if s, ok := d.acs.sessions[id]; ok {
+			cp := s.s
+			c = &cp
+			c.Methods, c.Profiles = slices.Clone(s.s.Methods), slices.Clone(s.s.Profiles)
+		}
+	})
+	return c, err
 }
 
-// ACSEntries returns copies of the session's entries after the first
-// `after`, oldest first, at most limit (<= 0: 1000).
-func (m *Mem) ACSEntries(ctx context.Context, session string, after int64, limit int) ([]acsstate.Entry, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		limit = defaultACSEntries
-	}
-	m.d.mu.Lock()
-	defer m.d.mu.Unlock()
-	s, ok := m.acsLocked().sessions[session]
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", acsstate.ErrNoSession, session)
-	}
-	n := int64(len(s.chain))
-	start := min(max(after, 0), n)
-	end := start + min(int64(limit), n-start)
-	return append([]acsstate.Entry{}, s.chain[start:end]...), nil
+func (r *memACSRows) Remember(ctx context.Context, session, key string, at, cutoff time.Time) (ok bool, err error) {
+	err = (*Mem)(r).sessionRows(ctx, true, func(d *memData) {
+		w := d.acs.replays[session]
+		if w == nil {
+			w = &memReplays{at: map[string]time.Time{}, sweepAt: minSweep}
+			d.acs.replays[session] = w
+		}
+		if prev, held := w.at[key]; held && !prev.Before(cutoff) {
+			return
+		}
+		if len(w.at) >= w.sweepAt {
+			maps.DeleteFunc(w.at, func(_ string, t time.Time) bool { return t.Before(cutoff) })
+			w.sweepAt = max(2*len(w.at), minSweep)
+		}
+		w.at[key], ok = at, true
+	})
+	return ok, err
 }
 
-// EndACSSession marks the session ended (at, which acsstate.Session does
-// not show, is not kept).
-func (m *Mem) EndACSSession(ctx context.Context, id string, at time.Time) error {
-	a, unlock, err := m.lockACS(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	s, ok := a.sessions[id]
-	if !ok {
-		return fmt.Errorf("%w: %q", acsstate.ErrNoSession, id)
-	}
-	s.s.Ended = true
-	return nil
+func (r *memACSRows) Append(ctx context.Context, session, prev string, e *acsstate.Entry) (ok bool, err error) {
+	err = (*Mem)(r).sessionRows(ctx, true, func(d *memData) {
+		if s := d.acs.sessions[session]; s != nil && s.s.Head == prev {
+			s.chain = append(s.chain, *e)
+			s.s.Head, s.s.Entries, ok = e.EntryHash, int64(len(s.chain)), true
+		}
+	})
+	return ok, err
+}
+
+func (r *memACSRows) Entries(ctx context.Context, session string, after int64, limit int) (es []acsstate.Entry, err error) {
+	err = (*Mem)(r).sessionRows(ctx, false, func(d *memData) {
+		if s := d.acs.sessions[session]; s != nil && after < int64(len(s.chain)) {
+			es = slices.Clone(s.chain[after:][:min(limit, len(s.chain)-int(after))])
+		}
+	})
+	return es, err
+}
+
+func (r *memACSRows) End(ctx context.Context, id string, _ time.Time) (ok bool, err error) {
+	err = (*Mem)(r).sessionRows(ctx, true, func(d *memData) {
+		if s := d.acs.sessions[id]; s != nil {
+			s.s.Ended, ok = true, true
+		}
+	})
+	return ok, err
 }

@@ -2,61 +2,49 @@ package storetest
 
 import (
 	"context"
-	"errors"
+	"slices"
 	"time"
 
 	"github.com/wardenhq/warden/labels"
 )
 
-// Mem is a labels.Store: each session's labels, sorted, in memory.
+// Mem is a labels.Store: labels.Rules over each session's labels, sorted,
+// in memory.
 
 var _ labels.Store = (*Mem)(nil)
 
 type memLabelKey struct{ tenant, session string }
 
-// SessionLabels returns a copy of the session's labels, sorted; nil for none.
+// memLabelRows are a Mem's labels as labels.Rows.
+type memLabelRows Mem
+
+// SessionLabels implements labels.Store.
 func (m *Mem) SessionLabels(ctx context.Context, tenant, session string) ([]string, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	m.d.mu.Lock()
-	defer m.d.mu.Unlock()
-	ls := m.d.lbl[memLabelKey{tenant, session}]
-	if len(ls) == 0 {
-		return nil, nil
-	}
-	return append([]string(nil), ls...), nil
+	return labels.Rules{Rows: (*memLabelRows)(m)}.SessionLabels(ctx, tenant, session)
 }
 
-// AddSessionLabels adds labels to the session, all or none, and returns a
-// copy of its labels after the change.
-func (m *Mem) AddSessionLabels(ctx context.Context, tenant, session string, add []string, _ time.Time) ([]string, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if session == "" {
-		return nil, errors.New("storetest: session add need a session id")
-	}
-	for _, l := range add {
-		if err := labels.Valid(l); err != nil {
-			return nil, err
+// AddSessionLabels implements labels.Store.
+func (m *Mem) AddSessionLabels(ctx context.Context, tenant, session string, add []string, at time.Time) ([]string, error) {
+	return labels.Rules{Rows: (*memLabelRows)(m)}.AddSessionLabels(ctx, tenant, session, add, at)
+}
+
+func (r *memLabelRows) Labels(ctx context.Context, tenant, session string) (ls []string, err error) {
+	err = (*Mem)(r).sessionRows(ctx, false, func(d *memData) { ls = slices.Clone(d.lbl[memLabelKey{tenant, session}]) })
+	return ls, err
+}
+
+func (r *memLabelRows) Add(ctx context.Context, tenant, session string, _ time.Time, fn func([]string) ([]string, error)) (err error) {
+	if lerr := (*Mem)(r).sessionRows(ctx, true, func(d *memData) {
+		k := memLabelKey{tenant, session}
+		var add []string
+		if add, err = fn(d.lbl[k]); err == nil && len(add) > 0 {
+			if d.lbl == nil {
+				d.lbl = map[memLabelKey][]string{}
+			}
+			d.lbl[k] = labels.Merge(d.lbl[k], add)
 		}
+	}); lerr != nil {
+		return lerr
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, errors.New("closed")
-	}
-	m.d.mu.Lock()
-	defer m.d.mu.Unlock()
-	k := memLabelKey{tenant, session}
-	all := labels.Merge(m.d.lbl[k], add)
-	if len(all) > labels.MaxPerSession {
-		return nil, labels.ErrTooMany
-	}
-	if m.d.lbl == nil {
-		m.d.lbl = map[memLabelKey][]string{}
-	}
-	m.d.lbl[k] = all
-	return append([]string(nil), all...), nil
+	return err
 }
