@@ -155,7 +155,7 @@ func (h *Handler) deferrals(ctx context.Context, session string) int {
 	n := 0
 	var after int64
 	for {
-		es, err := h.opts.Sessions.ACSEntries(ctx, session, after, 1000)
+		es, err := h.opts.Sessions.ACSEntries(ctx, session, after, acsstate.DefaultEntries)
 		if err != nil {
 			return h.opts.DeferMax // cannot tell: fail closed
 		}
@@ -164,7 +164,7 @@ func (h *Handler) deferrals(ctx context.Context, session string) int {
 				n++
 			}
 		}
-		if len(es) < 1000 {
+		if len(es) < acsstate.DefaultEntries {
 			return n
 		}
 		after += int64(len(es))
