@@ -1,8 +1,6 @@
 package postgres
 
 import (
-	"context"
-
 	"github.com/wardenhq/warden/agbom"
 	"github.com/wardenhq/warden/internal/tracesql"
 )
@@ -20,30 +18,7 @@ import (
 
 var _ agbom.Store = (*Store)(nil)
 
-func (s *Store) agbom() agbom.Rules { return agbom.Rules{Rows: tracesql.AgBOM{DB: rowDB{s: s}}} }
+// agbomRules is the agbom.Store a Store embeds (newAgBOM).
+type agbomRules = agbom.Rules
 
-// UpdateAgBOM applies u in one transaction (see agbom.Store).
-func (s *Store) UpdateAgBOM(ctx context.Context, u *agbom.Update) error {
-	return s.agbom().UpdateAgBOM(ctx, u)
-}
-
-// AgBOM returns the agent's components ordered by id, or agbom.ErrNoAgBOM.
-func (s *Store) AgBOM(ctx context.Context, tenant, agent string) ([]agbom.StoredComponent, error) {
-	return s.agbom().AgBOM(ctx, tenant, agent)
-}
-
-// AgBOMAgents lists the agents with an AgBOM (see agbom.Store).
-func (s *Store) AgBOMAgents(ctx context.Context, tenant string, all bool, limit int) ([]agbom.Agent, error) {
-	return s.agbom().AgBOMAgents(ctx, tenant, all, limit)
-}
-
-// ToolPins returns the server's pins ordered by name.
-func (s *Store) ToolPins(ctx context.Context, server string) ([]agbom.ToolPin, error) {
-	return s.agbom().ToolPins(ctx, server)
-}
-
-// PinTools creates, replaces and drops the server's pins in one
-// transaction.
-func (s *Store) PinTools(ctx context.Context, server string, put []agbom.ToolPin, remove []string) error {
-	return s.agbom().PinTools(ctx, server, put, remove)
-}
+func newAgBOM(s *Store) agbomRules { return agbom.Rules{Rows: tracesql.AgBOM{DB: rowDB{s: s}}} }

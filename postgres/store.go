@@ -102,7 +102,9 @@ var (
 // uses. Several Stores, in one process or many, may write one database: they
 // share one order and one hash chain.
 type Store struct {
-	approvals // the approval.ApprovalStore (approvals.go)
+	approvals  // the approval.ApprovalStore (approvals.go)
+	agbomRules // the agbom.Store (agbom.go)
+	fleetRules // the registry.Store and audit.CursorStore (fleet.go)
 
 	pool *pgxpool.Pool
 	opts Options
@@ -197,6 +199,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	s := &Store{pool: pool, opts: opts, done: make(chan struct{})}
 	s.approvals = newApprovals(s)
+	s.agbomRules, s.fleetRules = newAgBOM(s), newFleet(s)
 	if opts.ReadOnly {
 		close(s.done)
 		return s, nil

@@ -150,6 +150,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		keyed:    tracehash.NewKeyed(key),
 	}
 	s.approvals = newApprovals(s)
+	s.agbomRules, s.fleetRules = newAgBOM(s), newFleet(s)
 	if err := s.connect(); err != nil {
 		return fail(err)
 	}
@@ -227,6 +228,7 @@ func OpenReadOnly(dir string) (*Store, error) {
 	}
 	s := &Store{dir: abs, rdb: rdb, rblobs: rblobs, closed: true}
 	s.approvals = newApprovals(s)
+	s.agbomRules, s.fleetRules = newAgBOM(s), newFleet(s)
 	return s, nil
 }
 

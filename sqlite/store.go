@@ -108,7 +108,9 @@ func (s *Store) pointReader() *sql.DB {
 
 // Store is the SQLite trace store. It is safe for concurrent use.
 type Store struct {
-	approvals // the approval.ApprovalStore (approvals.go)
+	approvals  // the approval.ApprovalStore (approvals.go)
+	agbomRules // the agbom.Store (agbom.go)
+	fleetRules // the registry.Store and audit.CursorStore (fleet.go)
 
 	dir    string
 	rdb    *sql.DB   // read-only connections for Scan

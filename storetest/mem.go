@@ -19,7 +19,9 @@ import (
 // a full disk would. It is a approval.ApprovalStore (memapprovals.go) and a
 // acsstate.Store (memacs.go) too.
 type Mem struct {
-	approvals // the approval.ApprovalStore (memapprovals.go)
+	approvals  // the approval.ApprovalStore (memapprovals.go)
+	agbomRules // the agbom.Store (memagbom.go)
+	fleetRules // the registry.Store and audit.CursorStore (memfleet.go)
 
 	d      *memData
 	mu     sync.Mutex

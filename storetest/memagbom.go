@@ -142,29 +142,7 @@ func keep[O comparable, V any](rows map[O]map[string]V, o O, drop []string, put 
 	}
 }
 
-func (m *Mem) agbom() agbom.Rules { return agbom.Rules{Rows: memBOMRows{m}} }
+// agbomRules is the agbom.Store a Mem embeds (newAgBOM).
+type agbomRules = agbom.Rules
 
-// UpdateAgBOM implements agbom.Store.
-func (m *Mem) UpdateAgBOM(ctx context.Context, u *agbom.Update) error {
-	return m.agbom().UpdateAgBOM(ctx, u)
-}
-
-// AgBOM implements agbom.Store.
-func (m *Mem) AgBOM(ctx context.Context, tenant, agent string) ([]agbom.StoredComponent, error) {
-	return m.agbom().AgBOM(ctx, tenant, agent)
-}
-
-// AgBOMAgents implements agbom.Store.
-func (m *Mem) AgBOMAgents(ctx context.Context, tenant string, all bool, limit int) ([]agbom.Agent, error) {
-	return m.agbom().AgBOMAgents(ctx, tenant, all, limit)
-}
-
-// ToolPins implements agbom.Store.
-func (m *Mem) ToolPins(ctx context.Context, server string) ([]agbom.ToolPin, error) {
-	return m.agbom().ToolPins(ctx, server)
-}
-
-// PinTools implements agbom.Store.
-func (m *Mem) PinTools(ctx context.Context, server string, put []agbom.ToolPin, remove []string) error {
-	return m.agbom().PinTools(ctx, server, put, remove)
-}
+func newAgBOM(m *Mem) agbomRules { return agbom.Rules{Rows: memBOMRows{m}} }

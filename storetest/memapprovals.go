@@ -33,6 +33,7 @@ func newMem(d *memData) *Mem {
 	}
 	m := &Mem{d: d}
 	m.approvals = approval.NewRules(memApprovalRows{m, d.appr.byID})
+	m.agbomRules, m.fleetRules = newAgBOM(m), newFleet(m)
 	return m
 }
 

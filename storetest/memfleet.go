@@ -26,7 +26,11 @@ type memFleet struct {
 	instances map[string]registry.Instance
 }
 
-func (m *Mem) fleet() registry.Rules { return registry.Rules{Rows: memFleetRows{m}} }
+// fleetRules is the registry.Store and audit.CursorStore a Mem embeds
+// (newFleet).
+type fleetRules = registry.Rules
+
+func newFleet(m *Mem) fleetRules { return registry.Rules{Rows: memFleetRows{m}} }
 
 // memFleetRows is a Mem's registry.Rows.
 type memFleetRows struct{ m *Mem }
@@ -75,31 +79,6 @@ func (r memFleetRows) Cursor(ctx context.Context, name string) (id string, err e
 // PutCursor stores id under name.
 func (r memFleetRows) PutCursor(ctx context.Context, name, id string, _ time.Time) error {
 	return r.do(ctx, func(f *memFleet) { f.cursors[name] = id })
-}
-
-// StreamCursor returns the id stored under name, "" for none.
-func (m *Mem) StreamCursor(ctx context.Context, name string) (string, error) {
-	return m.fleet().StreamCursor(ctx, name)
-}
-
-// SetStreamCursor stores id under name.
-func (m *Mem) SetStreamCursor(ctx context.Context, name, id string) error {
-	return m.fleet().SetStreamCursor(ctx, name, id)
-}
-
-// Heartbeat stores in, replacing the instance with its ID.
-func (m *Mem) Heartbeat(ctx context.Context, in registry.Instance) error {
-	return m.fleet().Heartbeat(ctx, in)
-}
-
-// Instances returns the instances ordered by ID.
-func (m *Mem) Instances(ctx context.Context) ([]registry.Instance, error) {
-	return m.fleet().Instances(ctx)
-}
-
-// ForgetInstances deletes the instances last seen before cutoff.
-func (m *Mem) ForgetInstances(ctx context.Context, cutoff time.Time) (int, error) {
-	return m.fleet().ForgetInstances(ctx, cutoff)
 }
 
 // Ready is nil while m is open and Err is unset.
