@@ -3,7 +3,7 @@
 // hold a call wait for it to be decided, the AOS endpoint answers at once and
 // lets the identical step through once after it is approved; approvers
 // decide through the API, the CLI or the console; every approval decision is
-// recorded in the trace, linked both ways (CONTRACT §11, docs/approvals.md).
+// recorded in the trace, linked both ways (docs/approvals.md).
 package approval
 
 import (

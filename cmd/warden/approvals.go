@@ -23,7 +23,7 @@ import (
 const approvalsTimeout = 30 * time.Second
 
 // cmdApprovals is `warden approvals list|approve ID|deny ID` against a
-// running server's approvals API (CONTRACT §11).
+// running server's approvals API (docs/approvals.md).
 func cmdApprovals(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		return fail(stderr, "approvals: expected list, approve ID or deny ID")
