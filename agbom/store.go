@@ -68,7 +68,7 @@ type ToolPin struct {
 	Pinned      time.Time       `json:"pinned"`
 }
 
-// Bounds of an Store (documented in docs/agbom.md).
+// Bounds of a Store (documented in docs/agbom.md).
 const (
 	// MaxComponents bounds the components of one agent.
 	MaxComponents = 1000
@@ -80,7 +80,7 @@ const (
 	MaxDoc = 64 << 10
 )
 
-// Errors of an Store.
+// Errors of a Store.
 var (
 	// ErrNoAgBOM: no AgBOM for that agent (in that tenant).
 	ErrNoAgBOM = errors.New("warden: no AgBOM for that agent")
@@ -91,8 +91,8 @@ var (
 )
 
 // Store keeps the AgBOM of every agent and the MCP tool pins durably,
-// beside the trace (SQLite now; storetest.RunAgBOM is the contract). Every
-// change is atomic.
+// beside the trace: Rules over a backend's Rows (storetest.RunAgBOM is the
+// contract). Every change is atomic.
 type Store interface {
 	// UpdateAgBOM applies u: with Replace, the agent's components of
 	// u.Source are dropped; then u.Remove are dropped and u.Put are
@@ -115,7 +115,7 @@ type Store interface {
 	PinTools(ctx context.Context, server string, put []ToolPin, remove []string) error
 }
 
-// Check validates u as every Store does before writing: an agent, and
+// Check validates u as Rules does before writing: an agent, and
 // components with an id, a type and a JSON object of at most MaxDoc
 // bytes (ErrFull past it).
 func (u *Update) Check() error {
@@ -138,7 +138,7 @@ func (u *Update) Check() error {
 	return nil
 }
 
-// CheckToolPins validates pins as every Store does before writing: a
+// CheckToolPins validates pins as Rules does before writing: a
 // server, and a name and a hash on each.
 func CheckToolPins(server string, put []ToolPin) error {
 	if server == "" {

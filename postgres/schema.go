@@ -171,7 +171,7 @@ var migrations = []migration{
 		pinned       bigint NOT NULL,
 		PRIMARY KEY (server, name)
 	);`),
-	// 2 → 3: the fleet (cursor.go, instances.go): the decision stream's
+	// 2 → 3: the fleet (fleet.go): the decision stream's
 	// acknowledged position, one row per cursor name, and the replica
 	// registry, one row per instance. Times are unix microseconds, UTC.
 	sqlStep(`CREATE TABLE stream_cursors (

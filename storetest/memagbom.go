@@ -8,9 +8,8 @@ import (
 )
 
 // Mem is also an in-memory agbom.Store: agbom.Rules over rows in maps
-// (TestMemAgBOM runs RunAgBOM against it), every change atomic under one
-// mutex, the data outliving Close (Reopen sees it) while the changes fail
-// after Close.
+// (TestMemAgBOM runs RunAgBOM against it), under one mutex. The rows
+// outlive Close (Reopen sees them); a closed Mem's methods fail.
 
 var _ agbom.Store = (*Mem)(nil)
 
@@ -24,21 +23,14 @@ type memAgBOM struct {
 // memBOMRows is a Mem's agbom.Rows.
 type memBOMRows struct{ m *Mem }
 
-// do runs fn holding m's data locked, unless ctx is done or, for a
-// change, m is closed.
-func (r memBOMRows) do(ctx context.Context, change bool, fn func(b *memAgBOM) error) error {
-	if change {
-		unlock, err := r.m.lockData(ctx)
-		if err != nil {
-			return err
-		}
-		defer unlock()
-	} else if err := ctx.Err(); err != nil {
+// do runs fn holding m's data locked; it fails after Close or when ctx is
+// done.
+func (r memBOMRows) do(ctx context.Context, fn func(b *memAgBOM) error) error {
+	unlock, err := r.m.lockData(ctx)
+	if err != nil {
 		return err
-	} else {
-		r.m.d.mu.Lock()
-		defer r.m.d.mu.Unlock()
 	}
+	defer unlock()
 	if r.m.d.bom == nil {
 		r.m.d.bom = &memAgBOM{agents: map[[2]string]map[string]agbom.StoredComponent{}, pins: map[string]map[string]agbom.ToolPin{}}
 	}
@@ -47,7 +39,7 @@ func (r memBOMRows) do(ctx context.Context, change bool, fn func(b *memAgBOM) er
 
 // Components implements agbom.Rows.
 func (r memBOMRows) Components(ctx context.Context, tenant, agent string) (out []agbom.StoredComponent, err error) {
-	err = r.do(ctx, false, func(b *memAgBOM) error {
+	err = r.do(ctx, func(b *memAgBOM) error {
 		for _, c := range b.agents[[2]string{tenant, agent}] {
 			c.Doc = bytes.Clone(c.Doc)
 			out = append(out, c)
@@ -59,7 +51,7 @@ func (r memBOMRows) Components(ctx context.Context, tenant, agent string) (out [
 
 // Agents implements agbom.Rows: all of them.
 func (r memBOMRows) Agents(ctx context.Context, tenant string, all bool, _ int) (out []agbom.Agent, err error) {
-	err = r.do(ctx, false, func(b *memAgBOM) error {
+	err = r.do(ctx, func(b *memAgBOM) error {
 		for k, cs := range b.agents {
 			a := agbom.Agent{Tenant: k[0], ID: k[1], Components: len(cs)}
 			for _, c := range cs {
@@ -78,7 +70,7 @@ func (r memBOMRows) Agents(ctx context.Context, tenant string, all bool, _ int) 
 
 // Pins implements agbom.Rows.
 func (r memBOMRows) Pins(ctx context.Context, server string) (out []agbom.ToolPin, err error) {
-	err = r.do(ctx, false, func(b *memAgBOM) error {
+	err = r.do(ctx, func(b *memAgBOM) error {
 		for _, p := range b.pins[server] {
 			p.InputSchema = bytes.Clone(p.InputSchema)
 			out = append(out, p)
@@ -91,7 +83,7 @@ func (r memBOMRows) Pins(ctx context.Context, server string) (out []agbom.ToolPi
 // ChangeComponents implements agbom.Rows.
 func (r memBOMRows) ChangeComponents(ctx context.Context, tenant, agent string,
 	fn func(map[string]string, func() (int, error)) ([]string, []agbom.StoredComponent, error)) error {
-	return r.do(ctx, true, func(b *memAgBOM) error {
+	return r.do(ctx, func(b *memAgBOM) error {
 		k, have := [2]string{tenant, agent}, map[string]string{}
 		for id, c := range b.agents[k] {
 			have[id] = c.Source
@@ -109,7 +101,7 @@ func (r memBOMRows) ChangeComponents(ctx context.Context, tenant, agent string,
 
 // ChangePins implements agbom.Rows.
 func (r memBOMRows) ChangePins(ctx context.Context, server string, fn func(map[string]string) ([]string, []agbom.ToolPin, error)) error {
-	return r.do(ctx, true, func(b *memAgBOM) error {
+	return r.do(ctx, func(b *memAgBOM) error {
 		have := map[string]string{}
 		for n, p := range b.pins[server] {
 			have[n] = p.Hash
