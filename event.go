@@ -37,7 +37,7 @@ type Event struct {
 	Principal Principal
 
 	// The views, built by the Decider's ViewBuilder from Payload and
-	// Envelope (CONTRACT §7). Whatever a surface puts here is replaced.
+	// Envelope (docs/policies.md). Whatever a surface puts here is replaced.
 	Agent     Agent
 	User      User
 	SessionID string

@@ -8,7 +8,7 @@ import (
 	"github.com/wardenhq/warden/internal/sealid"
 )
 
-// Task ids without sticky replicas (issue 14). A task id the proxy hands a
+// Task ids without sticky replicas. A task id the proxy hands a
 // client is not the upstream's: it seals (internal/sealid: AES-256-GCM,
 // bound to the agent's name and the caller's tenant and name) the
 // upstream's task id and the task's context id, as a stable id (the same

@@ -12,7 +12,7 @@ import (
 	"github.com/wardenhq/warden/sigkey"
 )
 
-// Signer signs and verifies ACS messages with HMAC-SHA256 (CONTRACT §14):
+// Signer signs and verifies ACS messages with HMAC-SHA256 (docs/acs.md):
 // the per-session key is HKDF-SHA256 over the key_id's input keying
 // material, no salt, info the UTF-8 session_id, 32 bytes; the signed
 // input is the RFC 8785 (JCS) form of the whole JSON-RPC message without

@@ -5,7 +5,7 @@ import (
 	"github.com/wardenhq/warden/catalog"
 )
 
-// The AOS methods (CONTRACT §4); the catalog owns the names.
+// The AOS methods (docs/conformance.md); the catalog owns the names.
 const (
 	MethodAgentTrigger           = catalog.MethodAgentTrigger
 	MethodToolCallRequest        = catalog.MethodToolCallRequest

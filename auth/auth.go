@@ -1,4 +1,4 @@
-// Package auth holds who may talk to warden (CONTRACT §10): bearer tokens
+// Package auth holds who may talk to warden (docs/security.md): bearer tokens
 // stored as their SHA-256, the scopes they grant and the tenant they belong
 // to. The config package parses them; the server checks every request
 // against them.

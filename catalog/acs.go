@@ -6,7 +6,7 @@ import (
 	"github.com/wardenhq/warden"
 )
 
-// SourceACS is the OWASP Agent Control Standard v0.1.0 (issue 10): its
+// SourceACS is the OWASP Agent Control Standard v0.1.0: its
 // native steps/* hooks, the wrapped MCP methods and the AgBOM methods.
 const SourceACS Source = "acs"
 

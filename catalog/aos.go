@@ -12,7 +12,7 @@ const (
 )
 
 // aosPatch is what a Guardian answers to every AOS method (the schema type):
-// allow, deny, or modify with the whole modified request (CONTRACT §4).
+// allow, deny, or modify with the whole modified request (docs/conformance.md).
 const aosPatch = "ASOPSuccessResult"
 
 // aosPatchFields are the ASOPSuccessResult fields a Guardian sets.
@@ -110,7 +110,7 @@ func a2aHook(method, dir, payload, fires string) Event {
 }
 
 // rpcFields: the event payload of a protocol event is the protocol message
-// itself, whichever wrapping carried it (CONTRACT §7).
+// itself, whichever wrapping carried it (docs/policies.md).
 func rpcFields(dir string) []string {
 	if dir == warden.Outbound {
 		return rpcRequestFields

@@ -1,4 +1,4 @@
-// Package catalog is warden's hook event catalog (CONTRACT §5): every event a
+// Package catalog is warden's hook event catalog (docs/hooks.md): every event a
 // hook or policy can be declared on, from the three seed sources — the OWASP
 // AOS Guardian methods, the AGH hook events and the Standard Agents hooks —
 // with its sync eligibility, payload, patch and the fields of each.

@@ -1,6 +1,6 @@
 package catalog
 
-// The AOS methods (CONTRACT §4). The catalog name of each event is its
+// The AOS methods (docs/conformance.md). The catalog name of each event is its
 // method; the AOS endpoint, the gateways and the view builder share these.
 const (
 	MethodAgentTrigger           = "steps/agentTrigger"

@@ -45,7 +45,7 @@ var viewKinds = func() map[string]viewKind {
 
 // Views is warden's one view builder (a warden.ViewBuilder): it turns an
 // event — its name, payload and envelope, whatever surface carried it —
-// into the variables every policy reads (CONTRACT §7), so the same step
+// into the variables every policy reads (docs/policies.md), so the same step
 // gets the same views on every surface. The Decider runs it for every
 // event, and again for every payload a guardian changes. It reads leniently
 // (what does not fit is skipped): it also runs on rewritten payloads, which

@@ -1,6 +1,6 @@
 // Package command runs a hook as a subprocess: the hook payload (JSON) goes
 // to the child's stdin and the child's stdout is the patch (JSON), as in
-// CONTRACT §5 and the AGH hook model. Empty stdout means an empty patch.
+// docs/hooks.md and the AGH hook model. Empty stdout means an empty patch.
 //
 // The child runs with a minimal environment (an allow-list of warden's own
 // variables plus the configured extra entries), in its own process group

@@ -15,7 +15,7 @@ import (
 	"github.com/wardenhq/warden/sigkey"
 )
 
-// ACS is the acs: section (CONTRACT §14): the Agent Control Standard
+// ACS is the acs: section (docs/acs.md): the Agent Control Standard
 // endpoint's keys, signature rule, replay and staleness windows, and the
 // bound on deferred steps.
 type ACS struct {

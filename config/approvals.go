@@ -12,7 +12,7 @@ import (
 	"github.com/wardenhq/warden/notify"
 )
 
-// Approvals is the approvals: section (CONTRACT §11): how long a step that
+// Approvals is the approvals: section (docs/approvals.md): how long a step that
 // asks waits for a human, and whom to tell.
 type Approvals struct {
 	// Wait is how long the surfaces that hold a call (MCP, A2A, hooks

@@ -1,4 +1,4 @@
-// Package config loads warden's configuration file (CONTRACT §5): the default
+// Package config loads warden's configuration file (docs/hooks.md): the default
 // decision, the policy paths and the hook declarations. It validates before anything is built and
 // reports problems as "file:line: message".
 package config
@@ -67,7 +67,7 @@ type Config struct {
 	// task ids (gateways:), defaults filled in.
 	Gateways Gateways
 	// Store is the PostgreSQL database of the trace and the shared state
-	// (store:, CONTRACT §16), a postgres:// URL with ${VAR}s expanded; ""
+	// (store:, docs/scaling.md), a postgres:// URL with ${VAR}s expanded; ""
 	// keeps the SQLite trace under --data.
 	Store string
 }
@@ -87,7 +87,7 @@ type (
 	ErrorList = policy.ErrorList
 )
 
-// notYet are the keys of CONTRACT §5/§6 that a later release implements; a
+// notYet are the keys of docs/hooks.md that a later release implements; a
 // config using them is refused rather than silently half-applied.
 var notYet = map[string]string{
 	"mcp": "the MCP gateway is not supported by this build yet",

@@ -10,7 +10,7 @@ import (
 	"github.com/wardenhq/warden/hooks"
 )
 
-// parseStore reads `store: postgres://…` (CONTRACT §16): a PostgreSQL URL,
+// parseStore reads `store: postgres://…` (docs/scaling.md): a PostgreSQL URL,
 // ${VAR}s expanded so that a password can come from the environment.
 func parseStore(v *yaml.Node) (string, error) {
 	if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {

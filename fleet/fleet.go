@@ -1,6 +1,6 @@
 // Package fleet is what a replica tells about itself: GET /readyz (whether
 // it can decide now, and how far the decision stream is behind) and the
-// replica registry behind GET /api/instances (CONTRACT §16).
+// replica registry behind GET /api/instances (docs/scaling.md).
 package fleet
 
 import (

@@ -1,4 +1,4 @@
-// Package hooks runs declared hooks (CONTRACT §5): it parses hook
+// Package hooks runs declared hooks (docs/hooks.md): it parses hook
 // declarations, builds one warden.Chain per event from them and the policy
 // engine, applies hook patches under the catalog's patch types and the
 // escalation guard, runs async hooks on a bounded pool, and dispatches hook

@@ -22,7 +22,7 @@ var ErrUnknownEvent = errors.New("unknown hook event")
 // MaxPayload bounds a dispatched payload.
 const MaxPayload = 4 << 20
 
-// Dispatcher runs the configured chain for one hook event (CONTRACT §5)
+// Dispatcher runs the configured chain for one hook event (docs/hooks.md)
 // through the decision core, which records it and starts its async hooks.
 type Dispatcher struct {
 	dec warden.Core

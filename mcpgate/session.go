@@ -8,7 +8,7 @@ import (
 	"github.com/wardenhq/warden/internal/sealid"
 )
 
-// Sessions without sticky replicas (issue 14). The Streamable-HTTP gateway
+// Sessions without sticky replicas. The Streamable-HTTP gateway
 // keeps no session in memory: what a replica needs to continue a client's
 // session — the upstream's own Mcp-Session-Id and the negotiated protocol
 // version — is sealed (internal/sealid: AES-256-GCM, bound to the server

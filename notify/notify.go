@@ -1,4 +1,4 @@
-// Package notify tells people about new approvals (CONTRACT §11): it POSTs
+// Package notify tells people about new approvals (docs/approvals.md): it POSTs
 // a notification for each approval to the configured webhooks, as warden's
 // own JSON or as a Slack incoming-webhook message, without ever blocking the
 // caller.

@@ -123,7 +123,7 @@ func (l *loader) path(p string, join func(...string) string) {
 }
 
 // IsTestFile reports whether name is a policy test file (*_test.yaml,
-// *_test.yml: `warden test`, CONTRACT §13). A directory's test files sit
+// *_test.yml: `warden test`, docs/testing-policies.md). A directory's test files sit
 // beside its policies and are not policies: loading a directory skips
 // them (a file named explicitly is loaded as given).
 func IsTestFile(name string) bool {

@@ -1,4 +1,4 @@
-// Package policytest runs policy test files (`*_test.yaml`, CONTRACT §13):
+// Package policytest runs policy test files (`*_test.yaml`, docs/testing-policies.md):
 // each file names a policy set and a list of cases, a case an event and its
 // payload, or a whole AOS request, and the decision it expects. Cases are
 // decided by the real core (package guardian), AOS requests through the AOS

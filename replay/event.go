@@ -11,7 +11,7 @@ import (
 )
 
 // views is a record's views (Record.Views) as warden.Event.ViewsJSON
-// writes them, named as policies name them (CONTRACT §7).
+// writes them, named as policies name them (docs/policies.md).
 type views struct {
 	Agent struct {
 		ID       string `json:"id"`

@@ -1,5 +1,5 @@
 // Package replay re-decides recorded decisions under another policy set
-// (`warden replay`, CONTRACT §13): each record of the trace is turned back
+// (`warden replay`, docs/testing-policies.md): each record of the trace is turned back
 // into the event its policies saw — the recorded views and input — and
 // decided again by a chain of the recorded steps, in their recorded order:
 // the policy step runs again with the candidate policies, while command,

@@ -17,7 +17,7 @@ import (
 	"github.com/wardenhq/warden"
 )
 
-// The decisions API of the console (CONTRACT §12):
+// The decisions API of the console (docs/console.md):
 //
 //	GET /api/runs?cursor=&limit=&surface=&event=&decision=&policy=&tool=&session=&agent=&since=&until=&q=&disagree=
 //	GET /api/runs/{id}

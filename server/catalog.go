@@ -9,7 +9,7 @@ import (
 )
 
 // eventsHandler serves GET /api/hooks/events?family=&sync_only=true: the hook
-// catalog (CONTRACT §5) as a JSON array of events with the keys name, family,
+// catalog (docs/hooks.md) as a JSON array of events with the keys name, family,
 // source, sync ("yes" or "async only"), direction, payload, patch,
 // payload_fields, patch_fields and fires, in catalog order. family keeps one
 // family (an unknown family gives an empty array); sync_only (a boolean:

@@ -15,7 +15,7 @@ import (
 )
 
 // Security is what every surface asks of a request before it is routed
-// (CONTRACT §10). The zero value leaves authentication off; the browser
+// (docs/security.md). The zero value leaves authentication off; the browser
 // checks (Origin, Content-Type) are always on.
 type Security struct {
 	// Auth are the accepted bearer tokens; nil or empty: no authentication.

@@ -39,7 +39,7 @@ func runsHandler(store audit.Store, maxBytes int64) http.HandlerFunc {
 		q := r.URL.Query()
 		f := audit.Query{Session: q.Get("session"), Event: q.Get("event"), Decision: q.Get("decision"), After: q.Get("after")}
 		// A caller with a tenant reads its tenant's records only, whatever
-		// it asks for (issue 8: tenants).
+		// it asks for (tenants).
 		f.Tenant = warden.PrincipalFrom(r.Context()).Tenant
 		last := audit.DefaultLast
 		if s := q.Get("last"); s != "" {

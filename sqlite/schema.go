@@ -54,7 +54,7 @@ var migrations = []migration{
 	// in older rows and on a server without auth.
 	sqlStep(`ALTER TABLE runs ADD COLUMN caller TEXT NOT NULL DEFAULT '';
 		ALTER TABLE runs ADD COLUMN tenant TEXT NOT NULL DEFAULT '';`),
-	// 3 → 4: approvals (CONTRACT §11), one row per approval.Approval,
+	// 3 → 4: approvals (docs/approvals.md), one row per approval.Approval,
 	// written in plain transactions (approvals.go), not by the record
 	// writer. Approvals are few (a human decides each), so their indexes
 	// cost nothing on the decision path; each serves one lookup:
@@ -126,7 +126,7 @@ var migrations = []migration{
 			public_key TEXT NOT NULL,    -- hex Ed25519 public key
 			signature  TEXT NOT NULL     -- hex Ed25519 signature (prune.go: checkpointMessage)
 		);`),
-	// 7 → 8: ACS sessions (acsstate.Store, CONTRACT §9; acs.go),
+	// 7 → 8: ACS sessions (acsstate.Store, docs/acs.md; acs.go),
 	// written in plain transactions like the approvals, not by the record
 	// writer. WITHOUT ROWID: each table is looked up only by its primary
 	// key, so its rows live in that b-tree and need no second one.

@@ -1,5 +1,5 @@
 // Package stream publishes the trace to NATS JetStream: the decision stream
-// of CONTRACT §16 (docs/scaling.md, "The decision stream").
+// of docs/scaling.md ("The decision stream").
 //
 // The store is the outbox. A Publisher reads the records after its cursor,
 // oldest first, publishes each to <subject>.<tenant or _>.<surface>.<decision>

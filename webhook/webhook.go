@@ -1,4 +1,4 @@
-// Package webhook is the webhook hook handler kind (CONTRACT §5): it POSTs an
+// Package webhook is the webhook hook handler kind (docs/hooks.md): it POSTs an
 // event's payload as JSON to a URL and reads the patch from the response.
 //
 // Every call is bounded: a timeout covers the whole exchange (connect, send,

@@ -6,7 +6,7 @@ package main
 // JSON-RPC id, params.request_id (a UUID: a Guardian refuses a replayed one) and
 // params.timestamp (now: a Guardian refuses one outside its skew window), in the
 // session's metadata.session_id — and, with a key, signed as ACS-Core signs
-// (CONTRACT §14, internal/acsclient): HMAC-SHA256 under the session key
+// (docs/acs.md, internal/acsclient): HMAC-SHA256 under the session key
 // HKDF-SHA256(key material, info session_id) over the RFC 8785 (JCS) form of the
 // whole message without params.signature.
 //

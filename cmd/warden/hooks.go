@@ -43,7 +43,7 @@ func cmdHooks(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return fail(stderr, "hooks: unknown subcommand %q (one of: %s)", args[0], strings.Join(names, ", "))
 }
 
-// cmdHooksEvents prints the hook catalog (CONTRACT §5), optionally one family
+// cmdHooksEvents prints the hook catalog (docs/hooks.md), optionally one family
 // or the sync-eligible events only, as a table or as JSON.
 func cmdHooksEvents(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("hooks events", stderr)

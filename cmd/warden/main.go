@@ -1,6 +1,6 @@
 // Command warden is the Guardian and hook engine for AI agents: `warden serve`
 // runs the AOS endpoint and the admin API; the other subcommands check
-// policies, evaluate one event, and read the trace. See CONTRACT §2.
+// policies, evaluate one event, and read the trace. See README.md.
 package main
 
 import (

@@ -25,7 +25,7 @@ const (
 )
 
 // cmdReplay re-decides the recorded decisions of the trace under the
-// candidate policy set the flags describe (CONTRACT §13, docs/testing-policies.md).
+// candidate policy set the flags describe (docs/testing-policies.md).
 func cmdReplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", stderr)
 	data := fs.String("data", "./warden-data", "data directory (SQLite trace), read only")

@@ -22,7 +22,7 @@ const (
 	exitTestUsage = 2
 )
 
-// cmdTest runs policy test files (CONTRACT §13): `warden test [PATH]...
+// cmdTest runs policy test files (docs/testing-policies.md): `warden test [PATH]...
 // [--coverage] [-o text|json|junit]` finds *_test.yaml files under each
 // PATH (default "."), decides every case through the core and prints the
 // failures and a summary (text), a JSON report, or JUnit XML. --coverage

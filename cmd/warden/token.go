@@ -12,7 +12,7 @@ import (
 
 // cmdToken is `warden token new --name N --scopes S[,S...] [--tenant T]`:
 // it prints a fresh random token once, then the auth.tokens entry that
-// holds its sha256 (CONTRACT §10). warden never stores the token.
+// holds its sha256 (docs/security.md). warden never stores the token.
 func cmdToken(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "new" {
 		return fail(stderr, "token: expected 'token new --name N --scopes S[,S...] [--tenant T]'")

@@ -1,6 +1,6 @@
 // Package seglog is an append-only log of opaque records in segment files:
-// the durable point of warden's trace when it logs first and indexes later
-// (issue 15). A batch of records is appended with one write(2) and one
+// the durable point of warden's trace when it logs first and indexes
+// later. A batch of records is appended with one write(2) and one
 // fdatasync(2); an indexer reads the records back in order, from any
 // sequence number, and removes whole segments once they are indexed.
 //
