@@ -37,7 +37,6 @@ import (
 const (
 	DefaultTimeout    = 30 * time.Second
 	DefaultStreamIdle = 2 * time.Minute
-	DefaultMaxBody    = 4 << 20
 )
 
 // JSON-RPC error codes warden answers with.
@@ -68,7 +67,7 @@ type Options struct {
 	// keep-alive comment) for this long. Default DefaultStreamIdle.
 	StreamIdle time.Duration
 	// MaxBody caps a request, a response and one streamed event, in bytes.
-	// Default DefaultMaxBody.
+	// Default jsonrpc.DefaultMaxBody.
 	MaxBody int64
 	// Logf logs upstream failures (never headers or message contents); nil: silent.
 	Logf func(format string, args ...any)
@@ -108,7 +107,7 @@ func New(dec warden.Core, agents map[string]warden.Upstream, opts Options) *Gate
 		opts.StreamIdle = DefaultStreamIdle
 	}
 	if opts.MaxBody <= 0 {
-		opts.MaxBody = DefaultMaxBody
+		opts.MaxBody = jsonrpc.DefaultMaxBody
 	}
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}

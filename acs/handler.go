@@ -30,13 +30,10 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultMaxBody         int64 = 4 << 20
-	DefaultMaxBatch              = jsonrpc.DefaultMaxBatch
-	DefaultMaxResponse     int64 = 8 << 20
-	DefaultDecisionTimeout       = 5 * time.Second
-	DefaultSkew                  = 5 * time.Minute
-	DefaultReplay                = 10 * time.Minute
-	DefaultDeferMax              = 3
+	DefaultDecisionTimeout = 5 * time.Second
+	DefaultSkew            = 5 * time.Minute
+	DefaultReplay          = 10 * time.Minute
+	DefaultDeferMax        = 3
 	// toolCacheSize bounds the toolCallRequest → toolCallResult correlation.
 	toolCacheSize = 10000
 )
@@ -132,13 +129,13 @@ func NewHandler(core warden.Core, opts Options) (*Handler, error) {
 		opts.DecisionTimeout = DefaultDecisionTimeout
 	}
 	if opts.MaxBody <= 0 {
-		opts.MaxBody = DefaultMaxBody
+		opts.MaxBody = jsonrpc.DefaultMaxBody
 	}
 	if opts.MaxBatch <= 0 {
-		opts.MaxBatch = DefaultMaxBatch
+		opts.MaxBatch = jsonrpc.DefaultMaxBatch
 	}
 	if opts.MaxResponse <= 0 {
-		opts.MaxResponse = DefaultMaxResponse
+		opts.MaxResponse = jsonrpc.DefaultMaxResponse
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"

@@ -36,25 +36,16 @@ import (
 // than this many requests old gets an empty tool view.
 const cacheSize = 10000
 
-// DefaultMaxBody is the default limit of a request body: 4 MiB.
-const DefaultMaxBody int64 = 4 << 20
-
-// DefaultMaxBatch is the default limit of the entries of a batch.
-const DefaultMaxBatch = 1000
-
-// DefaultMaxResponse is the default limit of a response body: 8 MiB.
-const DefaultMaxResponse int64 = 8 << 20
-
 // Options configure a Handler. The zero value is usable.
 type Options struct {
-	// MaxBody limits the request body in bytes; 0 means DefaultMaxBody.
+	// MaxBody limits the request body in bytes; 0 means jsonrpc.DefaultMaxBody.
 	MaxBody int64
 	// MaxBatch limits the entries of a batch (limits.batch); 0 means
-	// DefaultMaxBatch. A larger batch is refused whole (-32600) while it
+	// jsonrpc.DefaultMaxBatch. A larger batch is refused whole (-32600) while it
 	// is parsed, before any entry is decided.
 	MaxBatch int
 	// MaxResponse limits the response body in bytes (limits.response_bytes);
-	// 0 means DefaultMaxResponse. A batch whose answers grow past it stops
+	// 0 means jsonrpc.DefaultMaxResponse. A batch whose answers grow past it stops
 	// deciding and is answered with one -32600 error instead.
 	MaxResponse int64
 	// Version is the guardian version ping answers; "" means "dev".
@@ -78,13 +69,13 @@ type Handler struct {
 // NewHandler returns the endpoint deciding with d.
 func NewHandler(d warden.Core, opts Options) *Handler {
 	if opts.MaxBody <= 0 {
-		opts.MaxBody = DefaultMaxBody
+		opts.MaxBody = jsonrpc.DefaultMaxBody
 	}
 	if opts.MaxBatch <= 0 {
-		opts.MaxBatch = DefaultMaxBatch
+		opts.MaxBatch = jsonrpc.DefaultMaxBatch
 	}
 	if opts.MaxResponse <= 0 {
-		opts.MaxResponse = DefaultMaxResponse
+		opts.MaxResponse = jsonrpc.DefaultMaxResponse
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/jsonrpc"
 )
 
 // batchOf returns a batch of n copies of entry.
@@ -69,7 +70,7 @@ func TestBatchLimit(t *testing.T) {
 func TestBatchAttackMemory(t *testing.T) {
 	h, _ := newTestHandler(fixed(warden.Decision{Verdict: warden.Allow}))
 	body := batchOf("1", 2_000_000)
-	if len(body) > int(DefaultMaxBody) {
+	if len(body) > int(jsonrpc.DefaultMaxBody) {
 		t.Fatalf("attack body %d bytes, over the body limit", len(body))
 	}
 	var before, after runtime.MemStats

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/jsonrpc"
 	"github.com/wardenhq/warden/pipeline"
 
 	"github.com/wardenhq/warden"
@@ -281,8 +282,8 @@ func TestPanicRecovered(t *testing.T) {
 }
 
 func TestLimitMessage(t *testing.T) {
-	if got := mib(DefaultMaxBody); got != " (4 MiB)" {
-		t.Errorf("mib(DefaultMaxBody) = %q", got)
+	if got := mib(jsonrpc.DefaultMaxBody); got != " (4 MiB)" {
+		t.Errorf("mib(jsonrpc.DefaultMaxBody) = %q", got)
 	}
 	if got := mib(1000); got != "" {
 		t.Errorf("mib(1000) = %q", got)

@@ -88,3 +88,11 @@ func OverBatch(data []byte, max int) bool {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// The default bounds of a JSON-RPC surface's bodies (limits.body and the
+// surfaces' Options): a request body of at most DefaultMaxBody bytes, an
+// answer of at most DefaultMaxResponse.
+const (
+	DefaultMaxBody     int64 = 4 << 20
+	DefaultMaxResponse int64 = 8 << 20
+)

@@ -15,7 +15,7 @@ import (
 
 // maxInputSize bounds the size (bytes of a string, entries of a list or map)
 // of every value a policy expression reads from an event. Events reach the
-// engine from request bodies of at most 4 MiB (aos.DefaultMaxBody; not
+// engine from request bodies of at most 4 MiB (jsonrpc.DefaultMaxBody; not
 // imported, the engine does not depend on a transport; `warden eval` reads
 // its input with the same limit), and no string, list or map decoded
 // from such a body, nor Event.Text (its strings joined by one byte each, where

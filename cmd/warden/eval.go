@@ -13,10 +13,11 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/hooks"
+	"github.com/wardenhq/warden/jsonrpc"
 )
 
 // maxEvalInput bounds what eval reads from stdin, like the endpoint's body limit.
-const maxEvalInput = aos.DefaultMaxBody
+const maxEvalInput = jsonrpc.DefaultMaxBody
 
 // cmdEval decides one event without a server or a trace, through the same
 // core as every surface: `--event NAME` decides the catalog event NAME with

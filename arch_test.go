@@ -1,0 +1,259 @@
+package warden_test
+
+// The shape of the codebase, checked (docs/architecture.md): what the root
+// package exports, what the decision core may import, where JSON-RPC is
+// framed, where each bound is defined, and what comments may cite.
+
+import (
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/wardenhq/warden"
+
+// goFiles parses every non-test Go file of the repository (not
+// node_modules, testdata or hidden directories), keyed by path relative to
+// the root.
+func goFiles(t *testing.T, mode parser.Mode) (map[string]*ast.File, *token.FileSet) {
+	t.Helper()
+	fset := token.NewFileSet()
+	files := map[string]*ast.File{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != "." && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, mode)
+		if err != nil {
+			return err
+		}
+		files[filepath.ToSlash(path)] = f
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files, fset
+}
+
+// TestRootExportsVocabulary: the root package holds what every package
+// speaks — events, outcomes, the chain, principals, reason codes — and
+// nothing else. Counted as `go doc -short .` lists it: each const or var
+// group, function and type once, and each constructor or typed const group
+// listed under its type once. 121 before the split into audit, approval,
+// labels, acsstate, agbom, fleet/registry and pipeline.
+func TestRootExportsVocabulary(t *testing.T) {
+	const most = 40
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := doc.NewFromFiles(fset, filesOf(pkgs["warden"]), module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	add := func(kind string, vs []*doc.Value) {
+		for _, v := range vs {
+			names = append(names, kind+" "+v.Names[0])
+		}
+	}
+	add("const", p.Consts)
+	add("var", p.Vars)
+	for _, f := range p.Funcs {
+		names = append(names, "func "+f.Name)
+	}
+	for _, ty := range p.Types {
+		names = append(names, "type "+ty.Name)
+		add("const", ty.Consts)
+		add("var", ty.Vars)
+		for _, f := range ty.Funcs {
+			names = append(names, "func "+f.Name)
+		}
+	}
+	if len(names) > most {
+		t.Errorf("the root package exports %d names (at most %d):\n%s", len(names), most, strings.Join(names, "\n"))
+	}
+}
+
+func filesOf(p *ast.Package) []*ast.File {
+	var fs []*ast.File
+	keys := make([]string, 0, len(p.Files))
+	for k := range p.Files {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fs = append(fs, p.Files[k])
+	}
+	return fs
+}
+
+// goList runs `go list -deps` on pkgs and returns the module's packages
+// among the dependencies, relative to the module ("" for the root).
+func goList(t *testing.T, pkgs ...string) []string {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	out, err := exec.Command("go", append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, pkgs...)...).Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v", pkgs, err)
+	}
+	var deps []string
+	for _, l := range strings.Fields(string(out)) {
+		if l == module {
+			deps = append(deps, "")
+		} else if rel, ok := strings.CutPrefix(l, module+"/"); ok {
+			deps = append(deps, rel)
+		}
+	}
+	return deps
+}
+
+// TestCoreImportsNoSurface: the decision core — the pipeline, the guardian
+// that runs one per tenant, the feature packages it is built from, the
+// policy engine — imports no surface. Surfaces import the core.
+func TestCoreImportsNoSurface(t *testing.T) {
+	surfaces := []string{"aos", "acs", "mcpgate", "a2agate", "server", "console", "hostadapter"}
+	core := []string{".", "./pipeline", "./guardian", "./audit", "./approval", "./labels", "./acsstate", "./agbom", "./fleet/registry", "./policy", "./catalog"}
+	for _, c := range core {
+		for _, d := range goList(t, c) {
+			if slices.Contains(surfaces, d) {
+				t.Errorf("%s depends on the surface %s", c, d)
+			}
+		}
+	}
+}
+
+// TestOneJSONRPCFraming: package jsonrpc frames JSON-RPC for every
+// surface: no other package declares the envelope (a field tagged
+// `json:"jsonrpc"`) or writes JSON responses with a writeJSON of its own,
+// and the four JSON-RPC surfaces use jsonrpc.
+func TestOneJSONRPCFraming(t *testing.T) {
+	files, _ := goFiles(t, 0)
+	for path, f := range files {
+		dir := filepath.Dir(path)
+		if dir == "jsonrpc" {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.Field:
+				if n.Tag != nil {
+					tag, _ := strconv.Unquote(n.Tag.Value)
+					if strings.Contains(tag, `json:"jsonrpc"`) {
+						t.Errorf("%s declares a JSON-RPC envelope field (%s); package jsonrpc frames JSON-RPC", path, n.Tag.Value)
+					}
+				}
+			case *ast.FuncDecl:
+				if n.Recv == nil && strings.EqualFold(n.Name.Name, "writeJSON") {
+					t.Errorf("%s declares %s; use the one in package jsonrpc", path, n.Name.Name)
+				}
+			}
+			return true
+		})
+	}
+	for _, s := range []string{"aos", "acs", "mcpgate", "a2agate"} {
+		if !slices.Contains(goList(t, "./"+s), "jsonrpc") {
+			t.Errorf("%s does not use package jsonrpc", s)
+		}
+	}
+}
+
+// boundName is the name of a constant that bounds something or gives a
+// default.
+var boundName = regexp.MustCompile(`^(?i:max|min|default)`)
+
+// TestBoundsDefinedOnce: a bound (a constant named max…, min… or
+// default…) is defined in one package; every other package refers to
+// it. Two packages declaring the same name with the same value are one
+// bound written twice. The outbound clients' default timeouts are each
+// their own bound (a webhook, a hook, the stream publisher, the AOS
+// client, a notifier, a host adapter), equal by choice, not by rule.
+func TestBoundsDefinedOnce(t *testing.T) {
+	ownDefault := map[string]bool{"defaulttimeout": true}
+	files, fset := goFiles(t, 0)
+	type def struct{ pkg, at string }
+	seen := map[string][]def{}
+	for path, f := range files {
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, s := range g.Specs {
+				vs := s.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if !boundName.MatchString(n.Name) || i >= len(vs.Values) || ownDefault[strings.ToLower(n.Name)] {
+						continue
+					}
+					val := exprString(fset, vs.Values[i])
+					k := strings.ToLower(n.Name) + " = " + val
+					seen[k] = append(seen[k], def{filepath.Dir(path), fset.Position(n.Pos()).String()})
+				}
+			}
+		}
+	}
+	for k, ds := range seen {
+		pkgs := map[string]bool{}
+		var at []string
+		for _, d := range ds {
+			pkgs[d.pkg] = true
+			at = append(at, d.at)
+		}
+		if len(pkgs) > 1 {
+			slices.Sort(at)
+			t.Errorf("the bound %s is defined %d times: %s", k, len(ds), strings.Join(at, ", "))
+		}
+	}
+}
+
+func exprString(fset *token.FileSet, e ast.Expr) string {
+	src, err := os.ReadFile(fset.File(e.Pos()).Name())
+	if err != nil {
+		return ""
+	}
+	return string(src[fset.Position(e.Pos()).Offset:fset.Position(e.End()).Offset])
+}
+
+// TestCommentsCiteTheRepository: comments in the code speak to a reader
+// of this repository: they link docs/, not the project's contract or its
+// issue tracker, which that reader does not have.
+func TestCommentsCiteTheRepository(t *testing.T) {
+	cite := regexp.MustCompile(`CONTRACT(\.md)? §|\b[Ii]ssues? \d+\b`)
+	files, fset := goFiles(t, parser.ParseComments)
+	for path, f := range files {
+		for _, cg := range f.Comments {
+			for _, c := range cg.List {
+				if m := cite.FindString(c.Text); m != "" {
+					t.Errorf("%s: comment cites %q", fset.Position(c.Pos()), m)
+				}
+			}
+		}
+		_ = path
+	}
+}
