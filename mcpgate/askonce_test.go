@@ -79,7 +79,7 @@ func askOnceClient(t *testing.T, core approvaltest.Core, transport string) *mcp.
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { ss.Close() })
-		gw := NewStdio(core, StdioOptions{Server: "testserver", Logf: t.Logf})
+		gw := NewStdio(core, StdioOptions{Server: "testserver", Logf: testLogf(t)})
 		go func() { _ = gw.Run(ctx, c2gR, g2cW, s2gR, g2sW) }()
 		cs, err = client.Connect(ctx, &mcp.IOTransport{Reader: g2cR, Writer: c2gW}, nil)
 	default:

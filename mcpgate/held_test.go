@@ -51,7 +51,7 @@ func TestStdioHeldRequest(t *testing.T) {
 	g2cR, g2cW := io.Pipe()
 	g2sR, g2sW := io.Pipe()
 	s2gR, s2gW := io.Pipe()
-	gw := NewStdio(heldCore{dec, m}, StdioOptions{Server: "mail", Logf: t.Logf})
+	gw := NewStdio(heldCore{dec, m}, StdioOptions{Server: "mail", Logf: testLogf(t)})
 	fromGW, srvIn := pump(g2cR), pump(g2sR)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() {

@@ -35,7 +35,7 @@ func TestStdioToolPinning(t *testing.T) {
 	g2cR, g2cW := io.Pipe()
 	g2sR, g2sW := io.Pipe()
 	s2gR, s2gW := io.Pipe()
-	gw := NewStdio(heldCore{dec, m}, StdioOptions{Server: "files", Logf: t.Logf, Pins: &Pins{Store: st, Logf: t.Logf}})
+	gw := NewStdio(heldCore{dec, m}, StdioOptions{Server: "files", Logf: t.Logf, Pins: &Pins{Store: st, Logf: testLogf(t)}})
 	fromGW, srvIn := pump(g2cR), pump(g2sR)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() {

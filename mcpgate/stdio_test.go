@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func startStdio(t *testing.T, protocol string, copts *mcp.ClientOptions, roots .
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := NewStdio(dec, StdioOptions{Server: "testserver", Logf: t.Logf})
+	gw := NewStdio(dec, StdioOptions{Server: "testserver", Logf: testLogf(t)})
 	e := &stdioEnv{seen: seen, store: st, gw: gw, runErr: make(chan error, 1)}
 	go func() { e.runErr <- gw.Run(ctx, c2gR, g2cW, s2gR, g2sW) }()
 	client := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1.0.0"}, copts)
@@ -224,7 +225,7 @@ func startRaw(t *testing.T, max int) *rawEnv {
 	g2cR, g2cW := io.Pipe()
 	g2sR, g2sW := io.Pipe()
 	s2gR, s2gW := io.Pipe()
-	gw := NewStdio(dec, StdioOptions{Server: "raw", MaxLine: max, Logf: t.Logf})
+	gw := NewStdio(dec, StdioOptions{Server: "raw", MaxLine: max, Logf: testLogf(t)})
 	e := &rawEnv{toGW: c2gW, fromGW: pump(g2cR), srvIn: pump(g2sR), srvOut: s2gW, store: st, runErr: make(chan error, 1)}
 	go func() { e.runErr <- gw.Run(context.Background(), c2gR, g2cW, s2gR, g2sW) }()
 	e.closeAll = func() {
@@ -234,6 +235,22 @@ func startRaw(t *testing.T, max int) *rawEnv {
 	}
 	t.Cleanup(e.closeAll)
 	return e
+}
+
+// testLogf logs through t until the test ends. Run returns when one side
+// ends while the other side's reader may still be draining a line, so the
+// gateway can log after the test is over; t.Logf then would race.
+func testLogf(t *testing.T) func(string, ...any) {
+	var mu sync.Mutex
+	ended := false
+	t.Cleanup(func() { mu.Lock(); ended = true; mu.Unlock() })
+	return func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !ended {
+			t.Logf(format, args...)
+		}
+	}
 }
 
 func writeLine(t *testing.T, w io.Writer, s string) {
