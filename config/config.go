@@ -12,6 +12,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/conf"
 	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/policy"
 )
@@ -110,7 +111,7 @@ func Parse(file string, data []byte) (*Config, error) {
 	c.File = file
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, ErrorList(policy.YAMLErrors(file, err))
+		return nil, conf.YAMLErrors(file, err)
 	}
 	if len(doc.Content) == 0 {
 		return c, nil // an empty file is the defaults

@@ -21,30 +21,30 @@ func parseLabels(file string, n *yaml.Node, errs *ErrorList) []string {
 	switch n.Kind {
 	case yaml.ScalarNode:
 		if n.Tag == "!!null" {
-			errs.add(file, n.Line, n.Column, "label must be a non-empty list of label names, e.g. [untrusted_input]")
+			errs.Add(file, n.Line, n.Column, "label must be a non-empty list of label names, e.g. [untrusted_input]")
 			return nil
 		}
 		items = []*yaml.Node{n}
 	case yaml.SequenceNode:
 		items = n.Content
 	default:
-		errs.add(file, n.Line, n.Column, "label must be a non-empty list of label names, e.g. [untrusted_input]")
+		errs.Add(file, n.Line, n.Column, "label must be a non-empty list of label names, e.g. [untrusted_input]")
 		return nil
 	}
 	if len(items) == 0 {
-		errs.add(file, n.Line, n.Column, "label must be a non-empty list of label names, e.g. [untrusted_input]")
+		errs.Add(file, n.Line, n.Column, "label must be a non-empty list of label names, e.g. [untrusted_input]")
 		return nil
 	}
 	var out []string
 	ok := true
 	for i, it := range items {
 		if it.Kind != yaml.ScalarNode || it.Tag != "!!str" {
-			errs.add(file, it.Line, it.Column, "label[%d]: a label name must be a string", i)
+			errs.Add(file, it.Line, it.Column, "label[%d]: a label name must be a string", i)
 			ok = false
 			continue
 		}
 		if err := labels.Valid(it.Value); err != nil {
-			errs.add(file, it.Line, it.Column, "label[%d]: %v", i, err)
+			errs.Add(file, it.Line, it.Column, "label[%d]: %v", i, err)
 			ok = false
 			continue
 		}

@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/conf"
 )
 
 // Load reads and compiles the policies in paths: files, or directories whose
@@ -91,7 +92,7 @@ func (l *loader) finish(spec Spec) (*Set, error) {
 func (l *loader) path(p string, join func(...string) string) {
 	fi, err := fs.Stat(l.fsys, p)
 	if err != nil {
-		l.errs.add(p, 0, 0, "%s", pathErr(err))
+		l.errs.Add(p, 0, 0, "%s", pathErr(err))
 		return
 	}
 	if !fi.IsDir() {
@@ -100,7 +101,7 @@ func (l *loader) path(p string, join func(...string) string) {
 	}
 	ents, err := fs.ReadDir(l.fsys, p)
 	if err != nil {
-		l.errs.add(p, 0, 0, "%s", pathErr(err))
+		l.errs.Add(p, 0, 0, "%s", pathErr(err))
 		return
 	}
 	var names []string
@@ -113,7 +114,7 @@ func (l *loader) path(p string, join func(...string) string) {
 	if len(names) == 0 {
 		// Fail closed: a directory emptied by a careless `rm` (or not yet
 		// filled) must not silently drop every policy it held.
-		l.errs.add(p, 0, 0, "no policy files (*.yaml, *.yml) in this directory")
+		l.errs.Add(p, 0, 0, "no policy files (*.yaml, *.yml) in this directory")
 		return
 	}
 	sort.Strings(names)
@@ -142,12 +143,12 @@ func pathErr(err error) string {
 func (l *loader) file(name string) {
 	data, err := fs.ReadFile(l.fsys, name)
 	if err != nil {
-		l.errs.add(name, 0, 0, "%s", pathErr(err))
+		l.errs.Add(name, 0, 0, "%s", pathErr(err))
 		return
 	}
 	l.sources = append(l.sources, name)
 	if len(bytes.TrimSpace(data)) == 0 {
-		l.errs.add(name, 1, 1, "%s", errEmptyFile)
+		l.errs.Add(name, 1, 1, "%s", errEmptyFile)
 		return
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -159,12 +160,12 @@ func (l *loader) file(name string) {
 			if docs == 0 {
 				// Fail closed: `: > file` is the first step of a non-atomic
 				// save; loading it as "no policies" would drop them all.
-				l.errs.add(name, 1, 1, "%s", errEmptyFile)
+				l.errs.Add(name, 1, 1, "%s", errEmptyFile)
 			}
 			return
 		}
 		if err != nil {
-			l.errs = append(l.errs, YAMLErrors(name, err)...)
+			l.errs = append(l.errs, conf.YAMLErrors(name, err)...)
 			return
 		}
 		if len(doc.Content) == 0 {
@@ -187,7 +188,7 @@ const errEmptyFile = "no policy in this file (it is empty or holds only comments
 // document compiles one policy; it returns nil after recording its errors.
 func (l *loader) document(file string, root *yaml.Node) *Policy {
 	if root.Kind != yaml.MappingNode {
-		l.errs.add(file, root.Line, root.Column, "a policy must be a mapping of fields (id, version, events, ...)")
+		l.errs.Add(file, root.Line, root.Column, "a policy must be a mapping of fields (id, version, events, ...)")
 		return nil
 	}
 	n0 := len(l.errs)
@@ -197,13 +198,13 @@ func (l *loader) document(file string, root *yaml.Node) *Policy {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if prev := seen[k.Value]; prev != nil {
-			l.errs.add(file, k.Line, k.Column, "duplicate field %q (first at line %d)", k.Value, prev.Line)
+			l.errs.Add(file, k.Line, k.Column, "duplicate field %q (first at line %d)", k.Value, prev.Line)
 			continue
 		}
 		seen[k.Value] = k
 		if k.Value != "modify" && k.Value != "events" && v.Kind != yaml.ScalarNode {
 			if _, known := fieldNames[k.Value]; known {
-				l.errs.add(file, k.Line, k.Column, "%s must be a %s", k.Value, fieldNames[k.Value])
+				l.errs.Add(file, k.Line, k.Column, "%s must be a %s", k.Value, fieldNames[k.Value])
 				continue
 			}
 		}
@@ -211,32 +212,32 @@ func (l *loader) document(file string, root *yaml.Node) *Policy {
 		case "id":
 			p.ID = strings.TrimSpace(v.Value)
 			if p.ID == "" || strings.ContainsAny(p.ID, " \t\n") {
-				l.errs.add(file, k.Line, k.Column, "id must be a non-empty word, not %q", v.Value)
+				l.errs.Add(file, k.Line, k.Column, "id must be a non-empty word, not %q", v.Value)
 			} else if prev := l.ids[p.ID]; prev != nil && prev.pack {
-				l.errs.add(file, k.Line, k.Column, "policy id %q is already defined by the built-in pack (%s:%d): rename this policy, or leave the pack out with --builtin=false",
+				l.errs.Add(file, k.Line, k.Column, "policy id %q is already defined by the built-in pack (%s:%d): rename this policy, or leave the pack out with --builtin=false",
 					p.ID, prev.File, prev.Line)
 			} else if prev != nil {
-				l.errs.add(file, k.Line, k.Column, "duplicate policy id %q (first defined at %s:%d)", p.ID, prev.File, prev.Line)
+				l.errs.Add(file, k.Line, k.Column, "duplicate policy id %q (first defined at %s:%d)", p.ID, prev.File, prev.Line)
 			} else {
 				l.ids[p.ID] = p
 			}
 		case "version":
 			p.Version = v.Value
 			if v.Tag == "!!null" || v.Value == "" || v.Tag == "!!bool" {
-				l.errs.add(file, k.Line, k.Column, "version must be a non-empty string")
+				l.errs.Add(file, k.Line, k.Column, "version must be a non-empty string")
 			}
 		case "description":
 			p.Description = v.Value
 		case "events":
 			evs, ok := stringList(v)
 			if !ok || len(evs) == 0 {
-				l.errs.add(file, k.Line, k.Column, "events must be a non-empty list of event names or globs")
+				l.errs.Add(file, k.Line, k.Column, "events must be a non-empty list of event names or globs")
 			}
 			p.Events = evs
 			if ok && l.events != nil {
 				for _, n := range eventNodes(v) {
 					if err := CheckEvent(n.Value, l.events); err != nil {
-						l.errs.add(file, n.Line, n.Column, "events: %v", err)
+						l.errs.Add(file, n.Line, n.Column, "events: %v", err)
 					}
 				}
 			}
@@ -250,7 +251,7 @@ func (l *loader) document(file string, root *yaml.Node) *Policy {
 				d, err = warden.Defer, nil
 			}
 			if err != nil {
-				l.errs.add(file, k.Line, k.Column, "%v", err)
+				l.errs.Add(file, k.Line, k.Column, "%v", err)
 			}
 			p.Decision, decisionN = d, k
 		case "reason":
@@ -270,16 +271,16 @@ func (l *loader) document(file string, root *yaml.Node) *Policy {
 			case "audit":
 				p.Mode = warden.Audit
 			default:
-				l.errs.add(file, k.Line, k.Column, "unknown mode %q (want enforce or audit)", v.Value)
+				l.errs.Add(file, k.Line, k.Column, "unknown mode %q (want enforce or audit)", v.Value)
 			}
 		case "priority":
 			n, err := strconv.Atoi(v.Value)
 			if err != nil || v.Tag != "!!int" {
-				l.errs.add(file, k.Line, k.Column, "priority must be an integer, not %q", v.Value)
+				l.errs.Add(file, k.Line, k.Column, "priority must be an integer, not %q", v.Value)
 			}
 			p.Priority = n
 		default:
-			l.errs.add(file, k.Line, k.Column, "unknown field %q", k.Value)
+			l.errs.Add(file, k.Line, k.Column, "unknown field %q", k.Value)
 		}
 	}
 	for _, req := range []string{"id", "version", "events", "decision"} {
@@ -287,32 +288,32 @@ func (l *loader) document(file string, root *yaml.Node) *Policy {
 			continue // a policy that only labels the session decides nothing
 		}
 		if seen[req] == nil {
-			l.errs.add(file, root.Line, root.Column, "missing %s%s", req, policyLabel(p))
+			l.errs.Add(file, root.Line, root.Column, "missing %s%s", req, policyLabel(p))
 		}
 	}
 	switch {
 	case decisionN == nil && modifyN != nil:
-		l.errs.add(file, modifyN.Line, modifyN.Column, "modify is only valid with decision: modify")
+		l.errs.Add(file, modifyN.Line, modifyN.Column, "modify is only valid with decision: modify")
 	case decisionN == nil:
 	case p.Decision == warden.Modify && modifyN == nil:
-		l.errs.add(file, decisionN.Line, decisionN.Column, "decision modify needs a modify list")
+		l.errs.Add(file, decisionN.Line, decisionN.Column, "decision modify needs a modify list")
 	case p.Decision != warden.Modify && p.Decision != warden.Abstain && modifyN != nil:
-		l.errs.add(file, modifyN.Line, modifyN.Column, "modify is only valid with decision: modify (decision is %s)", p.Decision)
+		l.errs.Add(file, modifyN.Line, modifyN.Column, "modify is only valid with decision: modify (decision is %s)", p.Decision)
 	}
 	if p.Reason != "" && p.ReasonExpr != "" {
-		l.errs.add(file, reasonExprN.Line, reasonExprN.Column, "reason and reasonExpr are exclusive")
+		l.errs.Add(file, reasonExprN.Line, reasonExprN.Column, "reason and reasonExpr are exclusive")
 	}
 	if whenN != nil && strings.TrimSpace(p.When) != "" {
 		prg, msgs := compile(p.When, cel.BoolType)
 		for _, m := range msgs {
-			l.errs.add(file, whenN.Line, whenN.Column, "when: %s", m)
+			l.errs.Add(file, whenN.Line, whenN.Column, "when: %s", m)
 		}
 		p.when = prg
 	}
 	if reasonExprN != nil {
 		prg, msgs := compile(p.ReasonExpr, cel.StringType)
 		for _, m := range msgs {
-			l.errs.add(file, reasonExprN.Line, reasonExprN.Column, "reasonExpr: %s", m)
+			l.errs.Add(file, reasonExprN.Line, reasonExprN.Column, "reasonExpr: %s", m)
 		}
 		p.reasonExpr = prg
 	}

@@ -34,14 +34,14 @@ type op struct {
 // parseOps compiles a `modify:` list, reporting every problem at its line.
 func parseOps(file string, n *yaml.Node, errs *ErrorList) []op {
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		errs.add(file, n.Line, n.Column, "modify must be a non-empty list of operations")
+		errs.Add(file, n.Line, n.Column, "modify must be a non-empty list of operations")
 		return nil
 	}
 	var ops []op
 	for i, item := range n.Content {
 		where := fmt.Sprintf("modify[%d]", i)
 		if item.Kind != yaml.MappingNode {
-			errs.add(file, item.Line, item.Column, "%s: an operation is a mapping with one of redact, set, patch", where)
+			errs.Add(file, item.Line, item.Column, "%s: an operation is a mapping with one of redact, set, patch", where)
 			continue
 		}
 		fields := map[string]*yaml.Node{}
@@ -52,12 +52,12 @@ func parseOps(file string, n *yaml.Node, errs *ErrorList) []op {
 			switch k.Value {
 			case "redact", "set", "patch", "paths":
 			default:
-				errs.add(file, k.Line, k.Column, "%s: unknown field %q (want redact, set or patch)", where, k.Value)
+				errs.Add(file, k.Line, k.Column, "%s: unknown field %q (want redact, set or patch)", where, k.Value)
 				ok = false
 				continue
 			}
 			if _, dup := fields[k.Value]; dup {
-				errs.add(file, k.Line, k.Column, "%s: duplicate field %q", where, k.Value)
+				errs.Add(file, k.Line, k.Column, "%s: duplicate field %q", where, k.Value)
 				ok = false
 			}
 			fields[k.Value], keyLine[k.Value] = v, k.Line
@@ -72,11 +72,11 @@ func parseOps(file string, n *yaml.Node, errs *ErrorList) []op {
 			}
 		}
 		if kinds != 1 {
-			errs.add(file, item.Line, item.Column, "%s: an operation needs exactly one of redact, set, patch", where)
+			errs.Add(file, item.Line, item.Column, "%s: an operation needs exactly one of redact, set, patch", where)
 			continue
 		}
 		if fields["paths"] != nil && fields["redact"] == nil {
-			errs.add(file, keyLine["paths"], 0, "%s: paths is only valid with redact", where)
+			errs.Add(file, keyLine["paths"], 0, "%s: paths is only valid with redact", where)
 			continue
 		}
 		var o op
@@ -88,12 +88,12 @@ func parseOps(file string, n *yaml.Node, errs *ErrorList) []op {
 		default:
 			v := fields["patch"]
 			if v.Kind != yaml.ScalarNode || v.Value == "" {
-				errs.add(file, v.Line, v.Column, "%s: patch must be a CEL expression (string)", where)
+				errs.Add(file, v.Line, v.Column, "%s: patch must be a CEL expression (string)", where)
 				continue
 			}
 			p, msgs := compileTracked(v.Value, nil)
 			for _, m := range msgs {
-				errs.add(file, v.Line, v.Column, "%s.patch: %s", where, m)
+				errs.Add(file, v.Line, v.Column, "%s.patch: %s", where, m)
 			}
 			o, ok = op{kind: opPatch, prg: p}, msgs == nil
 		}
@@ -107,26 +107,26 @@ func parseOps(file string, n *yaml.Node, errs *ErrorList) []op {
 func parseRedact(file, where string, kn, pn *yaml.Node, errs *ErrorList) (op, bool) {
 	names, ok := stringList(kn)
 	if !ok || len(names) == 0 {
-		errs.add(file, kn.Line, kn.Column, "%s: redact must be a non-empty list of detector kinds", where)
+		errs.Add(file, kn.Line, kn.Column, "%s: redact must be a non-empty list of detector kinds", where)
 		return op{}, false
 	}
 	kinds, err := detect.ExpandKinds(names)
 	if err != nil {
-		errs.add(file, kn.Line, kn.Column, "%s.redact: %v", where, err)
+		errs.Add(file, kn.Line, kn.Column, "%s.redact: %v", where, err)
 		return op{}, false
 	}
 	o := op{kind: opRedact, kinds: kinds}
 	if pn != nil {
 		ps, ok := stringList(pn)
 		if !ok || len(ps) == 0 {
-			errs.add(file, pn.Line, pn.Column, "%s: paths must be a non-empty list of JSON pointers", where)
+			errs.Add(file, pn.Line, pn.Column, "%s: paths must be a non-empty list of JSON pointers", where)
 			return op{}, false
 		}
 		o.paths = [][]string{}
 		for _, p := range ps {
 			toks, err := parsePointer(p)
 			if err != nil {
-				errs.add(file, pn.Line, pn.Column, "%s.paths: %v", where, err)
+				errs.Add(file, pn.Line, pn.Column, "%s.paths: %v", where, err)
 				return op{}, false
 			}
 			o.paths = append(o.paths, toks)
@@ -137,7 +137,7 @@ func parseRedact(file, where string, kn, pn *yaml.Node, errs *ErrorList) (op, bo
 
 func parseSet(file, where string, n *yaml.Node, errs *ErrorList) (op, bool) {
 	if n.Kind != yaml.MappingNode {
-		errs.add(file, n.Line, n.Column, "%s: set must be a mapping {path: <JSON pointer>, value: <CEL>}", where)
+		errs.Add(file, n.Line, n.Column, "%s: set must be a mapping {path: <JSON pointer>, value: <CEL>}", where)
 		return op{}, false
 	}
 	var path, value *yaml.Node
@@ -149,22 +149,22 @@ func parseSet(file, where string, n *yaml.Node, errs *ErrorList) (op, bool) {
 		case "value":
 			value = v
 		default:
-			errs.add(file, k.Line, k.Column, "%s.set: unknown field %q (want path, value)", where, k.Value)
+			errs.Add(file, k.Line, k.Column, "%s.set: unknown field %q (want path, value)", where, k.Value)
 			return op{}, false
 		}
 	}
 	if path == nil || value == nil || path.Kind != yaml.ScalarNode || value.Kind != yaml.ScalarNode {
-		errs.add(file, n.Line, n.Column, "%s: set needs path (JSON pointer) and value (CEL)", where)
+		errs.Add(file, n.Line, n.Column, "%s: set needs path (JSON pointer) and value (CEL)", where)
 		return op{}, false
 	}
 	toks, err := parsePointer(path.Value)
 	if err != nil {
-		errs.add(file, path.Line, path.Column, "%s.set.path: %v", where, err)
+		errs.Add(file, path.Line, path.Column, "%s.set.path: %v", where, err)
 		return op{}, false
 	}
 	p, msgs := compileTracked(value.Value, nil)
 	for _, m := range msgs {
-		errs.add(file, value.Line, value.Column, "%s.set.value: %s", where, m)
+		errs.Add(file, value.Line, value.Column, "%s.set.value: %s", where, m)
 	}
 	return op{kind: opSet, path: toks, prg: p}, msgs == nil
 }

@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/conf"
 	"github.com/wardenhq/warden/policy"
 )
 
@@ -152,7 +153,7 @@ func Parse(path string, src []byte) (*File, error) {
 		if err == io.EOF {
 			return nil, policy.ErrorList{{File: path, Line: 1, Msg: "empty test file: it needs a tests: list"}}
 		}
-		return nil, policy.ErrorList(policy.YAMLErrors(path, err))
+		return nil, conf.YAMLErrors(path, err)
 	}
 	var extra yaml.Node
 	if dec.Decode(&extra) != io.EOF {
