@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -95,6 +96,126 @@ var notYet = map[string]string{
 	"a2a": "the A2A proxy is not supported by this build yet",
 }
 
+// section is one top-level key of the file and how it is decoded into
+// Config: most sections are a feature's typed struct decoded by conf
+// (strictly, with its bounds and Validate); decode reads the section's node.
+type section struct {
+	key    string
+	decode func(file, key string, v *yaml.Node, c *Config) ErrorList
+}
+
+// typed decodes a section into the field field returns, a feature's
+// config struct holding its defaults (conf.Decode).
+func typed(field func(c *Config) any) func(file, key string, v *yaml.Node, c *Config) ErrorList {
+	return func(file, key string, v *yaml.Node, c *Config) ErrorList {
+		return conf.Decode(file, key, v, field(c))
+	}
+}
+
+// sections are the top-level keys, in the order messages list them.
+var sections = []section{
+	{"defaultDecision", func(file, _ string, v *yaml.Node, c *Config) ErrorList {
+		d, err := warden.ParseVerdict(v.Value)
+		if err != nil || (d != warden.Allow && d != warden.Deny) || v.Kind != yaml.ScalarNode {
+			return ErrorList{{File: file, Line: v.Line, Msg: fmt.Sprintf("defaultDecision: expected allow or deny, got %q", v.Value)}}
+		}
+		c.DefaultDecision = d
+		return nil
+	}},
+	{"policies", func(file, key string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.Policies, errs = parsePaths(file, key, v)
+		return errs
+	}},
+	{"shadow", func(file, key string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.Shadow, errs = parsePaths(file, key, v)
+		return errs
+	}},
+	{"hooks", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.Hooks, errs = hooks.Parse(file, v)
+		return errs
+	}},
+	{"mcp", func(file, key string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.MCP, errs = parseUpstreams(file, key, "servers", v)
+		return errs
+	}},
+	{"a2a", func(file, key string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.A2A, errs = parseUpstreams(file, key, "agents", v)
+		return errs
+	}},
+	{"limits", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.Limits, errs = parseLimits(file, v)
+		return errs
+	}},
+	{"auth", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.Auth, errs = parseAuth(file, v)
+		return errs
+	}},
+	{"origins", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.Origins, errs = parseOrigins(file, v)
+		return errs
+	}},
+	{"tenants", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.Tenants, errs = parseTenants(file, v)
+		return errs
+	}},
+	{"trace", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.Trace, errs = parseTrace(file, v)
+		return errs
+	}},
+	{"tls", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.TLS, errs = parseTLS(file, v)
+		return errs
+	}},
+	{"approvals", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.Approvals, errs = parseApprovals(file, v)
+		return errs
+	}},
+	{"acs", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.ACS, errs = parseACS(file, v)
+		return errs
+	}},
+	{"otel", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.OTel, errs = parseOTel(file, v)
+		return errs
+	}},
+	{"gateways", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.Gateways, errs = parseGateways(file, v)
+		return errs
+	}},
+	{"store", func(file, _ string, v *yaml.Node, c *Config) ErrorList {
+		st, err := parseStore(v)
+		if err != nil {
+			return ErrorList{{File: file, Line: v.Line, Msg: fmt.Sprintf("store: %v", err)}}
+		}
+		c.Store = st
+		return nil
+	}},
+	{"stream", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.Stream, errs = parseStream(file, v)
+		return errs
+	}},
+	{"instance", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
+		c.Instance, errs = parseInstance(file, v)
+		return errs
+	}},
+}
+
+var sectionByKey = func() map[string]section {
+	m := make(map[string]section, len(sections))
+	for _, s := range sections {
+		m[s.key] = s
+	}
+	return m
+}()
+
+func sectionKeys() string {
+	ks := make([]string, len(sections))
+	for i, s := range sections {
+		ks[i] = s.key
+	}
+	return strings.Join(ks, ", ")
+}
+
 // Load reads and validates the configuration file at path.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
@@ -124,98 +245,22 @@ func Parse(file string, data []byte) (*Config, error) {
 	add := func(n *yaml.Node, format string, args ...any) {
 		errs = append(errs, Error{File: file, Line: n.Line, Msg: fmt.Sprintf(format, args...)})
 	}
+	seen := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
-		switch k.Value {
-		case "defaultDecision":
-			d, err := warden.ParseVerdict(v.Value)
-			if err != nil || (d != warden.Allow && d != warden.Deny) || v.Kind != yaml.ScalarNode {
-				add(v, "defaultDecision: expected allow or deny, got %q", v.Value)
-				continue
-			}
-			c.DefaultDecision = d
-		case "policies", "shadow":
-			ps, perrs := parsePaths(file, k.Value, v)
-			errs = append(errs, perrs...)
-			if k.Value == "policies" {
-				c.Policies = ps
-			} else {
-				c.Shadow = ps
-			}
-		case "mcp", "a2a":
-			inner := map[string]string{"mcp": "servers", "a2a": "agents"}[k.Value]
-			ups, uerrs := parseUpstreams(file, k.Value, inner, v)
-			errs = append(errs, uerrs...)
-			if k.Value == "mcp" {
-				c.MCP = ups
-			} else {
-				c.A2A = ups
-			}
-		case "auth":
-			a, aerrs := parseAuth(file, v)
-			errs = append(errs, aerrs...)
-			c.Auth = a
-		case "origins":
-			o, oerrs := parseOrigins(file, v)
-			errs = append(errs, oerrs...)
-			c.Origins = o
-		case "tls":
-			t, terrs := parseTLS(file, v)
-			errs = append(errs, terrs...)
-			c.TLS = t
-		case "trace":
-			t, terrs := parseTrace(file, v)
-			errs = append(errs, terrs...)
-			c.Trace = t
-		case "hooks":
-			decls, herrs := hooks.Parse(file, v)
-			errs = append(errs, herrs...)
-			c.Hooks = decls
-		case "acs":
-			a, aerrs := parseACS(file, v)
-			errs = append(errs, aerrs...)
-			c.ACS = a
-		case "tenants":
-			t, terrs := parseTenants(file, v)
-			errs = append(errs, terrs...)
-			c.Tenants = t
-		case "limits":
-			l, lerrs := parseLimits(file, v)
-			errs = append(errs, lerrs...)
-			c.Limits = l
-		case "otel":
-			o, oerrs := parseOTel(file, v)
-			errs = append(errs, oerrs...)
-			c.OTel = o
-		case "gateways":
-			g, gerrs := parseGateways(file, v)
-			errs = append(errs, gerrs...)
-			c.Gateways = g
-		case "stream":
-			st, serrs := parseStream(file, v)
-			errs = append(errs, serrs...)
-			c.Stream = st
-		case "instance":
-			in, ierrs := parseInstance(file, v)
-			errs = append(errs, ierrs...)
-			c.Instance = in
-		case "approvals":
-			a, aerrs := parseApprovals(file, v)
-			errs = append(errs, aerrs...)
-			c.Approvals = a
-		case "store":
-			st, err := parseStore(v)
-			if err != nil {
-				add(v, "store: %v", err)
-				continue
-			}
-			c.Store = st
-		default:
+		sec, ok := sectionByKey[k.Value]
+		switch {
+		case !ok:
 			if why, ok := notYet[k.Value]; ok {
 				add(k, "%s: %s", k.Value, why)
 				continue
 			}
-			add(k, "unknown key %q (want defaultDecision, policies, shadow, hooks, mcp, a2a, limits, auth, origins, tenants, trace, tls, approvals, acs, otel, gateways, store, stream, instance)", k.Value)
+			add(k, "unknown key %q (want %s)", k.Value, sectionKeys())
+		case seen[k.Value]:
+			add(k, "key %q appears twice", k.Value)
+		default:
+			seen[k.Value] = true
+			errs = append(errs, sec.decode(file, k.Value, v, c)...)
 		}
 	}
 	if len(c.Auth.Clients) > 0 && c.TLS.ClientCA == "" {
