@@ -70,9 +70,9 @@ func (c *Chain) WithGuard(g Guard) *Chain {
 // Steps returns the chain's steps in run order.
 func (c *Chain) Steps() []Step { return c.steps }
 
-// Decide runs the chain for ev. It returns Allow, Deny, Modify, Ask or
+// Run runs the chain for ev. It returns Allow, Deny, Modify, Ask or
 // Defer, and never fails: guardian errors are folded in by failure policy.
-func (c *Chain) Decide(ctx context.Context, ev *Event) Outcome {
+func (c *Chain) Run(ctx context.Context, ev *Event) Outcome {
 	start := time.Now()
 	var out Outcome
 	cur := ev

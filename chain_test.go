@@ -108,7 +108,7 @@ func TestChainCompose(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := &Event{Name: "steps/toolCallRequest", Payload: map[string]any{"x": 1.0}}
-			out := NewChain(tt.def, tt.steps...).Decide(context.Background(), ev)
+			out := NewChain(tt.def, tt.steps...).Run(context.Background(), ev)
 			if out.Verdict != tt.want {
 				t.Fatalf("verdict = %v, want %v (%+v)", out.Verdict, tt.want, out)
 			}
@@ -142,7 +142,7 @@ func TestChainAuditResultsMarkedAudit(t *testing.T) {
 	h := HandlerFunc(func(context.Context, *Event) (Decision, error) {
 		return Decision{Verdict: Deny, Results: []Result{{Guardian: "policy", PolicyID: "p", Decision: "deny", Mode: "enforce"}}}, nil
 	})
-	out := NewChain(Allow, Step{Name: "g", Handler: h, Mode: Audit}).Decide(context.Background(), &Event{})
+	out := NewChain(Allow, Step{Name: "g", Handler: h, Mode: Audit}).Run(context.Background(), &Event{})
 	if out.Verdict != Allow || len(out.Results) != 1 || out.Results[0].Mode != "audit" {
 		t.Fatalf("got %+v", out)
 	}
@@ -219,7 +219,7 @@ func TestChainWhenAndGuard(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := &Event{Payload: map[string]any{}, Tool: Tool{Name: tt.tool}}
-			out := NewChain(Allow, tt.steps...).WithGuard(refuse).Decide(context.Background(), ev)
+			out := NewChain(Allow, tt.steps...).WithGuard(refuse).Run(context.Background(), ev)
 			if out.Verdict != tt.want || len(out.Results) != tt.results {
 				t.Fatalf("got %v with %d results, want %v with %d: %+v", out.Verdict, len(out.Results), tt.want, tt.results, out.Results)
 			}

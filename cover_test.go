@@ -12,11 +12,11 @@ func TestChainCoveredHook(t *testing.T) {
 	ask := fixed(Decision{Verdict: Ask, Reason: "needs a human"})
 	c := NewChain(Allow, Step{Name: "secteam", Kind: "aos", Handler: ask})
 	ev := &Event{Name: "protocols/MCP", Direction: Inbound, Payload: map[string]any{}}
-	if out := c.Decide(context.Background(), ev); out.Verdict != Ask {
+	if out := c.Run(context.Background(), ev); out.Verdict != Ask {
 		t.Fatalf("not covered: %s, want ask", out.Verdict)
 	}
 	ev.Envelope.Approved = []Cover{{Guardian: "secteam"}}
-	out := c.Decide(context.Background(), ev)
+	out := c.Run(context.Background(), ev)
 	if out.Verdict != Allow || !slices.Contains(out.ReasonCodes, CodeApprovalCovered) {
 		t.Fatalf("covered: %s %v (%s), want allow with %s", out.Verdict, out.ReasonCodes, out.Reason, CodeApprovalCovered)
 	}
@@ -24,7 +24,7 @@ func TestChainCoveredHook(t *testing.T) {
 		t.Fatalf("the hook's result: %+v", r)
 	}
 	ev.Envelope.Approved = []Cover{{Guardian: "other"}}
-	if out := c.Decide(context.Background(), ev); out.Verdict != Ask {
+	if out := c.Run(context.Background(), ev); out.Verdict != Ask {
 		t.Fatalf("another guardian's approval: %s, want ask", out.Verdict)
 	}
 }

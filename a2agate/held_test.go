@@ -71,7 +71,7 @@ func TestHeldRequest(t *testing.T) {
 		if before != 0 && approve {
 			t.Fatalf("the held request reached the agent: %v", up.methods())
 		}
-		if _, err := m.Decide(context.Background(), id, approve, warden.Principal{Name: "ops"}, "checked"); err != nil {
+		if _, err := m.Resolve(context.Background(), id, approve, warden.Principal{Name: "ops"}, "checked"); err != nil {
 			t.Fatal(err)
 		}
 		resp := <-done

@@ -75,7 +75,7 @@ func TestDispositions(t *testing.T) {
 		if id == "" || ap["type"] != "human" || ap["endpoint"] != "http://warden.test/approvals/"+id {
 			t.Fatalf("ask_details %v", d)
 		}
-		if _, err := f.g.Approvals().Decide(context.Background(), id, true, warden.Principal{Name: "tester"}, "ok"); err != nil {
+		if _, err := f.g.Approvals().Resolve(context.Background(), id, true, warden.Principal{Name: "tester"}, "ok"); err != nil {
 			t.Fatal(err)
 		}
 		res = step("steps/toolCallRequest", email, "allow")

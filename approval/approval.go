@@ -365,13 +365,13 @@ func (m *Manager) expire(id, reason string) *Approval {
 	return a
 }
 
-// Decide records an approver's decision on approval id: approve or deny,
+// Resolve records an approver's decision on approval id: approve or deny,
 // with a reason, by principal by (a tenant's approver decides only its
 // tenant's approvals: another tenant's is ErrApprovalNotFound; the
 // caller that asked cannot decide it: ErrSelfApproval). An approval that
 // is no longer pending is ErrApprovalDecided (409). The reason is
 // redacted (Options.Redact) before it is stored.
-func (m *Manager) Decide(ctx context.Context, id string, approve bool, by warden.Principal, reason string) (*Approval, error) {
+func (m *Manager) Resolve(ctx context.Context, id string, approve bool, by warden.Principal, reason string) (*Approval, error) {
 	a, err := m.Get(ctx, id, by.Tenant)
 	if err != nil {
 		return nil, err

@@ -107,7 +107,7 @@ func TestAnsweredAtOnceRetryLoop(t *testing.T) {
 	if list, _ := f.m.List(ctx, approval.ApprovalQuery{}); len(list) != 1 {
 		t.Fatalf("%d approvals after a retry, want 1", len(list))
 	}
-	if _, err := f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "ops"}, "known customer"); err != nil {
+	if _, err := f.m.Resolve(ctx, out.ApprovalID, true, warden.Principal{Name: "ops"}, "known customer"); err != nil {
 		t.Fatal(err)
 	}
 	a, _ = f.m.Get(ctx, out.ApprovalID, "")
@@ -147,7 +147,7 @@ func TestRetryAfterTTL(t *testing.T) {
 	f := newFixture(t, approval.Options{TTL: time.Minute, Now: clock})
 	ctx := context.Background()
 	out, _ := f.dec.Decide(ctx, step(warden.SurfaceAOS, "bob@example.com"))
-	if _, err := f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{}, ""); err != nil {
+	if _, err := f.m.Resolve(ctx, out.ApprovalID, true, warden.Principal{}, ""); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -171,10 +171,10 @@ func TestHeldCall(t *testing.T) {
 		decision string
 	}{
 		{"approved", func(f *fixture, id string, _ context.CancelFunc) {
-			_, _ = f.m.Decide(context.Background(), id, true, warden.Principal{Name: "ops"}, "fine")
+			_, _ = f.m.Resolve(context.Background(), id, true, warden.Principal{Name: "ops"}, "fine")
 		}, warden.Allow, warden.CodeApprovalGranted, approval.ApprovalApproved, "allow"},
 		{"denied", func(f *fixture, id string, _ context.CancelFunc) {
-			_, _ = f.m.Decide(context.Background(), id, false, warden.Principal{Name: "ops"}, "not this one")
+			_, _ = f.m.Resolve(context.Background(), id, false, warden.Principal{Name: "ops"}, "not this one")
 		}, warden.Deny, warden.CodeApprovalDenied, approval.ApprovalDenied, "deny"},
 		{"timeout", func(*fixture, string, context.CancelFunc) {}, warden.Deny, warden.CodeApprovalTimeout, approval.ApprovalExpired, "deny"},
 		{"caller hangs up", func(_ *fixture, _ string, cancel context.CancelFunc) { cancel() }, warden.Deny, warden.CodeApprovalTimeout, approval.ApprovalExpired, "deny"},
@@ -231,7 +231,7 @@ func TestApprovedModify(t *testing.T) {
 	if out.Verdict != warden.Ask || out.Payload == nil {
 		t.Fatalf("ask with a modify: %+v", out)
 	}
-	go func() { _, _ = f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{}, "") }()
+	go func() { _, _ = f.m.Resolve(ctx, out.ApprovalID, true, warden.Principal{}, "") }()
 	got := f.m.Await(ctx, out)
 	if got.Verdict != warden.Modify || got.Payload["note"] != "changed" {
 		t.Fatalf("approved modify: %+v", got)
@@ -243,22 +243,22 @@ func TestDecideConflicts(t *testing.T) {
 	f := newFixture(t, approval.Options{Wait: 100 * time.Millisecond})
 	ctx := warden.WithPrincipal(context.Background(), warden.Principal{Name: "agent", Tenant: "acme"})
 	out, _ := f.dec.Decide(ctx, step(warden.SurfaceAOS, "a@example.com"))
-	if _, err := f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "beta-ops", Tenant: "beta"}, ""); !errors.Is(err, approval.ErrApprovalNotFound) {
+	if _, err := f.m.Resolve(ctx, out.ApprovalID, true, warden.Principal{Name: "beta-ops", Tenant: "beta"}, ""); !errors.Is(err, approval.ErrApprovalNotFound) {
 		t.Fatalf("another tenant's approver: %v", err)
 	}
-	if _, err := f.m.Decide(ctx, out.ApprovalID, false, warden.Principal{Name: "ops"}, "no"); err != nil {
+	if _, err := f.m.Resolve(ctx, out.ApprovalID, false, warden.Principal{Name: "ops"}, "no"); err != nil {
 		t.Fatal(err)
 	}
-	a, err := f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "ops"}, "")
+	a, err := f.m.Resolve(ctx, out.ApprovalID, true, warden.Principal{Name: "ops"}, "")
 	if !errors.Is(err, approval.ErrApprovalDecided) || a == nil || a.State != approval.ApprovalDenied {
 		t.Fatalf("second decision: %v %+v", err, a)
 	}
 	held, _ := f.dec.Decide(ctx, step(warden.SurfaceMCP, "b@example.com"))
 	f.m.Await(ctx, held) // times out
-	if _, err := f.m.Decide(ctx, held.ApprovalID, true, warden.Principal{}, ""); !errors.Is(err, approval.ErrApprovalDecided) {
+	if _, err := f.m.Resolve(ctx, held.ApprovalID, true, warden.Principal{}, ""); !errors.Is(err, approval.ErrApprovalDecided) {
 		t.Fatalf("deciding an expired approval: %v", err)
 	}
-	if _, err := f.m.Decide(ctx, "nope", true, warden.Principal{}, ""); !errors.Is(err, approval.ErrApprovalNotFound) {
+	if _, err := f.m.Resolve(ctx, "nope", true, warden.Principal{}, ""); !errors.Is(err, approval.ErrApprovalNotFound) {
 		t.Fatalf("unknown id: %v", err)
 	}
 }
@@ -273,7 +273,7 @@ func TestSubscribe(t *testing.T) {
 	defer cancel()
 	ctx := context.Background()
 	out, _ := f.dec.Decide(ctx, step(warden.SurfaceAOS, "a@example.com"))
-	if _, err := f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{}, ""); err != nil {
+	if _, err := f.m.Resolve(ctx, out.ApprovalID, true, warden.Principal{}, ""); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []approval.ApprovalState{approval.ApprovalPending, approval.ApprovalApproved} {
@@ -359,10 +359,10 @@ func TestNoSelfApproval(t *testing.T) {
 	f := newFixture(t, approval.Options{})
 	ctx := warden.WithPrincipal(context.Background(), warden.Principal{Name: "root"})
 	out, _ := f.dec.Decide(ctx, step(warden.SurfaceAOS, "a@example.com"))
-	if _, err := f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "root"}, ""); !errors.Is(err, approval.ErrSelfApproval) {
+	if _, err := f.m.Resolve(ctx, out.ApprovalID, true, warden.Principal{Name: "root"}, ""); !errors.Is(err, approval.ErrSelfApproval) {
 		t.Fatalf("self-approval: %v", err)
 	}
-	if _, err := f.m.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "ops"}, ""); err != nil {
+	if _, err := f.m.Resolve(ctx, out.ApprovalID, true, warden.Principal{Name: "ops"}, ""); err != nil {
 		t.Fatalf("another approver: %v", err)
 	}
 }
@@ -378,7 +378,7 @@ func TestDecidedByAnotherProcess(t *testing.T) {
 	out, _ := f.dec.Decide(ctx, step(warden.SurfaceMCP, "bob@example.com"))
 	go func() {
 		time.Sleep(50 * time.Millisecond)
-		_, _ = other.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "ops"}, "")
+		_, _ = other.Resolve(ctx, out.ApprovalID, true, warden.Principal{Name: "ops"}, "")
 	}()
 	start := time.Now()
 	got := f.m.Await(ctx, out)

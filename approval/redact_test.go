@@ -22,7 +22,7 @@ func TestApprovalRedacted(t *testing.T) {
 	if out.ApprovalID == "" {
 		t.Fatalf("no approval: %+v", out)
 	}
-	a, err := f.m.Decide(ctx, out.ApprovalID, false, warden.Principal{Name: "ops"}, "use "+secret+" instead")
+	a, err := f.m.Resolve(ctx, out.ApprovalID, false, warden.Principal{Name: "ops"}, "use "+secret+" instead")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func TestDispatchHoldsAskedStep(t *testing.T) {
 			t.Fatalf("dispatch answered %q before the approval was decided", d)
 		default:
 		}
-		if _, err := gd.Approvals().Decide(ctx, id, c.approve, warden.Principal{Name: "ops"}, ""); err != nil {
+		if _, err := gd.Approvals().Resolve(ctx, id, c.approve, warden.Principal{Name: "ops"}, ""); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -74,7 +74,7 @@ func TestDispatchHoldsAskedStep(t *testing.T) {
 	if err != nil || out.Verdict != warden.Ask || out.ApprovalID == "" {
 		t.Fatalf("decide: %v %+v", err, out)
 	}
-	go func() { _, _ = gd.Approvals().Decide(ctx, out.ApprovalID, true, warden.Principal{}, "ok") }()
+	go func() { _, _ = gd.Approvals().Resolve(ctx, out.ApprovalID, true, warden.Principal{}, "ok") }()
 	if got := gd.Await(ctx, out); got.Verdict != warden.Allow {
 		t.Fatalf("await: %+v", got)
 	}

@@ -57,7 +57,7 @@ func (s *shadowSet) UsesSessionLabels(event string) bool {
 // summary's Error; the live outcome is never touched.
 func (s *shadowSet) Shadow(ctx context.Context, ev *warden.Event, live *warden.Outcome) []warden.Result {
 	t0 := time.Now()
-	out := s.chain.Decide(ctx, ev)
+	out := s.chain.Run(ctx, ev)
 	sum := warden.Result{Guardian: warden.GuardianShadow, Kind: warden.KindShadowSet, Mode: warden.ModeShadow,
 		PolicyRevision: out.PolicyRevision}
 	if sum.PolicyRevision == "" {

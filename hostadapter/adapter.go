@@ -159,10 +159,10 @@ type Host interface {
 	Render(st *Step, a Answer) Output
 }
 
-// Decider decides a step: the ACS Guardian in-process or over HTTP (see
-// Client). An error means no decision was made.
-type Decider interface {
-	Decide(ctx context.Context, st *Step) (Answer, error)
+// Checker has a step checked by the ACS Guardian, in-process or over HTTP
+// (see Client). An error means no decision was made.
+type Checker interface {
+	Check(ctx context.Context, st *Step) (Answer, error)
 }
 
 // Options configure Run.
@@ -181,7 +181,7 @@ var ErrInput = errors.New("bad hook input")
 // (bounded by MaxInput, strictly decoded), maps it, has d decide it and
 // renders the host's answer. It never panics on bad input: whatever cannot
 // be read or decided is answered fail-closed (Fail).
-func Run(ctx context.Context, h Host, d Decider, r io.Reader, opts Options) Output {
+func Run(ctx context.Context, h Host, d Checker, r io.Reader, opts Options) Output {
 	in, err := Decode(r)
 	if err != nil {
 		return Fail(h, nil, err.Error(), opts.FailOpen)
@@ -200,7 +200,7 @@ func Run(ctx context.Context, h Host, d Decider, r io.Reader, opts Options) Outp
 	}
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	a, err := d.Decide(dctx, st)
+	a, err := d.Check(dctx, st)
 	if err != nil {
 		return Fail(h, st, "warden could not decide: "+oneLine(err.Error()), opts.FailOpen)
 	}

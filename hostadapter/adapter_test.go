@@ -22,7 +22,7 @@ type stub struct {
 	err error
 }
 
-func (s stub) Decide(context.Context, *hostadapter.Step) (hostadapter.Answer, error) {
+func (s stub) Check(context.Context, *hostadapter.Step) (hostadapter.Answer, error) {
 	return s.a, s.err
 }
 
@@ -33,7 +33,7 @@ func TestFailClosed(t *testing.T) {
 	cases := []struct {
 		name       string
 		host       hostadapter.Host
-		d          hostadapter.Decider
+		d          hostadapter.Checker
 		in         string
 		failOpen   bool
 		wantExit   int

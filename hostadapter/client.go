@@ -114,8 +114,8 @@ type Client struct {
 	Now     func() time.Time
 }
 
-// Decide sends st and returns the Guardian's answer.
-func (c *Client) Decide(ctx context.Context, st *Step) (Answer, error) {
+// Check sends st and returns the Guardian's answer.
+func (c *Client) Check(ctx context.Context, st *Step) (Answer, error) {
 	res, err := c.call(ctx, st, st.Method, st.Payload)
 	var re *rpcError
 	if errors.As(err, &re) && re.Code == codeNotNegotiated {

@@ -12,7 +12,7 @@ import (
 // seen records the steps it decides and allows each.
 type seen struct{ steps []*hostadapter.Step }
 
-func (s *seen) Decide(_ context.Context, st *hostadapter.Step) (hostadapter.Answer, error) {
+func (s *seen) Check(_ context.Context, st *hostadapter.Step) (hostadapter.Answer, error) {
 	s.steps = append(s.steps, st)
 	return hostadapter.Answer{Decision: "allow"}, nil
 }

@@ -80,14 +80,14 @@ func openGuardian(t *testing.T, store *sqlite.Store, decision string) *guardian.
 	return gd
 }
 
-func inProcess(h *acs.Handler) hostadapter.Decider {
+func inProcess(h *acs.Handler) hostadapter.Checker {
 	return &hostadapter.Client{T: hostadapter.HandlerFunc(func(ctx context.Context, b []byte) []byte { return h.Handle(ctx, b, "stdio") })}
 }
 
 // approvalRE matches the approval ids an ask names (random per run).
 var approvalRE = regexp.MustCompile(`(warden approval |approvals approve )[0-9A-Za-z_-]+`)
 
-func run(t *testing.T, host hostadapter.Host, d hostadapter.Decider, input []byte) result {
+func run(t *testing.T, host hostadapter.Host, d hostadapter.Checker, input []byte) result {
 	t.Helper()
 	o := hostadapter.Run(context.Background(), host, d, bytes.NewReader(input), hostadapter.Options{})
 	return result{Stdout: approvalRE.ReplaceAllString(string(o.Stdout), "${1}<id>"), Stderr: approvalRE.ReplaceAllString(o.Stderr, "${1}<id>"), Exit: o.Exit}
@@ -124,7 +124,7 @@ func checkGolden(t *testing.T, path string, got map[string]result) {
 // (testdata/<host>/<event>.json) under each decision and compares what the
 // hook writes, and its exit code, with testdata/<host>/<event>.golden.
 func TestGolden(t *testing.T) {
-	deciders := map[string]hostadapter.Decider{}
+	deciders := map[string]hostadapter.Checker{}
 	for _, d := range decisions {
 		h, _ := guardianFor(t, d)
 		deciders[d] = inProcess(h)

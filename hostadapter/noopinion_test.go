@@ -26,7 +26,7 @@ func TestNoPolicyMatchedIsNoOpinion(t *testing.T) {
 	h, _ := guardianFor(t, "default")
 	srv := httptest.NewServer(server.New(server.Options{AOS: http.NotFoundHandler(), ACS: h}))
 	defer srv.Close()
-	deciders := map[string]hostadapter.Decider{
+	deciders := map[string]hostadapter.Checker{
 		"in-process": inProcess(h),
 		"--server":   &hostadapter.Client{T: &hostadapter.HTTP{URL: srv.URL + "/acs"}},
 	}

@@ -49,7 +49,7 @@ func examplePayloads(t *testing.T, md string) map[string][]byte {
 // under each decision and compares the answers with
 // testdata/<host>/shared/<event>.golden.
 func TestSharedExamples(t *testing.T) {
-	deciders := map[string]hostadapter.Decider{}
+	deciders := map[string]hostadapter.Checker{}
 	for _, d := range decisions {
 		h, _ := guardianFor(t, d)
 		deciders[d] = inProcess(h)

@@ -80,7 +80,7 @@ func TestStdioHeldRequest(t *testing.T) {
 	if m := readMsg(t, srvIn); m["id"] != float64(2) {
 		t.Fatalf("the server got %v first; the held request must not block the session", m)
 	}
-	if _, err := m.Decide(context.Background(), a.ID, true, warden.Principal{Name: "ops"}, ""); err != nil {
+	if _, err := m.Resolve(context.Background(), a.ID, true, warden.Principal{Name: "ops"}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := readMsg(t, srvIn); got["id"] != float64(1) {

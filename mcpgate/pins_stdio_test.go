@@ -85,7 +85,7 @@ func TestStdioToolPinning(t *testing.T) {
 	if got := pins(); got["read"] != "Reads a file" {
 		t.Fatalf("pins moved before the approval: %v", got)
 	}
-	if _, err := m.Decide(context.Background(), a.ID, true, warden.Principal{Name: "ops"}, "ok"); err != nil {
+	if _, err := m.Resolve(context.Background(), a.ID, true, warden.Principal{Name: "ops"}, "ok"); err != nil {
 		t.Fatal(err)
 	}
 	if m := readMsg(t, fromGW); m["result"] == nil || m["id"] != 2.0 {

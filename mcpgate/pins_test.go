@@ -220,7 +220,7 @@ func toolPinning(t *testing.T, sse bool) {
 		for range 200 {
 			list, _ := e.m.List(context.Background(), approval.ApprovalQuery{State: approval.ApprovalPending})
 			if len(list) == 1 {
-				_, _ = e.m.Decide(context.Background(), list[0].ID, true, warden.Principal{Name: "ops"}, "reviewed the new echo")
+				_, _ = e.m.Resolve(context.Background(), list[0].ID, true, warden.Principal{Name: "ops"}, "reviewed the new echo")
 				return
 			}
 			time.Sleep(5 * time.Millisecond)

@@ -33,6 +33,6 @@ func (p *Pipeline) buildViews(ctx context.Context, d *decision) {
 // before refused the step.
 func (p *Pipeline) runChain(ctx context.Context, d *decision) {
 	if !d.refused {
-		d.out = d.chain.Decide(ctx, d.ev)
+		d.out = d.chain.Run(ctx, d.ev)
 	}
 }

@@ -43,7 +43,7 @@ func (p *Pipeline) outcomeLabels(ctx context.Context, d *decision) {
 		if !p.loadLabels(ctx, d) {
 			return
 		}
-		d.out = d.chain.Decide(ctx, d.ev)
+		d.out = d.chain.Run(ctx, d.ev)
 	}
 	if pl := warden.ProvenanceLabels(d.ev.Provenance); len(pl) > 0 {
 		d.out.Labels = labels.Merge(d.out.Labels, pl)

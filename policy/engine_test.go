@@ -301,14 +301,14 @@ func TestSwapAndGuardianName(t *testing.T) {
 func TestInChain(t *testing.T) {
 	s := mustLoad(t, combo)
 	c := warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: NewEngine(s, Options{})})
-	out := c.Decide(context.Background(), toolCall("ask_me", nil))
+	out := c.Run(context.Background(), toolCall("ask_me", nil))
 	if out.Verdict != warden.Ask || out.ReasonCodes[0] != "ask-me" {
 		t.Errorf("ask in chain: %+v", out)
 	}
 	if d := out.WithoutHold(); d.Verdict != warden.Deny || d.ReasonCodes[0] != warden.CodeApprovalRequired || d.ReasonCodes[1] != "ask-me" {
 		t.Errorf("ask without a hold: %+v", d)
 	}
-	out = c.Decide(context.Background(), toolCall("other", nil))
+	out = c.Run(context.Background(), toolCall("other", nil))
 	if out.Verdict != warden.Allow || out.ReasonCodes[0] != warden.CodeDefault {
 		t.Errorf("abstain in chain: %+v", out)
 	}

@@ -49,7 +49,7 @@ func TestFleetWake(t *testing.T) {
 		default:
 		}
 		start := time.Now()
-		if _, err := mb.Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "alice"}, "ok"); err != nil {
+		if _, err := mb.Resolve(ctx, out.ApprovalID, true, warden.Principal{Name: "alice"}, "ok"); err != nil {
 			t.Fatalf("replica B decides: %v", err)
 		}
 		select {
@@ -136,7 +136,7 @@ func TestFleetAOSRetry(t *testing.T) {
 	if again, _ := decs[1].Decide(ctx, step()); again.Verdict != warden.Ask || again.ApprovalID != out.ApprovalID {
 		t.Fatalf("retry on B before anyone decided: %v %s, want ask naming the same approval %s", again.Verdict, again.ApprovalID, out.ApprovalID)
 	}
-	if _, err := ms[1].Decide(ctx, out.ApprovalID, true, warden.Principal{Name: "alice"}, "ok"); err != nil {
+	if _, err := ms[1].Resolve(ctx, out.ApprovalID, true, warden.Principal{Name: "alice"}, "ok"); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := decs[1].Decide(ctx, step()); err != nil || ok.Verdict != warden.Allow {

@@ -140,7 +140,7 @@ func TestReplayRunsNoHook(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, rec := range recs {
-				out, err := r.Decide(context.Background(), &rec)
+				out, err := r.Replay(context.Background(), &rec)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -148,7 +148,7 @@ func TestReplayRunsNoHook(t *testing.T) {
 					t.Errorf("%s: %s, want %s (%+v)", rec.Input, out.Verdict, tt.want[i], out.Results)
 				}
 			}
-			gate, _ := r.Decide(context.Background(), &recs[1])
+			gate, _ := r.Replay(context.Background(), &recs[1])
 			if gate.Reason != "gate says no" || gate.Results[len(gate.Results)-1].Kind != "command" {
 				t.Errorf("the bash call is not denied by gate's recorded result: %q %+v", gate.Reason, gate.Results)
 			}

@@ -126,20 +126,20 @@ func (r *Replayer) candidate(tenant string) *candidate {
 	return r.shared
 }
 
-// Decide re-decides rec: the outcome the candidate set gives the recorded
+// Replay re-decides rec: the outcome the candidate set gives the recorded
 // step. A record whose live outcome went through an approval is given the
 // same: an approved retry (reason code approval_granted) stays approved
 // while the replay still holds the step (ask or defer), and a held step
 // whose approval could not be opened (approval_unavailable) stays a deny.
 // The error is a record that cannot be read (its input or views are not
 // JSON objects).
-func (r *Replayer) Decide(ctx context.Context, rec *audit.Record) (warden.Outcome, error) {
+func (r *Replayer) Replay(ctx context.Context, rec *audit.Record) (warden.Outcome, error) {
 	c := r.candidate(rec.Tenant)
 	ev, err := Event(rec)
 	if err != nil {
 		return warden.Outcome{}, err
 	}
-	out := warden.NewChain(c.def, steps(rec, c.engine)...).WithGuard(hooks.Guard).Decide(ctx, ev)
+	out := warden.NewChain(c.def, steps(rec, c.engine)...).WithGuard(hooks.Guard).Run(ctx, ev)
 	if out.Verdict.Holds() && len(rec.ReasonCodes) > 0 {
 		switch rec.ReasonCodes[0] {
 		case warden.CodeApprovalGranted:

@@ -103,7 +103,7 @@ func TestDecideRecords(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.rec.ID = "r1"
-			out, err := r.Decide(context.Background(), &tt.rec)
+			out, err := r.Replay(context.Background(), &tt.rec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +168,7 @@ func TestTenantRecords(t *testing.T) {
 		rec := &audit.Record{ID: "r", Event: "protocols/MCP", Surface: "mcp", Direction: "outbound", Tenant: tt.tenant,
 			Input: json.RawMessage(mcpInput), Views: json.RawMessage(`{"tool":{"name":"query","server":"files"}}`),
 			Results: []warden.Result{noPolicy}}
-		out, err := r.Decide(context.Background(), rec)
+		out, err := r.Replay(context.Background(), rec)
 		if err != nil || out.Verdict.String() != tt.want {
 			t.Errorf("tenant %q: %s, %v; want %s", tt.tenant, out.Verdict, err, tt.want)
 		}

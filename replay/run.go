@@ -46,7 +46,7 @@ func (r *Replayer) Run(ctx context.Context, st audit.Store, q audit.Query) (*Rep
 					continue // drain
 				}
 				for j, rec := range b.recs {
-					out, err := r.Decide(ctx, rec)
+					out, err := r.Replay(ctx, rec)
 					if err != nil {
 						cancel(err)
 						break

@@ -133,7 +133,7 @@ func decideApproval(w http.ResponseWriter, r *http.Request, m *approval.Manager)
 	// The decision is stored and recorded even if the approver hangs up.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), audit.RecordTimeout)
 	defer cancel()
-	a, err := m.Decide(ctx, r.PathValue("id"), approve, warden.PrincipalFrom(r.Context()), body.Reason)
+	a, err := m.Resolve(ctx, r.PathValue("id"), approve, warden.PrincipalFrom(r.Context()), body.Reason)
 	if err != nil {
 		approvalError(w, err, a)
 		return

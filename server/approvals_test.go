@@ -38,7 +38,7 @@ func approvalsServer(t *testing.T) (http.Handler, *approval.Manager, [2]string) 
 		}
 		ids[i] = a.ID
 	}
-	return New(Options{AOS: http.NotFoundHandler(), Store: st, Approvals: m, Security: Security{Auth: c}}), m, ids
+	return New(Options{Store: st, Approvals: m, Security: Security{Auth: c}}), m, ids
 }
 
 func call(h http.Handler, method, path, token, body string) *httptest.ResponseRecorder {
@@ -142,7 +142,7 @@ func TestApprovalsStream(t *testing.T) {
 	if !seen[ids[0]] || !seen[ids[1]] {
 		t.Fatalf("the pending approvals first: %v", seen)
 	}
-	if _, err := m.Decide(context.Background(), ids[1], true, warden.Principal{Name: "ops"}, ""); err != nil {
+	if _, err := m.Resolve(context.Background(), ids[1], true, warden.Principal{Name: "ops"}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if a := next(); a.ID != ids[1] || a.State != approval.ApprovalApproved {

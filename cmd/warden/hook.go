@@ -91,14 +91,14 @@ func cmdHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // opened.
 type failing struct{ err error }
 
-func (f failing) Decide(context.Context, *hostadapter.Step) (hostadapter.Answer, error) {
+func (f failing) Check(context.Context, *hostadapter.Step) (hostadapter.Answer, error) {
 	return hostadapter.Answer{}, f.err
 }
 
 // hookDecider opens the in-process ACS Guardian, or the client of a
 // running warden's POST /acs. With acs.keys in the config, requests are
 // signed with its first key (the "default" key when there is one).
-func hookDecider(gf *guardianFlags, data, server, token, tokenFile, agentID string, timeout time.Duration) (hostadapter.Decider, func(), error) {
+func hookDecider(gf *guardianFlags, data, server, token, tokenFile, agentID string, timeout time.Duration) (hostadapter.Checker, func(), error) {
 	opts := gf.options()
 	cfg, err := opts.LoadConfig()
 	if err != nil {
