@@ -37,40 +37,13 @@ import (
 
 var _ acsstate.Store = (*Store)(nil)
 
+// acsRules is the acsstate.Store a Store embeds (newACS).
+type acsRules = acsstate.Rules
+
 // acsRows are a Store's ACS rows.
 type acsRows Store
 
-func (s *Store) acsRules() acsstate.Rules { return acsstate.Rules{Rows: (*acsRows)(s)} }
-
-// PutACSSession implements acsstate.Store.
-func (s *Store) PutACSSession(ctx context.Context, x *acsstate.Session) error {
-	return s.acsRules().PutACSSession(ctx, x)
-}
-
-// ACSSession implements acsstate.Store.
-func (s *Store) ACSSession(ctx context.Context, id string) (*acsstate.Session, error) {
-	return s.acsRules().ACSSession(ctx, id)
-}
-
-// RememberRequest implements acsstate.Store.
-func (s *Store) RememberRequest(ctx context.Context, session, key string, at time.Time, window time.Duration) error {
-	return s.acsRules().RememberRequest(ctx, session, key, at, window)
-}
-
-// AppendACSEntry implements acsstate.Store.
-func (s *Store) AppendACSEntry(ctx context.Context, session, prev string, e *acsstate.Entry) error {
-	return s.acsRules().AppendACSEntry(ctx, session, prev, e)
-}
-
-// ACSEntries implements acsstate.Store.
-func (s *Store) ACSEntries(ctx context.Context, session string, after int64, limit int) ([]acsstate.Entry, error) {
-	return s.acsRules().ACSEntries(ctx, session, after, limit)
-}
-
-// EndACSSession implements acsstate.Store.
-func (s *Store) EndACSSession(ctx context.Context, id string, at time.Time) error {
-	return s.acsRules().EndACSSession(ctx, id, at)
-}
+func newACS(s *Store) acsRules { return acsstate.Rules{Rows: (*acsRows)(s)} }
 
 // acsRow runs q, bounded by stateCtx, and scans its one row with scan
 // (none: ok is false); write says it changes state (not on a read-only or

@@ -24,15 +24,10 @@ var _ labels.Store = (*Store)(nil)
 // labelRows are a Store's label rows.
 type labelRows Store
 
-// SessionLabels implements labels.Store.
-func (s *Store) SessionLabels(ctx context.Context, tenant, session string) ([]string, error) {
-	return labels.Rules{Rows: (*labelRows)(s)}.SessionLabels(ctx, tenant, session)
-}
+// labelRules is the labels.Store a Store embeds (newLabels).
+type labelRules = labels.Rules
 
-// AddSessionLabels implements labels.Store.
-func (s *Store) AddSessionLabels(ctx context.Context, tenant, session string, add []string, at time.Time) ([]string, error) {
-	return labels.Rules{Rows: (*labelRows)(s)}.AddSessionLabels(ctx, tenant, session, add, at)
-}
+func newLabels(s *Store) labelRules { return labels.Rules{Rows: (*labelRows)(s)} }
 
 func (r *labelRows) Add(ctx context.Context, tenant, session string, at time.Time, fn func([]string) ([]string, error)) error {
 	s := (*Store)(r)

@@ -105,6 +105,8 @@ type Store struct {
 	approvals  // the approval.ApprovalStore (approvals.go)
 	agbomRules // the agbom.Store (agbom.go)
 	fleetRules // the registry.Store and audit.CursorStore (fleet.go)
+	acsRules   // the acsstate.Store (acs.go)
+	labelRules // the labels.Store (labels.go)
 
 	pool *pgxpool.Pool
 	opts Options
@@ -200,6 +202,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s := &Store{pool: pool, opts: opts, done: make(chan struct{})}
 	s.approvals = newApprovals(s)
 	s.agbomRules, s.fleetRules = newAgBOM(s), newFleet(s)
+	s.acsRules, s.labelRules = newACS(s), newLabels(s)
 	if opts.ReadOnly {
 		close(s.done)
 		return s, nil

@@ -151,6 +151,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.approvals = newApprovals(s)
 	s.agbomRules, s.fleetRules = newAgBOM(s), newFleet(s)
+	s.acsRules, s.labelRules = newACS(s), newLabels(s)
 	if err := s.connect(); err != nil {
 		return fail(err)
 	}
@@ -229,6 +230,7 @@ func OpenReadOnly(dir string) (*Store, error) {
 	s := &Store{dir: abs, rdb: rdb, rblobs: rblobs, closed: true}
 	s.approvals = newApprovals(s)
 	s.agbomRules, s.fleetRules = newAgBOM(s), newFleet(s)
+	s.acsRules, s.labelRules = newACS(s), newLabels(s)
 	return s, nil
 }
 

@@ -111,6 +111,8 @@ type Store struct {
 	approvals  // the approval.ApprovalStore (approvals.go)
 	agbomRules // the agbom.Store (agbom.go)
 	fleetRules // the registry.Store and audit.CursorStore (fleet.go)
+	acsRules   // the acsstate.Store (acs.go)
+	labelRules // the labels.Store (labels.go)
 
 	dir    string
 	rdb    *sql.DB   // read-only connections for Scan

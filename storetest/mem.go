@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/audit"
 
 	"github.com/wardenhq/warden"
@@ -22,6 +23,8 @@ type Mem struct {
 	approvals  // the approval.ApprovalStore (memapprovals.go)
 	agbomRules // the agbom.Store (memagbom.go)
 	fleetRules // the registry.Store and audit.CursorStore (memfleet.go)
+	acsRules   // the acsstate.Store (memacs.go)
+	labelRules // the labels.Store (memlabels.go)
 
 	d      *memData
 	mu     sync.Mutex
@@ -49,6 +52,38 @@ func NewMem() *Mem { return newMem(&memData{}) }
 
 // Reopen returns a new handle on m's records, as reopening a database would.
 func (m *Mem) Reopen() *Mem { return newMem(m.d) }
+
+// newMem returns a handle on d.
+func newMem(d *memData) *Mem {
+	if d.appr == nil { // a new d, not shared yet
+		d.appr = &memApprovals{byID: map[string]*approval.Approval{}}
+	}
+	m := &Mem{d: d}
+	m.approvals = approval.NewRules(memApprovalRows{m, d.appr.byID})
+	m.agbomRules, m.fleetRules = newAgBOM(m), newFleet(m)
+	m.acsRules, m.labelRules = newACS(m), newLabels(m)
+	return m
+}
+
+// lockData takes m's locks on its shared data and returns what releases
+// them: for a change, m.mu then m.d.mu, failing after Close; for a read,
+// m.d.mu alone. It fails when ctx is done.
+func (m *Mem) lockData(ctx context.Context, change bool) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !change {
+		m.d.mu.Lock()
+		return m.d.mu.Unlock, nil
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, errors.New("closed")
+	}
+	m.d.mu.Lock()
+	return func() { m.d.mu.Unlock(); m.mu.Unlock() }, nil
+}
 
 // Record keeps a copy of r.
 func (m *Mem) Record(ctx context.Context, r *audit.Record) error {

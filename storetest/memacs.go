@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"time"
@@ -41,56 +40,22 @@ type memReplays struct {
 // minSweep is the fewest keys a session's replay map sweeps at.
 const minSweep = 64
 
+// acsRules is the acsstate.Store a Mem embeds (newACS).
+type acsRules = acsstate.Rules
+
 // memACSRows are a Mem's ACS rows as acsstate.Rows.
 type memACSRows Mem
 
-func (m *Mem) acsRules() acsstate.Rules { return acsstate.Rules{Rows: (*memACSRows)(m)} }
+func newACS(m *Mem) acsRules { return acsstate.Rules{Rows: (*memACSRows)(m)} }
 
-// PutACSSession implements acsstate.Store.
-func (m *Mem) PutACSSession(ctx context.Context, s *acsstate.Session) error {
-	return m.acsRules().PutACSSession(ctx, s)
-}
-
-// ACSSession implements acsstate.Store.
-func (m *Mem) ACSSession(ctx context.Context, id string) (*acsstate.Session, error) {
-	return m.acsRules().ACSSession(ctx, id)
-}
-
-// RememberRequest implements acsstate.Store.
-func (m *Mem) RememberRequest(ctx context.Context, session, key string, at time.Time, window time.Duration) error {
-	return m.acsRules().RememberRequest(ctx, session, key, at, window)
-}
-
-// AppendACSEntry implements acsstate.Store.
-func (m *Mem) AppendACSEntry(ctx context.Context, session, prev string, e *acsstate.Entry) error {
-	return m.acsRules().AppendACSEntry(ctx, session, prev, e)
-}
-
-// ACSEntries implements acsstate.Store.
-func (m *Mem) ACSEntries(ctx context.Context, session string, after int64, limit int) ([]acsstate.Entry, error) {
-	return m.acsRules().ACSEntries(ctx, session, after, limit)
-}
-
-// EndACSSession implements acsstate.Store.
-func (m *Mem) EndACSSession(ctx context.Context, id string, at time.Time) error {
-	return m.acsRules().EndACSSession(ctx, id, at)
-}
-
-// sessionRows runs fn on m's data under its mutex, unless ctx is done or, for a
-// change, m is closed.
+// sessionRows runs fn on m's data under lockData (a change fails after
+// Close).
 func (m *Mem) sessionRows(ctx context.Context, change bool, fn func(d *memData)) error {
-	if err := ctx.Err(); err != nil {
+	unlock, err := m.lockData(ctx, change)
+	if err != nil {
 		return err
 	}
-	if change {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		if m.closed {
-			return errors.New("closed")
-		}
-	}
-	m.d.mu.Lock()
-	defer m.d.mu.Unlock()
+	defer unlock()
 	if m.d.acs == nil {
 		m.d.acs = &memACS{sessions: map[string]*memACSSession{}, replays: map[string]*memReplays{}}
 	}

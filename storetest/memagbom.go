@@ -26,7 +26,7 @@ type memBOMRows struct{ m *Mem }
 // do runs fn holding m's data locked; it fails after Close or when ctx is
 // done.
 func (r memBOMRows) do(ctx context.Context, fn func(b *memAgBOM) error) error {
-	unlock, err := r.m.lockData(ctx)
+	unlock, err := r.m.lockData(ctx, true)
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,7 @@ package storetest
 
 import (
 	"context"
-	"errors"
 	"slices"
-	"time"
 
 	"github.com/wardenhq/warden/approval"
 )
@@ -26,43 +24,8 @@ type memApprovalRows struct {
 	byID map[string]*approval.Approval
 }
 
-// newMem returns a handle on d.
-func newMem(d *memData) *Mem {
-	if d.appr == nil { // a new d, not shared yet
-		d.appr = &memApprovals{byID: map[string]*approval.Approval{}}
-	}
-	m := &Mem{d: d}
-	m.approvals = approval.NewRules(memApprovalRows{m, d.appr.byID})
-	m.agbomRules, m.fleetRules = newAgBOM(m), newFleet(m)
-	return m
-}
-
-// usTime is t as a store keeps it: UTC, to the microsecond.
-func usTime(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.Time{}
-	}
-	return t.Truncate(time.Microsecond).UTC()
-}
-
-// lockData takes m's locks for a change of its shared data (m.mu, then
-// m.d.mu) and returns what releases them; it fails after Close or when
-// ctx is done.
-func (m *Mem) lockData(ctx context.Context) (func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return nil, errors.New("closed")
-	}
-	m.d.mu.Lock()
-	return func() { m.d.mu.Unlock(); m.mu.Unlock() }, nil
-}
-
 func (r memApprovalRows) Writable() error {
-	unlock, err := r.m.lockData(context.Background())
+	unlock, err := r.m.lockData(context.Background(), true)
 	if err == nil {
 		unlock()
 	}
@@ -70,7 +33,7 @@ func (r memApprovalRows) Writable() error {
 }
 
 func (r memApprovalRows) Insert(ctx context.Context, a *approval.Approval) (bool, error) {
-	unlock, err := r.m.lockData(ctx)
+	unlock, err := r.m.lockData(ctx, true)
 	if err != nil {
 		return false, err
 	}
@@ -89,7 +52,7 @@ func (r memApprovalRows) Select(ctx context.Context, f approval.Filter, o approv
 }
 
 func (r memApprovalRows) Update(ctx context.Context, f approval.Filter, c approval.Change) ([]approval.Approval, error) {
-	unlock, err := r.m.lockData(ctx)
+	unlock, err := r.m.lockData(ctx, true)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ type memFleetRows struct{ m *Mem }
 
 // do runs fn holding m's data locked; it fails after Close.
 func (r memFleetRows) do(ctx context.Context, fn func(f *memFleet)) error {
-	unlock, err := r.m.lockData(ctx)
+	unlock, err := r.m.lockData(ctx, true)
 	if err != nil {
 		return err
 	}

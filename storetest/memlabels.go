@@ -18,15 +18,10 @@ type memLabelKey struct{ tenant, session string }
 // memLabelRows are a Mem's labels as labels.Rows.
 type memLabelRows Mem
 
-// SessionLabels implements labels.Store.
-func (m *Mem) SessionLabels(ctx context.Context, tenant, session string) ([]string, error) {
-	return labels.Rules{Rows: (*memLabelRows)(m)}.SessionLabels(ctx, tenant, session)
-}
+// labelRules is the labels.Store a Mem embeds (newLabels).
+type labelRules = labels.Rules
 
-// AddSessionLabels implements labels.Store.
-func (m *Mem) AddSessionLabels(ctx context.Context, tenant, session string, add []string, at time.Time) ([]string, error) {
-	return labels.Rules{Rows: (*memLabelRows)(m)}.AddSessionLabels(ctx, tenant, session, add, at)
-}
+func newLabels(m *Mem) labelRules { return labels.Rules{Rows: (*memLabelRows)(m)} }
 
 func (r *memLabelRows) Labels(ctx context.Context, tenant, session string) (ls []string, err error) {
 	err = (*Mem)(r).sessionRows(ctx, false, func(d *memData) { ls = slices.Clone(d.lbl[memLabelKey{tenant, session}]) })

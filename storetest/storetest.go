@@ -539,3 +539,11 @@ func testCloseInFlight(t *testing.T, open func(*testing.T) audit.Store) {
 	}
 	t.Logf("%d of %d in-flight Records were committed by Close, %d refused", ok, n, n-ok)
 }
+
+// usTime is t as a store keeps it: UTC, to the microsecond.
+func usTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.Truncate(time.Microsecond).UTC()
+}
