@@ -10,7 +10,8 @@
 //   - string; `oneof:"a|b"` limits the values, `conf:"env"` expands ${VAR}s
 //     (ExpandEnv) and `conf:"url"` wants an http(s) URL with a host.
 //   - bool (true or false), int, int64 and float64 (`range:"1..1000"`, either
-//     end may be left open), time.Duration (`range:"100ms..1h"`) and Bytes, a
+//     end may be left open), time.Duration (`range:"100ms..1h"`; with
+//     `conf:"days"` a whole number of days such as 30d too) and Bytes, a
 //     size such as 8MiB (`range:"1KiB.."`).
 //   - pointers to those (nil when the key is absent), slices, maps with
 //     string keys, and nested structs; a field of a type with a method
@@ -228,7 +229,11 @@ func (d *decoder) duration(path string, n *yaml.Node, v reflect.Value, tag refle
 	if !d.scalar(path, n, want) {
 		return
 	}
-	x, err := time.ParseDuration(n.Value)
+	parse := time.ParseDuration
+	if hasOpt(tag.Get("conf"), "days") {
+		parse = parseDur
+	}
+	x, err := parse(n.Value)
 	lo, hi := durRange(r)
 	if err != nil || x < lo || x > hi {
 		d.add(n, path, "expected %s, got %q", want, n.Value)
@@ -533,11 +538,15 @@ func durRange(r string) (time.Duration, time.Duration) {
 	return lo, hi
 }
 
-// parseDur is time.ParseDuration with d for days (range tags only).
+// parseDur is time.ParseDuration with a whole number of days (30d): range
+// tags, and values of fields with `conf:"days"`.
 func parseDur(s string) (time.Duration, error) {
 	if x, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(x)
-		return time.Duration(n) * 24 * time.Hour, err
+		n, err := strconv.ParseInt(x, 10, 64)
+		if err != nil || n < 0 || n > math.MaxInt64/int64(24*time.Hour) {
+			return 0, fmt.Errorf("invalid duration %q", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
 	}
 	return time.ParseDuration(s)
 }
