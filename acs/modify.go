@@ -5,9 +5,9 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/internal/jsonpointer"
 )
 
 // change is one difference between the payload asked about and the one
@@ -58,7 +58,7 @@ func Modifications(event string, old, new map[string]any) map[string]any {
 				continue
 			}
 		}
-		redactions = append(redactions, map[string]any{"path": pointer(c.path), "replacement": c.new})
+		redactions = append(redactions, map[string]any{"path": jsonpointer.Format(c.path), "replacement": c.new})
 	}
 	out := map[string]any{}
 	if len(redactions) > 0 {
@@ -168,15 +168,5 @@ func numberless(v any) any {
 }
 
 func clone(p []string) []string { return append([]string(nil), p...) }
-
-// pointer renders an RFC 6901 JSON pointer.
-func pointer(path []string) string {
-	var b strings.Builder
-	for _, k := range path {
-		b.WriteByte('/')
-		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"))
-	}
-	return b.String()
-}
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/jsonpointer"
 )
 
 // Evaluator is the ACS evaluator of a decision's results: "agent" when a
@@ -113,7 +113,7 @@ func PayloadProvenance(p map[string]any) []warden.Provenance {
 			for _, k := range keys {
 				if pm, ok := t[k].(map[string]any); ok && k == "provenance" {
 					if x, ok := lenientProvenance(pm); ok && len(out) < maxPayloadProvenance {
-						x.Field = pointer(append(path, k))
+						x.Field = jsonpointer.Format(append(path, k))
 						out = append(out, x)
 					}
 					continue
@@ -179,14 +179,4 @@ func lenientProvenance(pm map[string]any) (warden.Provenance, bool) {
 		}
 	}
 	return x, true
-}
-
-// pointer is the JSON Pointer (RFC 6901) of a path.
-func pointer(path []string) string {
-	var b strings.Builder
-	for _, k := range path {
-		b.WriteByte('/')
-		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"))
-	}
-	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/internal/jsonpointer"
 )
 
 // DataFields are the data-bearing fields of each ACS hook payload that
@@ -51,7 +52,7 @@ func EachDataField(method string, p map[string]any, fn func(ptr, dotted string, 
 			}
 			sort.Strings(names)
 			for _, k := range names {
-				fn("/"+key+"/"+pointerEscape(k), key+"."+k, m[k])
+				fn("/"+key+"/"+jsonpointer.Escape(k), key+"."+k, m[k])
 			}
 		default:
 			if v, ok := p[path]; ok {
@@ -59,14 +60,6 @@ func EachDataField(method string, p map[string]any, fn func(ptr, dotted string, 
 			}
 		}
 	}
-}
-
-// pointerEscape escapes a JSON Pointer reference token (RFC 6901).
-func pointerEscape(s string) string {
-	if !strings.ContainsAny(s, "~/") {
-		return s
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // provenanceViews reads the Provenance objects of an ACS payload's

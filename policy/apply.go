@@ -12,6 +12,7 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	"github.com/wardenhq/warden/detect"
+	"github.com/wardenhq/warden/internal/jsonpointer"
 )
 
 // This file holds the payload appliers behind the modify ops. They work on a
@@ -43,14 +44,7 @@ func parsePointer(s string) ([]string, error) {
 }
 
 // pointerString renders tokens back into a JSON Pointer, for messages.
-func pointerString(toks []string) string {
-	var b strings.Builder
-	for _, t := range toks {
-		b.WriteByte('/')
-		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
-	}
-	return b.String()
-}
+func pointerString(toks []string) string { return jsonpointer.Format(toks) }
 
 // arrayIndex parses an array index token: decimal, no leading zeros.
 func arrayIndex(tok string, n int) (int, error) {
