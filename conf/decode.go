@@ -18,6 +18,8 @@
 //     UnmarshalConf(*yaml.Node) error decodes itself.
 //   - a scalar where a list is expected is a list of one when the field has
 //     `conf:"one"`.
+//   - a key whose field has `conf:"required"` must be present ("missing
+//     url" at the mapping's line), whether or not its value decodes.
 //
 // After decoding, a section (or nested struct) with a Validate() error
 // method is validated; FieldError and Errorf place its errors at the line of
@@ -327,6 +329,11 @@ func (d *decoder) structure(path string, n *yaml.Node, v reflect.Value) {
 		sub := join(path, k.Value)
 		d.nodes[sub] = val
 		d.value(sub, val, v.FieldByIndex(fs[j].index), fs[j].tag)
+	}
+	for _, f := range fs {
+		if !seen[f.key] && hasOpt(f.tag.Get("conf"), "required") {
+			d.add(n, path, "missing %s", f.key)
+		}
 	}
 	if v.CanAddr() && v.Addr().Type().Implements(validatorType) {
 		if err := v.Addr().Interface().(Validator).Validate(); err != nil {

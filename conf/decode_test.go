@@ -133,6 +133,32 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
+// required is a section with a key that must be given.
+type required struct {
+	URL  string `yaml:"url" conf:"env,url,required"`
+	Name string `yaml:"name"`
+}
+
+func TestDecodeRequired(t *testing.T) {
+	for _, c := range []struct{ name, src, want string }{
+		{"given", "url: http://x\n", ""},
+		{"absent", "name: a\n", `w.yaml:1: sec: missing url`},
+		{"empty mapping", "{}\n", `w.yaml:1: sec: missing url`},
+		{"given but invalid: one error", "name: a\nurl: ftp://x\n", `w.yaml:2: sec.url: expected an http(s) URL, got "ftp://x"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var doc yaml.Node
+			if err := yaml.Unmarshal([]byte(c.src), &doc); err != nil {
+				t.Fatal(err)
+			}
+			var r required
+			if got := Decode("w.yaml", "sec", doc.Content[0], &r).Error(); got != c.want {
+				t.Fatalf("errors:\n%s\nwant:\n%s", got, c.want)
+			}
+		})
+	}
+}
+
 func TestKeys(t *testing.T) {
 	if got := Keys(section{}); got != "batch, sample, timeout, size, protocol, url, on, paths, headers, defer, custom" {
 		t.Fatal(got)
