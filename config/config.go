@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/conf"
 	"github.com/wardenhq/warden/hooks"
+	"github.com/wardenhq/warden/internal/sealid"
 	"github.com/wardenhq/warden/policy"
 )
 
@@ -67,7 +68,7 @@ type Config struct {
 	Instance Instance
 	// Gateways is the key that seals the gateways' MCP session ids and A2A
 	// task ids (gateways:), defaults filled in.
-	Gateways Gateways
+	Gateways sealid.Config
 	// Store is the PostgreSQL database of the trace and the shared state
 	// (store:, docs/scaling.md), a postgres:// URL with ${VAR}s expanded; ""
 	// keeps the SQLite trace under --data.
@@ -79,7 +80,7 @@ type Upstream = warden.Upstream
 
 // Default returns the configuration used without --config.
 func Default() *Config {
-	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals(), ACS: DefaultACS(), Gateways: DefaultGateways(), Instance: DefaultInstance()}
+	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals(), ACS: DefaultACS(), Gateways: sealid.DefaultConfig(), Instance: DefaultInstance()}
 }
 
 // Error and ErrorList are the policy loader's located errors: a config and
@@ -178,10 +179,7 @@ var sections = []section{
 		c.OTel, errs = parseOTel(file, v)
 		return errs
 	}},
-	{"gateways", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.Gateways, errs = parseGateways(file, v)
-		return errs
-	}},
+	{"gateways", typed(func(c *Config) any { return &c.Gateways })},
 	{"store", func(file, _ string, v *yaml.Node, c *Config) ErrorList {
 		st, err := parseStore(v)
 		if err != nil {

@@ -17,5 +17,5 @@ func gatewayIDs(cfg *config.Config, log *slog.Logger) (*sealid.Sealer, error) {
 	if len(g.SessionKeys) == 0 && (len(cfg.MCP) > 0 || len(cfg.A2A) > 0) {
 		log.Info("gateways.session_key is not set: MCP session ids and A2A task ids open on this replica only (set the same key on every replica to run several)")
 	}
-	return sealid.New(g.SessionKeys, g.SessionMaxAge)
+	return g.Sealer()
 }
