@@ -12,6 +12,7 @@ import (
 	"github.com/wardenhq/warden"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/internal/handlertest"
 )
 
 type memStore struct {
@@ -46,7 +47,7 @@ func (c *countObserver) Observe(ev *warden.Event, out *warden.Outcome, err error
 func TestPipelineRecordsBeforeAnswering(t *testing.T) {
 	st := &memStore{}
 	obs := &countObserver{}
-	d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: fixed(warden.Decision{Verdict: warden.Modify, PolicyID: "m"})}), Store: st, Observer: obs})
+	d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: handlertest.Fixed(warden.Decision{Verdict: warden.Modify, PolicyID: "m"})}), Store: st, Observer: obs})
 	ev := &warden.Event{Name: "steps/message", Surface: warden.SurfaceAOS, RequestID: "7", SessionID: "s", Agent: warden.Agent{ID: "a"},
 		Payload: map[string]any{"x": 1.0}, Raw: []byte(`{"x":1}`)}
 	out, err := d.Decide(context.Background(), ev)
@@ -81,7 +82,7 @@ func TestPipelineRecordsBeforeAnswering(t *testing.T) {
 func TestPipelineFailsClosedWhenTraceFails(t *testing.T) {
 	st := &memStore{err: errors.New("database or disk is full")}
 	obs := &countObserver{}
-	d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: fixed(warden.Decision{Verdict: warden.Allow})}), Store: st, Observer: obs})
+	d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: handlertest.Fixed(warden.Decision{Verdict: warden.Allow})}), Store: st, Observer: obs})
 	out, err := d.Decide(context.Background(), &warden.Event{Name: "e", Payload: map[string]any{}})
 	if !errors.Is(err, audit.ErrUnavailable) {
 		t.Fatalf("err = %v", err)
@@ -110,7 +111,7 @@ func (a *asyncSeen) RunAsync(ev *warden.Event) { a.evs = append(a.evs, ev) }
 func TestPipelineRecordsThePrincipal(t *testing.T) {
 	st := &memStore{}
 	as := &asyncSeen{}
-	d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: fixed(warden.Decision{Verdict: warden.Modify, PolicyID: "m"})}), Store: st, Async: as})
+	d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: handlertest.Fixed(warden.Decision{Verdict: warden.Modify, PolicyID: "m"})}), Store: st, Async: as})
 	ctx := warden.WithPrincipal(context.Background(), warden.Principal{Name: "agents", Tenant: "acme"})
 	if _, err := d.Decide(ctx, &warden.Event{Name: "steps/message", Payload: map[string]any{}}); err != nil {
 		t.Fatal(err)
@@ -156,21 +157,4 @@ func TestRecordNamesTheTool(t *testing.T) {
 	if st.recs[1].Tool != "" {
 		t.Errorf("message: record tool %q, want none", st.recs[1].Tool)
 	}
-}
-
-// fixed is a handler that always decides d; a modify appends d.PolicyID
-// to the payload's "seen" (as the root package's chain tests do).
-func fixed(d warden.Decision) warden.Handler {
-	return warden.HandlerFunc(func(ctx context.Context, ev *warden.Event) (warden.Decision, error) {
-		if d.Verdict == warden.Modify {
-			p := map[string]any{}
-			for k, v := range ev.Payload {
-				p[k] = v
-			}
-			seen, _ := p["seen"].(string)
-			p["seen"] = seen + d.PolicyID
-			d.Payload = p
-		}
-		return d, nil
-	})
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/internal/handlertest"
 
 	"github.com/wardenhq/warden"
 )
@@ -44,7 +45,7 @@ func TestPipelineRecordsShadowResults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			st := &memStore{}
 			sh := &fixedShadow{v: tt.shadow}
-			d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: fixed(warden.Decision{Verdict: tt.live, PolicyID: "live"})}), Store: st, Shadow: sh})
+			d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: handlertest.Fixed(warden.Decision{Verdict: tt.live, PolicyID: "live"})}), Store: st, Shadow: sh})
 			out, err := d.Decide(context.Background(), &warden.Event{Name: "steps/message", Payload: map[string]any{}})
 			if err != nil || out.Verdict != tt.live {
 				t.Fatalf("outcome %v, %v; want the live %v", out.Verdict, err, tt.live)
