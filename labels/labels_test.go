@@ -109,6 +109,38 @@ func TestLabelCacheMemoryOnly(t *testing.T) {
 	}
 }
 
+// TestMemKeepsTheRules: the in-memory store refuses what labels.Rules
+// refuses, as a real store does, and keeps nothing of a refused add.
+func TestMemKeepsTheRules(t *testing.T) {
+	var many []string
+	for i := range labels.MaxPerSession + 1 {
+		many = append(many, fmt.Sprintf("l%d", i))
+	}
+	tests := []struct {
+		name    string
+		session string
+		add     []string
+		want    error // nil: any error
+	}{
+		{"no session", "", []string{"a"}, nil},
+		{"invalid label", "s1", []string{"ok", "Bad Label"}, nil},
+		{"too many", "s1", many, labels.ErrTooMany},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			st := &labelstest.Mem{}
+			ls, err := st.AddSessionLabels(ctx, "t", tt.session, tt.add, time.Now())
+			if err == nil || (tt.want != nil && !errors.Is(err, tt.want)) {
+				t.Fatalf("AddSessionLabels = %q, %v; want an error (%v)", ls, err, tt.want)
+			}
+			if ls, err := st.SessionLabels(ctx, "t", tt.session); ls != nil || err != nil {
+				t.Fatalf("after a refused add: %q, %v", ls, err)
+			}
+		})
+	}
+}
+
 // BenchmarkLabelCacheHit is the cost session labels add to a decision in
 // the steady state: one cached lookup.
 func BenchmarkLabelCacheHit(b *testing.B) {
