@@ -345,13 +345,7 @@ func (d *decoder) structure(path string, n *yaml.Node, v reflect.Value) {
 // located adds err, whose FieldErrors name fields below path, at the
 // lines of those fields (or of the section when a field is absent).
 func (d *decoder) located(path string, n *yaml.Node, err error) {
-	var list []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		list = j.Unwrap()
-	} else {
-		list = []error{err}
-	}
-	for _, e := range list {
+	for _, e := range joined(err) {
 		var fe *FieldError
 		if !errors.As(e, &fe) {
 			d.add(n, path, "%v", e)
@@ -368,6 +362,20 @@ func (d *decoder) located(path string, n *yaml.Node, err error) {
 		}
 		d.add(at, p, "%s", fe.Msg)
 	}
+}
+
+// joined lists the errors err joins (errors.Join, nested as a Validate
+// that joins its parts' returns), or err itself.
+func joined(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, joined(e)...)
+	}
+	return out
 }
 
 // find returns the node at a dotted path below n, if present.
@@ -437,6 +445,7 @@ func (d *decoder) sequence(path string, n *yaml.Node, v reflect.Value, tag refle
 	for i, it := range items {
 		e := reflect.New(v.Type().Elem()).Elem()
 		sub := fmt.Sprintf("%s[%d]", path, i)
+		d.nodes[sub] = it
 		d.value(sub, it, e, elemTag)
 		out = reflect.Append(out, e)
 	}
