@@ -69,7 +69,7 @@ func forEachBackend(t *testing.T, policies string, f func(t *testing.T, b *attac
 				t.Fatal(err)
 			}
 			b.g = g
-			b.srv = httptest.NewServer(server.New(server.Options{AOS: http.NotFoundHandler(), Store: g.Store(), Approvals: g.Approvals(), Stats: counts}))
+			b.srv = httptest.NewServer(server.New(server.Options{Store: g.Store(), Approvals: g.Approvals(), Stats: counts}))
 			defer func() {
 				b.srv.Close()
 				if err := g.Close(context.Background()); err != nil {

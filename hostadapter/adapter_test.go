@@ -185,7 +185,7 @@ func TestSignatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(server.Options{AOS: http.NotFoundHandler(), ACS: h}))
+	srv := httptest.NewServer(server.New(server.Options{Routes: []server.Route{acs.Route(h)}}))
 	defer srv.Close()
 	signed := &hostadapter.Client{T: &hostadapter.HTTP{URL: srv.URL + "/acs"}, KeyID: "k1", Key: key}
 	o := hostadapter.Run(context.Background(), hostadapter.ClaudeCode, signed, strings.NewReader(preToolUse), hostadapter.Options{})

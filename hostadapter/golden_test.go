@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -158,7 +157,7 @@ func TestGolden(t *testing.T) {
 func TestServerSameAnswers(t *testing.T) {
 	for _, d := range decisions {
 		h, _ := guardianFor(t, d)
-		srv := httptest.NewServer(server.New(server.Options{AOS: http.NotFoundHandler(), ACS: h}))
+		srv := httptest.NewServer(server.New(server.Options{Routes: []server.Route{acs.Route(h)}}))
 		defer srv.Close()
 		remote := &hostadapter.Client{T: &hostadapter.HTTP{URL: srv.URL + "/acs"}}
 		local := inProcess(h)

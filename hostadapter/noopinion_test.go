@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/acs"
 	"github.com/wardenhq/warden/hostadapter"
 	"github.com/wardenhq/warden/server"
 )
@@ -24,7 +24,7 @@ import (
 // Claude Code and Cursor skips the user's own permission prompt.
 func TestNoPolicyMatchedIsNoOpinion(t *testing.T) {
 	h, _ := guardianFor(t, "default")
-	srv := httptest.NewServer(server.New(server.Options{AOS: http.NotFoundHandler(), ACS: h}))
+	srv := httptest.NewServer(server.New(server.Options{Routes: []server.Route{acs.Route(h)}}))
 	defer srv.Close()
 	deciders := map[string]hostadapter.Checker{
 		"in-process": inProcess(h),

@@ -88,7 +88,7 @@ hooks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(server.Options{AOS: aos.NewHandler(gd, aos.Options{}), ACS: ah, Store: store,
+	srv := httptest.NewServer(server.New(server.Options{Routes: []server.Route{aos.Route(aos.NewHandler(gd, aos.Options{})), acs.Route(ah)}, Store: store,
 		Trace: gd.OTel().Middleware}))
 	t.Cleanup(srv.Close)
 	return &stack{url: srv.URL, gd: gd, hooks: hc}

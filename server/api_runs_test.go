@@ -101,7 +101,7 @@ func getRuns(t *testing.T, h http.Handler, path, tok string) (int, runsAnswer, s
 func ids(s ...string) []string { return s }
 
 func TestAPIRuns(t *testing.T) {
-	h := New(Options{AOS: http.NotFoundHandler(), Store: apiStore(t)})
+	h := New(Options{Store: apiStore(t)})
 	since := url.QueryEscape(apiBase.Add(-3 * time.Minute).Format(time.RFC3339))
 	for _, tt := range []struct {
 		query string
@@ -146,7 +146,7 @@ func TestAPIRuns(t *testing.T) {
 }
 
 func TestAPIRunsBadRequests(t *testing.T) {
-	h := New(Options{AOS: http.NotFoundHandler(), Store: apiStore(t)})
+	h := New(Options{Store: apiStore(t)})
 	for _, tt := range []struct {
 		query, param string
 	}{
@@ -204,7 +204,7 @@ func TestAPIRunsShadowDisagree(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h := New(Options{AOS: http.NotFoundHandler(), Store: st})
+	h := New(Options{Store: st})
 	for _, tt := range []struct {
 		query string
 		want  []string
@@ -234,7 +234,7 @@ func TestAPIRunsDurations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h := New(Options{AOS: http.NotFoundHandler(), Store: st})
+	h := New(Options{Store: st})
 	for q, want := range map[string][]string{
 		"?since=2h":          ids("d3", "d2", "d1"),
 		"?since=15m":         ids("d3", "d2"),
@@ -253,7 +253,7 @@ func TestAPIRunsBytes(t *testing.T) {
 	st := apiStore(t)
 	one, _ := json.Marshal(apiRecords()[0])
 	max := int64(runsPageReserve + 3*len(one) + 20)
-	h := New(Options{AOS: http.NotFoundHandler(), Store: st, RunsBytes: max})
+	h := New(Options{Store: st, RunsBytes: max})
 	var got []string
 	cursor, pages := "", 0
 	for {
@@ -290,7 +290,7 @@ func (b budgetStore) Scan(ctx context.Context, q audit.Query, fn func(*audit.Rec
 // A scan that spends its budget answers with what it found, partial, and
 // the cursor to go on from; going on finds every match once.
 func TestAPIRunsPartial(t *testing.T) {
-	h := New(Options{AOS: http.NotFoundHandler(), Store: budgetStore{apiStore(t)}})
+	h := New(Options{Store: budgetStore{apiStore(t)}})
 	var got []string
 	cursor, partials := "", 0
 	for range 20 {
@@ -316,7 +316,7 @@ func TestAPIRunsPartial(t *testing.T) {
 }
 
 func TestAPIRunByID(t *testing.T) {
-	h := New(Options{AOS: http.NotFoundHandler(), Store: apiStore(t)})
+	h := New(Options{Store: apiStore(t)})
 	w := do(h, http.MethodGet, "/api/runs/r04", "", "", "")
 	var r audit.Record
 	if err := json.Unmarshal(w.Body.Bytes(), &r); err != nil || w.Code != 200 || r.ID != "r04" || r.Tool != "send_email" || string(r.Input) == "" {
@@ -344,7 +344,7 @@ func TestAPIRunsTenants(t *testing.T) {
 		}
 		c.Tokens = append(c.Tokens, auth.Token{Name: e.name, SHA256: hash, Scopes: auth.Read, Tenant: e.tenant})
 	}
-	h := New(Options{AOS: http.NotFoundHandler(), Store: apiStore(t), Security: Security{Auth: c}})
+	h := New(Options{Store: apiStore(t), Security: Security{Auth: c}})
 	for _, tt := range []struct {
 		tok, query string
 		want       []string
@@ -447,7 +447,7 @@ func TestRunsStream(t *testing.T) {
 	}
 	rec("before", "deny", "") // recorded before subscribing: not streamed
 	done := make(chan struct{})
-	feedSrv := httptest.NewServer(New(Options{AOS: http.NotFoundHandler(), Store: st, RunsPoll: 20 * time.Millisecond, Done: done}))
+	feedSrv := httptest.NewServer(New(Options{Store: st, RunsPoll: 20 * time.Millisecond, Done: done}))
 	defer feedSrv.Close()
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -541,7 +541,7 @@ func TestRunsStreamTenantAndHeartbeat(t *testing.T) {
 	st := storetest.NewMem()
 	f := newRunsFeed(st, 10*time.Millisecond, 0, nil)
 	f.beat = 20 * time.Millisecond
-	srv := httptest.NewServer(guard(Security{Auth: c}, streamHandler(f)))
+	srv := httptest.NewServer(guard(Security{Auth: c}, nil, streamHandler(f)))
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -8,7 +8,7 @@ import (
 )
 
 func TestEventsAPI(t *testing.T) {
-	srv := httptest.NewServer(New(Options{AOS: http.NotFoundHandler()}))
+	srv := httptest.NewServer(New(Options{}))
 	t.Cleanup(srv.Close)
 	list := func(query string) []map[string]any {
 		t.Helper()

@@ -31,7 +31,7 @@ func TestFleetApprovalsAPI(t *testing.T) {
 		m := approval.New(approval.Options{Store: st, Trace: st})
 		t.Cleanup(m.Close)
 		sts[i] = st
-		hs[i] = New(Options{AOS: http.NotFoundHandler(), Store: st, Approvals: m, Security: Security{Auth: testAuth(t)}})
+		hs[i] = New(Options{Store: st, Approvals: m, Security: Security{Auth: testAuth(t)}})
 	}
 	approve := `{"decision":"approve","reason":"ok"}`
 	deny := `{"decision":"deny","reason":"no"}`

@@ -53,15 +53,15 @@ type Security struct {
 // A refusal with a request body closes the connection after it, without
 // reading the rest of the body (closeUnread): the guard answers before the
 // body deadline would bound a client that trickles it.
-func guard(sec Security, next http.Handler) http.Handler {
+func guard(sec Security, rs routes, next http.Handler) http.Handler {
 	authOn := sec.Auth.Enabled()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origins, ok := r.Header["Origin"]; ok && !originAllowed(r, origins, sec.Origins) {
-			refuse(w, r, http.StatusForbidden, "forbidden: Origin "+quoteFirst(origins)+" is not allowed (same origin, or the config's origins:)")
+			refuse(w, r, rs.jsonRPC(r), http.StatusForbidden, "forbidden: Origin "+quoteFirst(origins)+" is not allowed (same origin, or the config's origins:)")
 			return
 		}
 		if authOn {
-			need, open := needScope(r)
+			need, open := needScope(rs, r)
 			if !open {
 				tok, how := credential(sec, r)
 				if how == "" {
@@ -77,16 +77,16 @@ func guard(sec Security, next http.Handler) http.Handler {
 						challenge += `, error="invalid_token"`
 					}
 					w.Header().Set("WWW-Authenticate", challenge)
-					refuse(w, r, http.StatusUnauthorized, "unauthorized: a valid bearer token is required (Authorization: Bearer <token>)")
+					refuse(w, r, rs.jsonRPC(r), http.StatusUnauthorized, "unauthorized: a valid bearer token is required (Authorization: Bearer <token>)")
 					return
 				}
 				if how == viaCookie && r.Method != http.MethodGet && r.Method != http.MethodHead && !auth.SameOrigin(r) {
-					refuse(w, r, http.StatusForbidden, "forbidden: a request signed in with the session cookie must carry a same-origin Origin header")
+					refuse(w, r, rs.jsonRPC(r), http.StatusForbidden, "forbidden: a request signed in with the session cookie must carry a same-origin Origin header")
 					return
 				}
 				// An approver may read the approvals it decides without read.
 				if !tok.Scopes.Allows(need) && !(need == auth.Read && isApprovals(r) && tok.Scopes.Allows(auth.Approve)) {
-					refuse(w, r, http.StatusForbidden, "forbidden: "+how+" "+tok.Name+" lacks the "+need.String()+" scope")
+					refuse(w, r, rs.jsonRPC(r), http.StatusForbidden, "forbidden: "+how+" "+tok.Name+" lacks the "+need.String()+" scope")
 					return
 				}
 				ctx := r.Context()
@@ -191,19 +191,20 @@ func verifiedSubject(r *http.Request) string {
 	return r.TLS.VerifiedChains[0][0].Subject.String()
 }
 
-// needScope is the scope a request needs, or open for /healthz.
+// needScope is the scope a request needs, or open for /healthz. A
+// surface's route says what it needs (Route.Scope); the server's own
+// paths, and a path no route claims, need:
 //
 //	open:    /healthz, /readyz; the console's sign-in page, static files and session
 //	         API (GET /login, GET /static/*, POST /api/session[/logout])
-//	decide:  /aos, /acs, /mcp/*, /a2a/* (every method), POST /api/hooks/dispatch
 //	approve: POST /api/approvals/{id} (and, besides read, GET /api/approvals...
 //	         and the console's approvals pages)
 //	read:    GET /api/*, the console's pages, GET /metrics
-//	admin:  everything else (/debug/pprof, ...); admin also grants all of the above
+//	admin:   everything else (/debug/pprof, ...); admin also grants all of the above
 //
 // Paths are taken as sent: one that is not clean is only ever redirected by
 // the mux, never served, and the redirect is checked again.
-func needScope(r *http.Request) (need auth.Scope, open bool) {
+func needScope(rs routes, r *http.Request) (need auth.Scope, open bool) {
 	p := r.URL.Path
 	read := r.Method == http.MethodGet || r.Method == http.MethodHead
 	switch {
@@ -213,10 +214,11 @@ func needScope(r *http.Request) (need auth.Scope, open bool) {
 		return 0, true
 	case r.Method == http.MethodPost && (p == console.SessionPath || p == console.LogoutPath):
 		return 0, true
-	case p == "/aos" || p == "/acs" || strings.HasPrefix(p, "/mcp/") || strings.HasPrefix(p, "/a2a/"):
-		return auth.Decide, false
-	case p == "/api/hooks/dispatch" && r.Method == http.MethodPost:
-		return auth.Decide, false
+	}
+	if need, ok := rs.need(r); ok {
+		return need, false
+	}
+	switch {
 	case strings.HasPrefix(p, "/api/approvals/") && r.Method == http.MethodPost:
 		return auth.Approve, false
 	case read && (strings.HasPrefix(p, "/api/") || console.IsPage(p) || p == "/metrics"):

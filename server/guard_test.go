@@ -11,7 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/a2agate"
+	"github.com/wardenhq/warden/acs"
+	"github.com/wardenhq/warden/agbom"
+	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/fleet"
+	"github.com/wardenhq/warden/hooks"
+	"github.com/wardenhq/warden/mcpgate"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/auth"
@@ -80,8 +87,10 @@ func newGuarded(t *testing.T, sec Security) (http.Handler, *surfaces) {
 	s := &surfaces{hits: map[string]int{}}
 	st := storetest.NewMem()
 	h := New(Options{
-		AOS: s.handler("aos"), ACS: s.handler("acs"), Dispatch: s.handler("dispatch"), MCP: s.handler("mcp"), A2A: s.handler("a2a"),
-		HookCatalog: s.handler("catalog"), AgBOM: s.handler("agbom"), Instances: s.handler("instances"), Store: st, Metrics: NewMetrics(), Pprof: true, Security: sec,
+		Routes: []Route{aos.Route(s.handler("aos")), acs.Route(s.handler("acs")), hooks.DispatchRoute(s.handler("dispatch")),
+			mcpgate.Route(s.handler("mcp")), a2agate.Route(s.handler("a2a")), hooks.CatalogRoute(s.handler("catalog")),
+			agbom.Route(s.handler("agbom")), fleet.InstancesRoute(s.handler("instances"))},
+		Store: st, Metrics: NewMetrics(), Pprof: true, Security: sec,
 	})
 	return h, s
 }
@@ -296,7 +305,7 @@ func TestTenantReadsOnlyItsRecords(t *testing.T) {
 		}
 	}
 	stub := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
-	h := New(Options{AOS: stub, Dispatch: stub, HookCatalog: stub, Store: st, Metrics: NewMetrics(), Security: Security{Auth: c}})
+	h := New(Options{Routes: []Route{aos.Route(stub), hooks.DispatchRoute(stub), hooks.CatalogRoute(stub)}, Store: st, Metrics: NewMetrics(), Security: Security{Auth: c}})
 	for _, tt := range []struct {
 		tok, query string
 		want       []string

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/audit"
 
 	"github.com/wardenhq/warden/sqlite"
@@ -33,7 +34,7 @@ func TestRunsPageBytes(t *testing.T) {
 	}
 	defer st.Close()
 	const limit = 8 << 20
-	srv := httptest.NewServer(New(Options{AOS: http.NotFoundHandler(), Store: st, RunsBytes: limit}))
+	srv := httptest.NewServer(New(Options{Store: st, RunsBytes: limit}))
 	defer srv.Close()
 	big := `{"k":"` + strings.Repeat("x", 1<<20) + `"}`
 	for i := range 50 {
@@ -94,7 +95,7 @@ func TestRunsPageBytes(t *testing.T) {
 // limits.body_timeout; a body sent at once is not affected.
 func TestBodyDeadline(t *testing.T) {
 	readErr := make(chan error, 4)
-	h := New(Options{AOS: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := New(Options{Routes: []Route{aos.Route(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, err := io.ReadAll(r.Body)
 		readErr <- err
 		if err != nil {
@@ -102,7 +103,7 @@ func TestBodyDeadline(t *testing.T) {
 			return
 		}
 		_, _ = io.WriteString(w, "read")
-	}), BodyTimeout: 300 * time.Millisecond})
+	}))}, BodyTimeout: 300 * time.Millisecond})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
@@ -155,7 +156,7 @@ func TestConnLimiter(t *testing.T) {
 	}
 	const max = 50
 	ln := LimitConns(inner, max)
-	srv := &http.Server{Handler: New(Options{AOS: http.NotFoundHandler()}), ConnState: ln.ConnState, ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: New(Options{}), ConnState: ln.ConnState, ReadHeaderTimeout: 30 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
 	addr := inner.Addr().String()

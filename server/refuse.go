@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/jsonrpc"
@@ -46,20 +45,8 @@ func refuseHTTP(w http.ResponseWriter, r *http.Request, code int, msg string) {
 	httpError(w, code, msg)
 }
 
-// rpcSurface reports whether path is a JSON-RPC surface: /aos, /acs,
-// /mcp/{server}, /a2a/{agent} (its agent card is not).
-func rpcSurface(path string) bool {
-	switch {
-	case path == "/aos" || path == "/acs" || strings.HasPrefix(path, "/mcp/"):
-		return true
-	case strings.HasPrefix(path, "/a2a/"):
-		return !strings.Contains(path, "/.well-known/")
-	}
-	return false
-}
-
 // refuse answers a 401 or 403 the guard gives before anything is decided
-// or forwarded. On a JSON-RPC surface the body is a JSON-RPC error
+// or forwarded. On a JSON-RPC surface (rpc: the route's RPC) the body is a JSON-RPC error
 // response — warden's own jsonrpc.CodeUnauthenticated or
 // jsonrpc.CodeForbidden, with error.data.name — for the request's id when
 // the body of a POST is one request of at most maxIDPeek bytes, else for a
@@ -67,8 +54,8 @@ func rpcSurface(path string) bool {
 // it is httpError's {"error": msg}. The body is read for at most
 // idPeekTimeout, and the connection is closed after the refusal if the
 // request has a body (closeUnread).
-func refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	if !rpcSurface(r.URL.Path) {
+func refuse(w http.ResponseWriter, r *http.Request, rpc bool, status int, msg string) {
+	if !rpc {
 		refuseHTTP(w, r, status, msg)
 		return
 	}

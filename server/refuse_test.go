@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden/jsonrpc"
+	"github.com/wardenhq/warden/mcpgate"
 )
 
 // TestRefusalsAreJSONRPC: a 401 or 403 on /aos, /acs, /mcp/{server} and
@@ -99,7 +100,7 @@ func TestRefusalsAreJSONRPC(t *testing.T) {
 // surface is a JSON-RPC error too.
 func TestRebindingRefusalIsJSONRPC(t *testing.T) {
 	var reached bool
-	h := rebindingGuard(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }))
+	h := rebindingGuard(routes{mcpgate.Route(nil)}, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }))
 	r := httptest.NewRequest(http.MethodPost, "http://evil.example/mcp/x", strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"ping"}`))
 	r = r.WithContext(contextWithLocalAddr(r))
 	w := httptest.NewRecorder()

@@ -60,7 +60,7 @@ func TestRunsAPIMillion(t *testing.T) {
 		}
 		c.Tokens = append(c.Tokens, auth.Token{Name: e.name, SHA256: hash, Scopes: auth.Read, Tenant: e.tenant})
 	}
-	srv := httptest.NewServer(New(Options{AOS: http.NotFoundHandler(), Store: st, Security: Security{Auth: c}}))
+	srv := httptest.NewServer(New(Options{Store: st, Security: Security{Auth: c}}))
 	defer srv.Close()
 
 	first := getMillion(t, srv.URL+"/api/runs", tokRead)

@@ -1,10 +1,18 @@
 package server
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/wardenhq/warden/a2agate"
+	"github.com/wardenhq/warden/acs"
+	"github.com/wardenhq/warden/agbom"
+	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/fleet"
+	"github.com/wardenhq/warden/hooks"
+	"github.com/wardenhq/warden/mcpgate"
 )
 
 // scopeOf is what the guard asks of a request with every surface
@@ -14,8 +22,11 @@ func scopeOf(t *testing.T, method, path string) (auth.Scope, bool, bool) {
 	t.Helper()
 	r := httptest.NewRequest(method, "http://warden.test:8787/", nil)
 	r.URL.Path = path
-	need, open := needScope(r)
-	return need, open, rpcSurface(path)
+	stub := http.NotFoundHandler()
+	rs := routes{aos.Route(stub), acs.Route(stub), acs.SessionsRoute(stub), agbom.Route(stub), hooks.DispatchRoute(stub),
+		hooks.CatalogRoute(stub), mcpgate.Route(stub), a2agate.Route(stub), fleet.InstancesRoute(stub)}
+	need, open := needScope(rs, r)
+	return need, open, rs.jsonRPC(r)
 }
 
 // TestNeedScope is the guard's table of what each request needs (the

@@ -19,21 +19,22 @@ import (
 	"github.com/wardenhq/warden/console"
 	"github.com/wardenhq/warden/fleet"
 	"github.com/wardenhq/warden/stats"
+	"github.com/wardenhq/warden/surface"
 )
+
+// Route is a surface's route (surface.Route): where it is served, the
+// scope it needs, whether it decides, holds or speaks JSON-RPC.
+type Route = surface.Route
 
 // Options are the parts the server routes to.
 type Options struct {
-	AOS http.Handler // POST /aos
-	ACS http.Handler // POST /acs (nil: not served)
-	// ACSSessions serves GET /api/acs/sessions/{id} (nil: not served).
-	ACSSessions http.Handler
-	// AgBOM serves GET /api/agbom (nil: not served).
-	AgBOM       http.Handler
-	Dispatch    http.Handler // POST /api/hooks/dispatch (nil: not served)
-	HookCatalog http.Handler // GET /api/hooks/catalog (nil: not served)
-	MCP         http.Handler // /mcp/{server} (nil: not served)
-	A2A         http.Handler // /a2a/{agent} and its agent card (nil: not served)
-	Store       audit.Store  // GET /api/hooks/runs, /api/runs...
+	// Routes are the surfaces' routes (each surface package's constructor:
+	// aos.Route, mcpgate.Route, ...). The server mounts each that has a
+	// handler — a decision surface wrapped by Trace, one that holds made
+	// holdable — and its guard asks of a request what the route claiming
+	// it says, served or not (needScope, refuse).
+	Routes []Route
+	Store  audit.Store // GET /api/hooks/runs, /api/runs...
 	// Approvals serves /api/approvals (nil: those routes answer 503).
 	Approvals *approval.Manager
 	Metrics   *Metrics // GET /metrics
@@ -59,49 +60,58 @@ type Options struct {
 	Done <-chan struct{}
 	// Security is checked before any surface sees a request (guard.go).
 	Security Security
-	// Stats, Policies and Tenants are what the console shows besides the
-	// trace and the approvals (nil: the pages say so).
-	Stats    *stats.Observer
-	Policies console.Policies
-	Tenants  []string
-	// Trace wraps each decision surface (/aos, /acs, dispatch, /mcp/,
-	// /a2a/) given its route, e.g. otelx's Middleware, which continues the
-	// caller's W3C traceparent; nil wraps none.
+	// Stats, Policies, Tenants and Instances are what the console shows
+	// besides the trace and the approvals (nil: the pages say so).
+	Stats     *stats.Observer
+	Policies  console.Policies
+	Tenants   []string
+	Instances console.Instances
+	// Trace wraps each decision surface (Route.Decision) given its
+	// pattern, e.g. otelx's Middleware, which continues the caller's W3C
+	// traceparent; nil wraps none.
 	Trace func(route string, h http.Handler) http.Handler
 	// Readyz serves GET /readyz (open, like /healthz: a balancer's probe);
 	// nil: a fleet.Readiness of Store alone.
-	Readyz http.Handler
-	// Instances serves GET /api/instances (scope read); nil: not served.
-	Instances http.Handler
+	Readyz *fleet.Readiness
 }
 
 // New returns the HTTP handler serving every surface.
 func New(o Options) http.Handler {
 	mux := http.NewServeMux()
-	traced := func(route string, h http.Handler) http.Handler {
-		if o.Trace == nil {
-			return h
+	for _, rt := range o.Routes {
+		if rt.Handler != nil {
+			mux.Handle(rt.Pattern, o.mount(rt))
 		}
-		return o.Trace(route, h)
 	}
-	mux.Handle("/aos", traced("/aos", o.AOS))
-	if o.ACS != nil {
-		mux.Handle("/acs", traced("/acs", o.ACS))
+	o.serveOwn(mux)
+	rs := routes(o.Routes)
+	// Outermost: the body deadline holds whatever the path and whoever
+	// answers, and a body left unread is not read on (bodyDeadline).
+	return bodyDeadline(rebindingGuard(rs, guard(o.Security, rs, guardStreams(o.Security, o.TenantStreams, mux))), o.BodyTimeout)
+}
+
+// mount is how the server serves rt's handler: a decision surface wrapped
+// by o.Trace, one that holds made holdable.
+func (o *Options) mount(rt Route) http.Handler {
+	h := rt.Handler
+	if rt.Decision && o.Trace != nil {
+		h = o.Trace(rt.Pattern, h)
 	}
-	if o.ACSSessions != nil {
-		mux.Handle("GET /api/acs/sessions/{id}", o.ACSSessions)
+	if rt.Hold {
+		h = holdable(h)
 	}
-	if o.AgBOM != nil {
-		mux.Handle("GET /api/agbom", o.AgBOM)
-	}
+	return h
+}
+
+// serveOwn adds the server's own routes to mux: health, readiness,
+// metrics, the runs and approvals APIs, the event catalog, the console
+// and, with o.Pprof, the profiler.
+func (o *Options) serveOwn(mux *http.ServeMux) {
 	readyz := o.Readyz
 	if readyz == nil {
 		readyz = &fleet.Readiness{Store: o.Store}
 	}
 	mux.Handle("GET /readyz", readyz)
-	if o.Instances != nil {
-		mux.Handle("GET /api/instances", o.Instances)
-	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
@@ -114,19 +124,7 @@ func New(o Options) http.Handler {
 	mux.HandleFunc("GET /api/runs/{id}", apiRunHandler(o.Store))
 	mux.HandleFunc("GET /api/runs/stream", streamHandler(newRunsFeed(o.Store, o.RunsPoll, o.RunsStreams, o.Done)))
 	mux.HandleFunc("GET /api/hooks/events", eventsHandler)
-	if o.Dispatch != nil {
-		mux.Handle("/api/hooks/dispatch", holdable(traced("/api/hooks/dispatch", o.Dispatch)))
-	}
 	approvalsRoutes(mux, o.Approvals)
-	if o.HookCatalog != nil {
-		mux.Handle("GET /api/hooks/catalog", o.HookCatalog)
-	}
-	if o.MCP != nil {
-		mux.Handle("/mcp/", holdable(traced("/mcp/", o.MCP)))
-	}
-	if o.A2A != nil {
-		mux.Handle("/a2a/", holdable(traced("/a2a/", o.A2A)))
-	}
 	con := newConsole(o)
 	for _, p := range console.Routes {
 		mux.Handle(p, con)
@@ -137,9 +135,6 @@ func New(o Options) http.Handler {
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	}
-	// Outermost: the body deadline holds whatever the path and whoever
-	// answers, and a body left unread is not read on (bodyDeadline).
-	return bodyDeadline(rebindingGuard(guard(o.Security, guardStreams(o.Security, o.TenantStreams, mux))), o.BodyTimeout)
 }
 
 // holdable lets a surface that holds asked calls (MCP, A2A, dispatch)
@@ -158,13 +153,13 @@ func holdable(next http.Handler) http.Handler {
 // 127.0.0.1 must not reach warden's endpoints (/aos, /mcp, dispatch) from a
 // browser. This is the DNS rebinding protection the MCP security best
 // practices ask of local servers, applied to every surface.
-func rebindingGuard(next http.Handler) http.Handler {
+func rebindingGuard(rs routes, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil &&
 			isLoopback(la.String()) && !isLoopback(r.Host) {
 			msg := fmt.Sprintf("forbidden: Host %q is not a loopback name (DNS rebinding protection)", r.Host)
-			if rpcSurface(r.URL.Path) {
-				refuse(w, r, http.StatusForbidden, msg)
+			if rs.jsonRPC(r) {
+				refuse(w, r, true, http.StatusForbidden, msg)
 			} else {
 				closeUnread(w, r)
 				http.Error(w, msg, http.StatusForbidden)
@@ -192,7 +187,7 @@ func isLoopback(hostport string) bool {
 
 // newConsole is the operator console over o's store, approvals, stats and
 // policies, with sign-in when o.Security has sessions.
-func newConsole(o Options) *console.Console {
+func newConsole(o *Options) *console.Console {
 	co := console.Options{Store: o.Store, Stats: o.Stats, Policies: o.Policies, Tenants: o.Tenants}
 	if o.Store != nil {
 		co.RunsStream = "/api/runs/stream"
@@ -200,8 +195,8 @@ func newConsole(o Options) *console.Console {
 	if o.Approvals != nil {
 		co.Approvals = o.Approvals
 	}
-	if in, ok := o.Instances.(console.Instances); ok {
-		co.Instances = in
+	if o.Instances != nil {
+		co.Instances = o.Instances
 	}
 	if o.Security.Auth.Enabled() {
 		co.Auth, co.Sessions = o.Security.Auth, o.Security.Sessions

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/audit"
 
 	"github.com/wardenhq/warden"
@@ -25,7 +26,7 @@ func newTestServer(t *testing.T) (*httptest.Server, audit.Store, *Metrics) {
 	}
 	t.Cleanup(func() { st.Close() })
 	aosStub := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	srv := httptest.NewServer(New(Options{AOS: aosStub, Store: st, Metrics: m}))
+	srv := httptest.NewServer(New(Options{Routes: []Route{aos.Route(aosStub)}, Store: st, Metrics: m}))
 	t.Cleanup(srv.Close)
 	return srv, st, m
 }

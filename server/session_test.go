@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/mcpgate"
 	"github.com/wardenhq/warden/storetest"
 )
 
@@ -28,7 +30,7 @@ func sessionServer(t *testing.T, cfg *auth.Config, key []byte) (http.Handler, *a
 	}
 	sessions := auth.NewSessions(key, cfg)
 	s := &surfaces{hits: map[string]int{}}
-	h := New(Options{AOS: s.handler("aos"), MCP: s.handler("mcp"), Store: st, Approvals: m,
+	h := New(Options{Routes: []Route{aos.Route(s.handler("aos")), mcpgate.Route(s.handler("mcp"))}, Store: st, Approvals: m,
 		Security: Security{Auth: cfg, Sessions: sessions}})
 	return h, sessions, s
 }

@@ -40,7 +40,7 @@ func TestAttackTenantStreams(t *testing.T) {
 		c.Tokens = append(c.Tokens, auth.Token{Name: e.name, SHA256: h, Scopes: auth.Read | auth.Approve, Tenant: e.tenant})
 	}
 	done := make(chan struct{})
-	srv := httptest.NewServer(New(Options{AOS: http.NotFoundHandler(), Store: st, Approvals: m, Security: Security{Auth: c}, Done: done}))
+	srv := httptest.NewServer(New(Options{Store: st, Approvals: m, Security: Security{Auth: c}, Done: done}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(done) })
 
@@ -136,7 +136,7 @@ func TestAttackStreamOfRemovedToken(t *testing.T) {
 	sessions := auth.NewSessions(bytes.Repeat([]byte{9}, auth.SessionKeySize), c)
 	cookie, _ := sessions.Issue(c.Tokens[0])
 	done := make(chan struct{})
-	srv := httptest.NewServer(New(Options{AOS: http.NotFoundHandler(), Store: st, Approvals: m, Done: done,
+	srv := httptest.NewServer(New(Options{Store: st, Approvals: m, Done: done,
 		Security: Security{Auth: c, Sessions: sessions}}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(done) })

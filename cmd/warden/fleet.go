@@ -118,15 +118,6 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// instancesHandler is nil when there is no registry (an untyped nil for
-// server.Options).
-func (f *fleetParts) instancesHandler() http.Handler {
-	if f.instances == nil {
-		return nil
-	}
-	return f.instances
-}
-
 // start registers this replica (id: instance.id, or hostname:port of
 // addr, the listener's address) and starts the publisher, until ctx ends.
 func (f *fleetParts) start(ctx context.Context, addr string) {

@@ -17,17 +17,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wardenhq/warden/pipeline"
-
-	"github.com/wardenhq/warden/a2agate"
-	"github.com/wardenhq/warden/acs"
-	"github.com/wardenhq/warden/agbom"
-	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/backend"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
-	"github.com/wardenhq/warden/mcpgate"
 	"github.com/wardenhq/warden/notify"
+	"github.com/wardenhq/warden/pipeline"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/stats"
 )
@@ -62,7 +57,72 @@ func fdLimit() (uint64, bool) {
 	return r.Cur, true
 }
 
+// cmdServe is `warden serve`: its steps, in order, are parseServe (the
+// flags and the config), openStore, buildGuardian, surfaceRoutes and
+// handler (surfaces.go), listen and serve.
 func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	s, code, ok := parseServe(args, stderr)
+	if !ok {
+		return code
+	}
+	tuneRuntime()
+	s.log = slog.New(slog.NewTextHandler(stderr, nil))
+	if err := s.openStore(); err != nil {
+		return serveFailed(stderr, err)
+	}
+	defer s.closeNotifier() // on early returns; after a shutdown this returns at once
+	h, err := s.build()
+	if err == nil {
+		err = s.listen()
+	}
+	if err != nil {
+		s.be.Trace.Close()
+		return serveFailed(stderr, err)
+	}
+	return s.serve(h, stdout, stderr)
+}
+
+// serving is one `warden serve`: its flags, and what its steps build.
+type serving struct {
+	addr, data, storeURL      string
+	loopback                  bool // addr serves the loopback interface only
+	pprof, traceLog, insecure bool
+	opts                      guardian.Options
+	cfg                       *config.Config
+	reloadCfg                 *configReload // what SIGHUP reloads besides the policies
+
+	log       *slog.Logger
+	metrics   *server.Metrics
+	counts    *stats.Observer // the console's counts (the overview, the policies' matches)
+	be        *backend.Backend
+	notifier  *notify.Notifier
+	gd        *guardian.Guardian
+	fl        *fleetParts                             // the decision stream, the instance registry, /readyz
+	traceHTTP func(string, http.Handler) http.Handler // otel: spans of the decision surfaces
+	sessions  *auth.Sessions                          // console sign-in, with auth on
+	shutdown  chan struct{}                           // closed as shutdown begins: ends the runs streams
+	ln        *server.ConnLimiter                     // the TCP listener, at most limits.connections open
+	served    net.Listener                            // ln, or TLS over it
+	scheme    string                                  // http or https
+}
+
+// asIs is an error printed as it is, without fail's "warden: " (the
+// config's file:line errors, the Guardian's).
+type asIs struct{ error }
+
+// serveFailed prints why serve could not start and returns its exit code.
+func serveFailed(stderr io.Writer, err error) int {
+	var a asIs
+	if errors.As(err, &a) {
+		fmt.Fprintln(stderr, a.error)
+		return exitError
+	}
+	return fail(stderr, "%v", err)
+}
+
+// parseServe reads serve's flags and its config, and refuses a
+// non-loopback address without authentication (unless --insecure).
+func parseServe(args []string, stderr io.Writer) (*serving, int, bool) {
 	fs := newFlags("serve", stderr)
 	gf := addGuardianFlags(fs)
 	addr := fs.String("addr", "127.0.0.1:8787", "listen address (port 0 picks a free port)")
@@ -74,31 +134,38 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var shadow multiFlag
 	fs.Var(&shadow, "shadow-policy", "policy file or directory of a shadow set: with the built-in pack, a candidate set decided beside the live one, recorded with mode shadow, never applied (repeatable; added to the config's shadow:)")
 	if code, ok := parseFlags(fs, args); !ok {
-		return code
+		return nil, code, false
 	}
-	opts := gf.options()
-	opts.Shadow = shadow
-	cfg := config.Default()
-	if opts.ConfigFile != "" {
-		c, err := config.Load(opts.ConfigFile)
+	s := &serving{addr: *addr, data: *data, storeURL: *storeURL, pprof: *pprof, traceLog: *traceLog, insecure: *insecure,
+		opts: gf.options(), shutdown: make(chan struct{})}
+	s.opts.Shadow = shadow
+	s.cfg = config.Default()
+	if s.opts.ConfigFile != "" {
+		c, err := config.Load(s.opts.ConfigFile)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
-			return exitError
+			return nil, exitError, false
 		}
-		cfg = c
+		s.cfg = c
 	}
-	reloadCfg := newConfigReload(opts.ConfigFile, cfg) // what SIGHUP reloads besides the policies
-	opts.Config, opts.ConfigFile = cfg, ""
-	if *storeURL == "" {
-		*storeURL = cfg.Store
+	s.reloadCfg = newConfigReload(s.opts.ConfigFile, s.cfg)
+	s.opts.Config, s.opts.ConfigFile = s.cfg, ""
+	if s.storeURL == "" {
+		s.storeURL = s.cfg.Store
 	}
-	if err := checkStoreFlag(*storeURL); err != nil {
-		return fail(stderr, "%v", err)
+	if err := checkStoreFlag(s.storeURL); err != nil {
+		return nil, fail(stderr, "%v", err), false
 	}
-	loopback := loopbackAddr(*addr)
-	if !cfg.Auth.Enabled() && !loopback && !*insecure {
-		return fail(stderr, "refusing to serve %s without authentication: configure auth.tokens in --config (see 'warden token new'), or pass --insecure", *addr)
+	s.loopback = loopbackAddr(s.addr)
+	if !s.cfg.Auth.Enabled() && !s.loopback && !s.insecure {
+		return nil, fail(stderr, "refusing to serve %s without authentication: configure auth.tokens in --config (see 'warden token new'), or pass --insecure", s.addr), false
 	}
+	return s, exitOK, true
+}
+
+// tuneRuntime sets serve's GC target and soft memory limit unless GOGC
+// and GOMEMLIMIT set them.
+func tuneRuntime() {
 	if os.Getenv("GOGC") == "" {
 		// The live heap is small (compiled policies, in-flight requests), so
 		// trading some memory for less GC work is cheap: measured ~15% more
@@ -108,160 +175,142 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(serveMemoryLimit)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	logf := func(format string, a ...any) { log.Info(fmt.Sprintf(format, a...)) }
+}
 
-	metrics := server.NewMetrics()
-	be, _, err := openServeStore(*storeURL, *data, metrics.ObserveBatch, *traceLog)
+// logf logs at INFO, for the packages that take a printf-style logger.
+func (s *serving) logf(format string, a ...any) { s.log.Info(fmt.Sprintf(format, a...)) }
+
+// openStore opens the trace and the state it keeps (--store, the
+// config's store:, else SQLite under --data), its batches counted in the
+// metrics.
+func (s *serving) openStore() error {
+	s.metrics = server.NewMetrics()
+	be, _, err := openServeStore(s.storeURL, s.data, s.metrics.ObserveBatch, s.traceLog)
 	if err != nil {
-		return fail(stderr, "%v", err)
+		return err
 	}
-	store := be.Trace // closing it closes be
-	// The console's counts (the overview, the policies' matches) beside the
-	// Prometheus metrics.
-	counts := stats.New(nil)
-	opts.Backend, opts.Observer, opts.Logger = be, pipeline.Observers{metrics, counts}, log
-	opts.KeyDir = *data // a PostgreSQL trace's redaction key (trace.key)
-	opts.OnAsyncRun, opts.OnAsyncDrop = metrics.AsyncRun, metrics.AsyncDrop
+	s.be = be // closing be.Trace closes be
+	return nil
+}
+
+// build makes the Guardian and the handler of every route: the steps
+// between opening the store and listening.
+func (s *serving) build() (http.Handler, error) {
+	if err := s.buildGuardian(); err != nil {
+		return nil, err
+	}
+	routes, err := s.surfaceRoutes()
+	if err != nil {
+		return nil, err
+	}
+	return s.handler(routes), nil
+}
+
+// buildGuardian opens the Guardian over the store, with its notifier and
+// observers, and what serves beside it: the fleet's parts, the exporters'
+// drop counters, the console's sessions.
+func (s *serving) buildGuardian() error {
+	cfg := s.cfg
+	s.counts = stats.New(nil)
+	s.opts.Backend, s.opts.Observer, s.opts.Logger = s.be, pipeline.Observers{s.metrics, s.counts}, s.log
+	s.opts.KeyDir = s.data // a PostgreSQL trace's redaction key (trace.key)
+	s.opts.OnAsyncRun, s.opts.OnAsyncDrop = s.metrics.AsyncRun, s.metrics.AsyncDrop
 	if cfg.Approvals.URL == "" {
 		// Notification links point at this server unless approvals.url says
 		// where people reach it.
-		if _, port, err := net.SplitHostPort(*addr); err == nil && port != "0" {
+		if _, port, err := net.SplitHostPort(s.addr); err == nil && port != "0" {
 			sch := "http"
 			if cfg.TLS.Enabled() {
 				sch = "https"
 			}
-			cfg.Approvals.URL = sch + "://" + *addr
+			cfg.Approvals.URL = sch + "://" + s.addr
 		}
 	}
-	notifier := notify.New(cfg.Approvals.Notify, notify.Options{OnResult: func(r notify.Result) {
+	s.notifier = notify.New(cfg.Approvals.Notify, notify.Options{OnResult: func(r notify.Result) {
 		if r.Err != nil {
 			// The target's host only: a Slack webhook's path is its secret.
-			log.Warn("approval notification failed", "approval", r.ApprovalID, "target", targetHost(r.Target),
+			s.log.Warn("approval notification failed", "approval", r.ApprovalID, "target", targetHost(r.Target),
 				"attempt", r.Attempt, "final", r.Final, "status", r.Status, "err", r.Err)
 		}
 	}})
-	defer func() { // on early returns; after a shutdown this returns at once
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = notifier.Close(ctx)
-	}()
-	opts.Notifier = notifier
-	gd, err := guardian.Open(opts)
+	s.opts.Notifier = s.notifier
+	gd, err := guardian.Open(s.opts)
 	if err != nil {
-		store.Close()
-		fmt.Fprintln(stderr, err)
-		return exitError
+		return asIs{err}
 	}
-	fl, err := newFleet(cfg, be, gd, metrics, log) // the decision stream, the instance registry, /readyz
-	if err != nil {
-		store.Close()
-		return fail(stderr, "%v", err)
+	s.gd = gd
+	if s.fl, err = newFleet(cfg, s.be, gd, s.metrics, s.log); err != nil {
+		return err
 	}
-	var traceHTTP func(string, http.Handler) http.Handler // otel: spans of the decision surfaces
-	if e := gd.OTel(); e != nil {
-		traceHTTP = e.Middleware
-		metrics.AddCounterFunc("warden_otel_decisions_dropped_total", "Decisions not made into spans because the otel queue was full.",
-			func() uint64 { d, _ := e.Dropped(); return d })
-		metrics.AddCounterFunc("warden_otel_spans_dropped_total", "Spans not exported because the otel export queue was full.",
-			func() uint64 { _, s := e.Dropped(); return s })
-	}
-	if s := gd.OCSF(); s != nil {
-		metrics.AddCounterFunc("warden_ocsf_dropped_total", "Decisions not written to trace.ocsf_file because its queue was full.", s.Dropped)
-	}
-	var sessions *auth.Sessions // console sign-in, with auth on
+	s.countDrops()
 	if cfg.Auth.Enabled() {
-		key, err := auth.LoadSessionKey(*data)
+		key, err := auth.LoadSessionKey(s.data)
 		if err != nil {
-			store.Close()
-			return fail(stderr, "the console's session key: %v", err)
+			return fmt.Errorf("the console's session key: %w", err)
 		}
-		sessions = auth.NewSessions(key, &cfg.Auth)
+		s.sessions = auth.NewSessions(key, &cfg.Auth)
 	}
-	lim := cfg.Limits
-	if *insecure {
-		if cfg.Auth.Enabled() || loopback {
-			log.Warn("--insecure has no effect here: the surfaces are protected by auth.tokens or served on loopback only", "addr", *addr)
+	if s.insecure {
+		if cfg.Auth.Enabled() || s.loopback {
+			s.log.Warn("--insecure has no effect here: the surfaces are protected by auth.tokens or served on loopback only", "addr", s.addr)
 		} else {
-			log.Warn("serving WITHOUT authentication on a non-loopback address (--insecure): anyone who can reach it can decide, dispatch and read the trace; configure auth.tokens", "addr", *addr)
+			s.log.Warn("serving WITHOUT authentication on a non-loopback address (--insecure): anyone who can reach it can decide, dispatch and read the trace; configure auth.tokens", "addr", s.addr)
 		}
 	}
-	gwIDs, err := gatewayIDs(cfg, log) // sealed MCP session and A2A task ids
-	if err != nil {
-		store.Close()
-		return fail(stderr, "%v", err)
-	}
-	var mcpGateway http.Handler // /mcp/{server}, only with configured servers
-	if len(cfg.MCP) > 0 {
-		var pins *mcpgate.Pins // tool pinning, in the trace's store
-		if bs := gd.AgBOMStore(); bs != nil {
-			pins = &mcpgate.Pins{Store: bs, Logf: logf}
-		}
-		mcpGateway = mcpgate.NewHTTP(gd, cfg.MCP, mcpgate.HTTPOptions{MaxBatch: lim.Batch, Logf: logf, Pins: pins, Sessions: gwIDs})
-	}
-	var a2aProxy http.Handler // /a2a/{agent}, only with configured agents
-	if len(cfg.A2A) > 0 {
-		a2aProxy = a2agate.New(gd, cfg.A2A, a2agate.Options{Logf: logf, AgBOM: gd.AgBOMStore(), Tasks: gwIDs})
-	}
-	acsGuardian, err := acsHandler(gd, be, cfg, logf)
-	if err != nil {
-		store.Close()
-		return fail(stderr, "%v", err)
-	}
-	shutdown := make(chan struct{}) // closed as shutdown begins: ends the runs streams
-	handler := server.New(server.Options{
-		AOS:           aos.NewHandler(gd, aos.Options{Version: version, MaxBatch: lim.Batch, MaxResponse: lim.ResponseBytes, Logf: logf}),
-		ACS:           acsGuardian,
-		ACSSessions:   acs.SessionHandler(be.ACS),
-		AgBOM:         agbom.Handler(be.AgBOM),
-		Dispatch:      gd.Dispatcher(),
-		HookCatalog:   gd.Hooks().CatalogHandler(),
-		A2A:           a2aProxy,
-		MCP:           mcpGateway,
-		Store:         store,
-		Approvals:     gd.Approvals(),
-		Metrics:       metrics,
-		Pprof:         *pprof,
-		RunsBytes:     lim.RunsBytes,
-		BodyTimeout:   lim.BodyTimeout,
-		TenantStreams: lim.TenantStreams,
-		Done:          shutdown,
-		Security:      server.Security{Auth: &cfg.Auth, Origins: cfg.Origins, Sessions: sessions},
-		Stats:         counts,
-		Policies:      gd,
-		Tenants:       cfg.TenantNames(),
-		Trace:         traceHTTP,
-		Readyz:        fl.readyz,
-		Instances:     fl.instancesHandler(),
-	})
+	return nil
+}
 
-	inner, err := net.Listen("tcp", *addr)
+// countDrops takes the OpenTelemetry exporter's middleware and puts what
+// it and the OCSF writer drop in the metrics.
+func (s *serving) countDrops() {
+	if e := s.gd.OTel(); e != nil {
+		s.traceHTTP = e.Middleware
+		s.metrics.AddCounterFunc("warden_otel_decisions_dropped_total", "Decisions not made into spans because the otel queue was full.",
+			func() uint64 { d, _ := e.Dropped(); return d })
+		s.metrics.AddCounterFunc("warden_otel_spans_dropped_total", "Spans not exported because the otel export queue was full.",
+			func() uint64 { _, sp := e.Dropped(); return sp })
+	}
+	if o := s.gd.OCSF(); o != nil {
+		s.metrics.AddCounterFunc("warden_ocsf_dropped_total", "Decisions not written to trace.ocsf_file because its queue was full.", o.Dropped)
+	}
+}
+
+// listen opens the listener: at most limits.connections open, TLS when
+// the config has tls:.
+func (s *serving) listen() error {
+	lim := s.cfg.Limits
+	inner, err := net.Listen("tcp", s.addr)
 	if err != nil {
-		store.Close()
-		return fail(stderr, "listen on %s: %v", *addr, err)
+		return fmt.Errorf("listen on %s: %w", s.addr, err)
 	}
 	// At most limits.connections open: past it the oldest connection that
 	// is not serving a request is closed, so a flood of slow connections
 	// neither exhausts file descriptors nor keeps /healthz out.
-	ln := server.LimitConns(inner, lim.Connections)
-	var served net.Listener = ln
-	scheme := "http"
-	if cfg.TLS.Enabled() {
-		tc, err := cfg.TLS.Config()
+	s.ln = server.LimitConns(inner, lim.Connections)
+	s.served, s.scheme = s.ln, "http"
+	if s.cfg.TLS.Enabled() {
+		tc, err := s.cfg.TLS.Config()
 		if err != nil {
 			inner.Close()
-			store.Close()
-			return fail(stderr, "%v", err)
+			return err
 		}
-		served, scheme = tls.NewListener(ln, tc), "https"
+		s.served, s.scheme = tls.NewListener(s.ln, tc), "https"
 	}
 	if soft, ok := fdLimit(); ok && uint64(lim.Connections)+fdReserve > soft {
-		log.Warn("limits.connections is close to or above the open-file limit; raise `ulimit -n` or lower limits.connections",
+		s.log.Warn("limits.connections is close to or above the open-file limit; raise `ulimit -n` or lower limits.connections",
 			"connections", lim.Connections, "nofile", soft)
 	}
+	return nil
+}
+
+// serve serves h on the listener until SIGINT or SIGTERM (SIGHUP reloads
+// the policies and the credentials), then shuts down within shutdownGrace
+// and returns the exit code.
+func (s *serving) serve(h http.Handler, stdout, stderr io.Writer) int {
+	lim := s.cfg.Limits
 	srv := &http.Server{
-		Handler:           handler,
-		ConnState:         ln.ConnState,
+		Handler:           h,
+		ConnState:         s.ln.ConnState,
 		ReadHeaderTimeout: lim.HeaderTimeout,
 		// No ReadTimeout: the body has limits.body_timeout (server.Options),
 		// on every path, lifted once the body is read, so streams are not
@@ -270,66 +319,92 @@ func cmdServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		WriteTimeout:   60 * time.Second,
 		IdleTimeout:    120 * time.Second,
 		MaxHeaderBytes: 1 << 20,
-		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		if err := gd.Watch(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("policy file watching stopped", "err", err)
+		if err := s.gd.Watch(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("policy file watching stopped", "err", err)
 		}
 	}()
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(served) }()
-	fl.start(ctx, ln.Addr().String())
-	fmt.Fprintf(stdout, "warden listening on %s://%s\n", scheme, ln.Addr())
-	set := gd.Policies()
-	log.Info("serving", "auth_tokens", len(cfg.Auth.Tokens), "policies", set.Len(), "from", set.Spec().String(), "revision", fmt.Sprintf("%.12s", set.Revision()), "tenants", len(cfg.Tenants), "data", *data)
-	if sh := gd.ShadowPolicies(""); sh != nil {
-		log.Info("shadow set: decided beside the live policies, recorded, never applied",
+	go func() { serveErr <- srv.Serve(s.served) }()
+	s.fl.start(ctx, s.ln.Addr().String())
+	fmt.Fprintf(stdout, "warden listening on %s://%s\n", s.scheme, s.ln.Addr())
+	s.logServing()
+	code := s.wait(serveErr, stderr)
+	cancel()
+	return s.stop(srv, code, stderr)
+}
+
+// logServing logs what is served: the credentials, the policies, the
+// tenants, the shadow set.
+func (s *serving) logServing() {
+	set := s.gd.Policies()
+	s.log.Info("serving", "auth_tokens", len(s.cfg.Auth.Tokens), "policies", set.Len(), "from", set.Spec().String(), "revision", fmt.Sprintf("%.12s", set.Revision()), "tenants", len(s.cfg.Tenants), "data", s.data)
+	if sh := s.gd.ShadowPolicies(""); sh != nil {
+		s.log.Info("shadow set: decided beside the live policies, recorded, never applied",
 			"policies", sh.Len(), "from", sh.Spec().String(), "revision", fmt.Sprintf("%.12s", sh.Revision()))
 	}
+}
 
+// wait reloads on SIGHUP until SIGINT, SIGTERM or the server's end, and
+// returns the exit code so far.
+func (s *serving) wait(serveErr <-chan error, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	code := exitOK
-loop:
 	for {
 		select {
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
-				hup := log.With("signal", "SIGHUP")
-				_ = gd.Reload(hup) // logs what changed, or at WARN why not
-				reloadCfg.reload(hup)
+				hup := s.log.With("signal", "SIGHUP")
+				_ = s.gd.Reload(hup) // logs what changed, or at WARN why not
+				s.reloadCfg.reload(hup)
 				continue
 			}
-			log.Info("shutting down", "signal", sig.String())
-			break loop
+			s.log.Info("shutting down", "signal", sig.String())
+			return exitOK
 		case err := <-serveErr:
 			if !errors.Is(err, http.ErrServerClosed) {
 				fmt.Fprintf(stderr, "warden: serve: %v\n", err)
-				code = exitError
+				return exitError
 			}
-			break loop
+			return exitOK
 		}
 	}
-	cancel()
-	close(shutdown)
+}
+
+// stop shuts srv down within shutdownGrace, then the notifier, the
+// Guardian, the fleet's parts and the trace, in that order; code becomes
+// exitError if one of them fails.
+func (s *serving) stop(srv *http.Server, code int, stderr io.Writer) int {
+	close(s.shutdown)
 	sctx, scancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer scancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		fmt.Fprintf(stderr, "warden: shutdown: %v\n", err)
 		code = exitError
 	}
-	_ = notifier.Close(sctx) // notifications being retried get the grace period
-	gd.Close(sctx)           // queued async hooks finish, or are recorded as dropped, before the trace closes
-	fl.stop()                // the publisher and the heartbeat end with ctx
-	if err := store.Close(); err != nil {
+	_ = s.notifier.Close(sctx) // notifications being retried get the grace period
+	s.gd.Close(sctx)           // queued async hooks finish, or are recorded as dropped, before the trace closes
+	s.fl.stop()                // the publisher and the heartbeat end with ctx
+	if err := s.be.Trace.Close(); err != nil {
 		fmt.Fprintf(stderr, "warden: flushing the trace: %v\n", err)
 		code = exitError
 	}
 	return code
+}
+
+// closeNotifier closes the notifier, if made, within 5 seconds.
+func (s *serving) closeNotifier() {
+	if s.notifier == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.notifier.Close(ctx)
 }
 
 // loopbackAddr reports whether a listen address serves the loopback
