@@ -10,14 +10,19 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/fleet"
+	"github.com/wardenhq/warden/server"
 )
 
 const module = "github.com/wardenhq/warden"
@@ -255,5 +260,26 @@ func TestCommentsCiteTheRepository(t *testing.T) {
 			}
 		}
 		_ = path
+	}
+}
+
+// TestSurfacesAreRoutes: a surface comes into the server only as a route
+// (server.Options.Routes: its pattern, handler and scope, from its
+// package's route constructor), never as an http.Handler field of
+// server.Options, so adding a surface touches its package and one line of
+// cmd/warden's table (docs/architecture.md). The server's own /readyz
+// takes its checks, a *fleet.Readiness.
+func TestSurfacesAreRoutes(t *testing.T) {
+	handler := reflect.TypeFor[http.Handler]()
+	opts := reflect.TypeFor[server.Options]()
+	own := map[reflect.Type]bool{reflect.TypeFor[*fleet.Readiness](): true}
+	for i := range opts.NumField() {
+		f := opts.Field(i)
+		if f.Type == handler || f.Type.Implements(handler) && !own[f.Type] {
+			t.Errorf("server.Options.%s is an http.Handler (%s): a surface comes in as a server.Route in Options.Routes", f.Name, f.Type)
+		}
+	}
+	if f, ok := opts.FieldByName("Routes"); !ok || f.Type != reflect.TypeFor[[]server.Route]() {
+		t.Errorf("server.Options has no Routes []server.Route")
 	}
 }
