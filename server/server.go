@@ -1,5 +1,6 @@
-// Package server assembles warden's HTTP surfaces on one listener: the AOS
-// endpoint, the admin API, health, metrics and the operator console.
+// Package server assembles warden's HTTP surfaces on one listener: the
+// surfaces' routes (Options.Routes: /aos, /acs, the gateways, ...), the
+// admin API, health, metrics and the operator console, behind one guard.
 package server
 
 import (
