@@ -1,7 +1,8 @@
 // Package auth holds who may talk to warden (docs/security.md): bearer tokens
 // stored as their SHA-256, the scopes they grant and the tenant they belong
-// to. The config package parses them; the server checks every request
-// against them.
+// to, and the server's TLS with the client certificates it lets in. Its
+// config sections (auth:, origins:, tls:) are decoded by conf (config.go,
+// tls.go); the server checks every request against them.
 package auth
 
 import (
@@ -83,25 +84,29 @@ func (s Scope) String() string {
 	return strings.Join(names, ",")
 }
 
-// Token is one configured bearer token: warden keeps only its SHA-256.
+// Token is one configured bearer token (an entry of auth.tokens): warden
+// keeps only its SHA-256.
 type Token struct {
-	Name   string
-	SHA256 [sha256.Size]byte
-	Scopes Scope
-	Tenant string
+	Name   string `yaml:"name"`
+	SHA256 Sum    `yaml:"sha256"`
+	Scopes Scope  `yaml:"scopes"`
+	Tenant string `yaml:"tenant"`
+	// Plaintext is never set: a token written in clear (token:) is
+	// refused, the config holds its sha256.
+	Plaintext plaintext `yaml:"token"`
 }
 
-// Config is the auth section of the config file. Its zero value is no auth:
-// every surface is open.
+// Config is the auth: section of the config file (Validate in config.go).
+// Its zero value is no auth: every surface is open.
 //
 // Once a Config is in use, read it through its methods: Replace may put
 // other credentials in force at any time (a reload), and the methods read
 // them under a lock.
 type Config struct {
-	Tokens []Token
+	Tokens []Token `yaml:"tokens"`
 	// Clients map verified client-certificate subjects to scopes
 	// (auth.clients, with tls.client_ca).
-	Clients []Client
+	Clients []Client `yaml:"clients"`
 
 	changed chan struct{} // closed by the next Replace (Changed); under live
 }
@@ -214,9 +219,9 @@ func diff(old, next Config) Changes {
 // the configured CA verified (pkix.Name's string form, e.g.
 // "CN=payments-agent,O=Acme"), its scopes and tenant.
 type Client struct {
-	Subject string
-	Scopes  Scope
-	Tenant  string
+	Subject string `yaml:"subject"`
+	Scopes  Scope  `yaml:"scopes"`
+	Tenant  string `yaml:"tenant"`
 }
 
 // Enabled reports whether any credential is configured.

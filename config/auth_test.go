@@ -34,14 +34,14 @@ func TestParseAuth(t *testing.T) {
 	}
 
 	for _, tt := range []struct{ name, yaml, want string }{
-		{"short hash", "auth:\n  tokens:\n    - {name: a, sha256: abc, scopes: [decide]}\n", "w.yaml:3: auth.tokens[0]: sha256: expected the token's sha256 as 64 hex digits"},
-		{"non-hex hash", "auth:\n  tokens:\n    - {name: a, sha256: " + strings.Repeat("g", 64) + ", scopes: [decide]}\n", "w.yaml:3: auth.tokens[0]: sha256: expected"},
-		{"unknown scope", "auth:\n  tokens:\n    - {name: a, sha256: " + h1 + ", scopes: [write]}\n", `w.yaml:3: auth.tokens[0]: scopes: unknown scope "write"`},
-		{"no scopes", "auth:\n  tokens:\n    - {name: a, sha256: " + h1 + "}\n", "w.yaml:3: auth.tokens[0]: scopes: expected at least one"},
-		{"duplicate name", "auth:\n  tokens:\n    - {name: a, sha256: " + h1 + ", scopes: [read]}\n    - {name: a, sha256: " + h2 + ", scopes: [read]}\n", `w.yaml:4: auth.tokens[1]: name "a" is used by another token`},
-		{"duplicate hash", "auth:\n  tokens:\n    - {name: a, sha256: " + h1 + ", scopes: [read]}\n    - {name: b, sha256: " + h1 + ", scopes: [read]}\n", `w.yaml:4: auth.tokens[1]: sha256 is the same as token "a"'s`},
+		{"short hash", "auth:\n  tokens:\n    - {name: a, sha256: abc, scopes: [decide]}\n", "w.yaml:3: auth.tokens[0].sha256: expected the token's sha256 as 64 hex digits, got 3 characters"},
+		{"non-hex hash", "auth:\n  tokens:\n    - {name: a, sha256: " + strings.Repeat("g", 64) + ", scopes: [decide]}\n", "w.yaml:3: auth.tokens[0].sha256: expected"},
+		{"unknown scope", "auth:\n  tokens:\n    - {name: a, sha256: " + h1 + ", scopes: [write]}\n", `w.yaml:3: auth.tokens[0].scopes: unknown scope "write"`},
+		{"no scopes", "auth:\n  tokens:\n    - {name: a, sha256: " + h1 + "}\n", "w.yaml:3: auth.tokens[0].scopes: expected at least one"},
+		{"duplicate name", "auth:\n  tokens:\n    - {name: a, sha256: " + h1 + ", scopes: [read]}\n    - {name: a, sha256: " + h2 + ", scopes: [read]}\n", `w.yaml:4: auth.tokens[1].name: "a" is used by another token`},
+		{"duplicate hash", "auth:\n  tokens:\n    - {name: a, sha256: " + h1 + ", scopes: [read]}\n    - {name: b, sha256: " + h1 + ", scopes: [read]}\n", `w.yaml:4: auth.tokens[1].sha256: is the same as token "a"'s`},
 		{"no name", "auth:\n  tokens:\n    - {sha256: " + h1 + ", scopes: [read]}\n", "w.yaml:3: auth.tokens[0]: name is required"},
-		{"raw token", "auth:\n  tokens:\n    - {name: a, token: wdn_x, sha256: " + h1 + ", scopes: [read]}\n", "w.yaml:3: auth.tokens[0]: token: the config holds the token's sha256, never the token"},
+		{"raw token", "auth:\n  tokens:\n    - {name: a, token: wdn_x, sha256: " + h1 + ", scopes: [read]}\n", "w.yaml:3: auth.tokens[0].token: the config holds the token's sha256, never the token"},
 		{"unknown auth key", "auth:\n  clientz: []\n", `w.yaml:2: auth: unknown key "clientz"`},
 		{"tokens not a list", "auth:\n  tokens: {}\n", "w.yaml:2: auth.tokens: expected a list"},
 		{"origin with path", "origins: [\"https://a.example/x\"]\n", `w.yaml:1: origins: "https://a.example/x" is not an origin`},

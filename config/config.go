@@ -40,14 +40,15 @@ type Config struct {
 	A2A map[string]Upstream
 	// Limits are the resource bounds (limits:), defaults filled in.
 	Limits Limits
-	// TLS is the server certificate and the client CA (tls:).
-	TLS TLS
+	// TLS is the server certificate and the client CA (tls:), paths
+	// resolved relative to File.
+	TLS auth.TLS
 	// Auth are the credentials every surface but /healthz asks for (auth:);
 	// its zero value leaves the surfaces open.
 	Auth auth.Config
 	// Origins are the browser origins allowed besides the same origin
 	// (origins:), canonical scheme://host:port.
-	Origins []string
+	Origins auth.Origins
 	// Trace is what the trace keeps and for how long (trace:).
 	Trace Trace
 	// Tenants are the tenants with their own policies (tenants:), by name.
@@ -147,14 +148,8 @@ var sections = []section{
 		c.Limits, errs = parseLimits(file, v)
 		return errs
 	}},
-	{"auth", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.Auth, errs = parseAuth(file, v)
-		return errs
-	}},
-	{"origins", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.Origins, errs = parseOrigins(file, v)
-		return errs
-	}},
+	{"auth", typed(func(c *Config) any { return &c.Auth })},
+	{"origins", typed(func(c *Config) any { return &c.Origins })},
 	{"tenants", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
 		c.Tenants, errs = parseTenants(file, v)
 		return errs
@@ -163,8 +158,9 @@ var sections = []section{
 		c.Trace, errs = parseTrace(file, v)
 		return errs
 	}},
-	{"tls", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.TLS, errs = parseTLS(file, v)
+	{"tls", func(file, key string, v *yaml.Node, c *Config) ErrorList {
+		errs := conf.Decode(file, key, v, &c.TLS)
+		c.TLS.Cert, c.TLS.Key, c.TLS.ClientCA = inDir(file, c.TLS.Cert), inDir(file, c.TLS.Key), inDir(file, c.TLS.ClientCA)
 		return errs
 	}},
 	{"approvals", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
@@ -261,10 +257,11 @@ func Parse(file string, data []byte) (*Config, error) {
 			errs = append(errs, sec.decode(file, k.Value, v, c)...)
 		}
 	}
-	if len(c.Auth.Clients) > 0 && c.TLS.ClientCA == "" {
-		add(root, "auth.clients: needs tls.client_ca (the CA that verifies the client certificates)")
+	if err := c.Validate(); err != nil {
+		for _, e := range joined(err) {
+			add(root, "%v", e)
+		}
 	}
-	errs = append(errs, c.checkTenants(file, root.Line)...)
 	if len(errs) > 0 {
 		return nil, errs
 	}

@@ -46,3 +46,12 @@ func parsePaths(file, key string, v *yaml.Node) ([]string, ErrorList) {
 	}
 	return out, errs
 }
+
+// inDir resolves p, a path the config file gives, against the file's
+// directory; "" stays "".
+func inDir(file, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(file), p)
+}

@@ -72,33 +72,6 @@ func parseTenants(file string, v *yaml.Node) (map[string]Tenant, ErrorList) {
 	return out, errs
 }
 
-// checkTenants refuses a token or client whose tenant `tenants:` does not
-// declare, when it declares any: a misspelt tenant would otherwise be
-// decided by the shared set alone, without the tenant's policies.
-func (c *Config) checkTenants(file string, line int) ErrorList {
-	if len(c.Tenants) == 0 {
-		return nil
-	}
-	names := c.TenantNames()
-	var errs ErrorList
-	check := func(what, tenant string) {
-		if tenant == "" {
-			return
-		}
-		if _, ok := c.Tenants[tenant]; !ok {
-			errs = append(errs, Error{File: file, Line: line,
-				Msg: fmt.Sprintf("%s: tenant %q is not declared under tenants: (declared: %v)", what, tenant, names)})
-		}
-	}
-	for _, t := range c.Auth.Tokens {
-		check("auth.tokens "+t.Name, t.Tenant)
-	}
-	for _, cl := range c.Auth.Clients {
-		check("auth.clients "+cl.Subject, cl.Tenant)
-	}
-	return errs
-}
-
 // TenantNames returns the declared tenants' names, sorted.
 func (c *Config) TenantNames() []string {
 	names := make([]string, 0, len(c.Tenants))
