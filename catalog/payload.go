@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/wardenhq/warden/jsonrpc"
 	"github.com/wardenhq/warden/jsonstrict"
@@ -167,43 +166,28 @@ func checkToolCallRequest(params map[string]any) *ShapeError {
 	return uniqueInputNames(inputs, f+".inputs")
 }
 
-// smallInputs is the input count up to which names are compared pairwise;
-// more are found with a map of folded names (as jsonstrict finds keys).
-const smallInputs = 16
-
 // uniqueInputNames refuses two inputs of one tool call with the same name,
 // or with names that differ only in case: the policies see one value per
 // name (tool.args), while the tool may use the other one. It is the rule
-// jsonstrict applies to the keys of a JSON object (and so to the argument
-// objects of MCP, ACS and the hooks), applied to a list of named values.
-// The inputs are objects with a string name (checked before).
+// jsonstrict applies to the keys of a JSON object (jsonstrict.Clash, and
+// so to the argument objects of MCP, ACS and the hooks), applied to a list
+// of named values. The inputs are objects with a string name (checked
+// before).
 func uniqueInputNames(inputs []any, field string) *ShapeError {
-	name := func(i int) string { return inputs[i].(map[string]any)["name"].(string) }
-	dup := func(i, j int) *ShapeError {
-		a, b := name(j), name(i)
+	var buf [16]string
+	names, folded := buf[:0], map[string]int(nil)
+	for i, in := range inputs {
+		b := in.(map[string]any)["name"].(string)
+		j := jsonstrict.Clash(names, &folded, b)
+		if j < 0 {
+			names = append(names, b)
+			continue
+		}
 		reason := fmt.Sprintf("duplicate input name %q (also %s)", b, index("inputs", j))
-		if a != b {
+		if a := names[j]; a != b {
 			reason = fmt.Sprintf("input names %q (%s) and %q differ only in case", a, index("inputs", j), b)
 		}
 		return &ShapeError{index(field, i) + ".name", reason}
-	}
-	if len(inputs) <= smallInputs {
-		for i := 1; i < len(inputs); i++ {
-			for j := 0; j < i; j++ {
-				if strings.EqualFold(name(j), name(i)) {
-					return dup(i, j)
-				}
-			}
-		}
-		return nil
-	}
-	seen := make(map[string]int, len(inputs)) // folded name → first index
-	for i := range inputs {
-		k := jsonstrict.FoldKey(name(i))
-		if j, ok := seen[k]; ok {
-			return dup(i, j)
-		}
-		seen[k] = i
 	}
 	return nil
 }

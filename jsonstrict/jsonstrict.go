@@ -101,6 +101,36 @@ func (p *Parser) release() {
 // larger objects use a map of folded keys (no quadratic cost).
 const smallObject = 16
 
+// Clash is the key rule of an object, for keys met one at a time: it
+// returns the index in keys of the key equal to k or differing from it
+// only in case, or -1. keys must be distinct so (there is then at most
+// one such key); when Clash returns -1, the caller appends k to keys
+// before the next call. Up to smallObject keys are compared pairwise;
+// past them, *folded maps their FoldKeys to their indexes: nil before the
+// first call, kept by the caller across the calls for one list of keys.
+func Clash(keys []string, folded *map[string]int, k string) int {
+	if len(keys) < smallObject {
+		for j, o := range keys {
+			if strings.EqualFold(o, k) {
+				return j
+			}
+		}
+		return -1
+	}
+	if *folded == nil {
+		*folded = make(map[string]int, 2*len(keys))
+		for j, o := range keys {
+			(*folded)[FoldKey(o)] = j
+		}
+	}
+	fk := FoldKey(k)
+	if j, ok := (*folded)[fk]; ok {
+		return j
+	}
+	(*folded)[fk] = len(keys)
+	return -1
+}
+
 // FoldKey is a canonical form of s under Unicode simple case folding: two
 // keys are equal ignoring case (strings.EqualFold) exactly when their
 // FoldKeys are equal.

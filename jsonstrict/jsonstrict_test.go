@@ -84,3 +84,43 @@ func utf8Lower(s string) bool {
 	}
 	return true
 }
+
+// TestClash: keys met one at a time clash with the one earlier key they
+// equal ignoring case, in short lists (pairwise) and long ones (folded).
+func TestClash(t *testing.T) {
+	long := make([]string, smallObject+4)
+	for i := range long {
+		long[i] = "k" + strings.Repeat("x", i)
+	}
+	tests := []struct {
+		name string
+		keys []string
+		k    string
+		want int
+	}{
+		{"none yet", nil, "a", -1},
+		{"distinct", []string{"a", "b"}, "c", -1},
+		{"duplicate", []string{"a", "b"}, "b", 1},
+		{"case", []string{"To", "cc"}, "to", 0},
+		{"Kelvin sign", []string{"k"}, "\u212a", 0},
+		{"long, distinct", long, "y", -1},
+		{"long, duplicate", long, long[smallObject+2], smallObject + 2},
+		{"long, case", long, "KXX", 2},
+		{"long, Kelvin sign", long, "\u212ax", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var folded map[string]int
+			var keys []string
+			for _, k := range tt.keys { // met one at a time, as a parser meets them
+				if j := Clash(keys, &folded, k); j >= 0 {
+					t.Fatalf("setup: %q clashes with %q", k, keys[j])
+				}
+				keys = append(keys, k)
+			}
+			if got := Clash(keys, &folded, tt.k); got != tt.want {
+				t.Fatalf("Clash(%q) = %d, want %d", tt.k, got, tt.want)
+			}
+		})
+	}
+}

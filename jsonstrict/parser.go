@@ -200,7 +200,7 @@ func (p *Parser) openObject() (empty bool, err error) {
 // member parses a member's key and its ':', leaving p.i at the value: the
 // key is checked against the keys of its object so far (p.keys[kmark:])
 // and pushed on them and on the path.
-func (p *Parser) member(kmark int, folded *map[string]string) (string, error) {
+func (p *Parser) member(kmark int, folded *map[string]int) (string, error) {
 	p.ws()
 	if p.i >= len(p.s) {
 		return "", p.fail("unexpected end of JSON input")
@@ -281,7 +281,7 @@ func (p *Parser) object(spans *[]Span) (map[string]any, error) {
 		return make(map[string]any), nil
 	}
 	kmark, vmark := len(p.keys), len(p.vals)
-	var folded map[string]string // folded key → key, past smallObject members
+	var folded map[string]int // folded key → index in the object, past smallObject members (Clash)
 	for more := true; more; {
 		k, err := p.member(kmark, &folded)
 		if err != nil {
@@ -319,42 +319,18 @@ func (p *Parser) object(spans *[]Span) (map[string]any, error) {
 
 // checkKey records an ambiguity when keys, the keys of the object being
 // parsed so far, hold k already, or a key that differs from it only in
-// case. Until a key problem is found, keys are distinct.
-func (p *Parser) checkKey(keys []string, folded *map[string]string, k string) {
+// case (Clash). Until a key problem is found, keys are distinct.
+func (p *Parser) checkKey(keys []string, folded *map[string]int, k string) {
 	if p.keyAmb != nil {
 		return // the text is refused already
 	}
-	if len(keys) < smallObject {
-		for _, o := range keys {
-			if o == k {
-				p.keyProblem(fmt.Sprintf("duplicate key %q", k))
-				return
-			}
-		}
-		for _, o := range keys {
-			if strings.EqualFold(o, k) {
-				p.keyProblem(fmt.Sprintf("keys %q and %q differ only in case", o, k))
-				return
-			}
-		}
-		return
+	switch j := Clash(keys, folded, k); {
+	case j < 0:
+	case keys[j] == k:
+		p.keyProblem(fmt.Sprintf("duplicate key %q", k))
+	default:
+		p.keyProblem(fmt.Sprintf("keys %q and %q differ only in case", keys[j], k))
 	}
-	if *folded == nil {
-		*folded = make(map[string]string, 2*len(keys))
-		for _, o := range keys {
-			(*folded)[FoldKey(o)] = o
-		}
-	}
-	fk := FoldKey(k)
-	if o, ok := (*folded)[fk]; ok {
-		if o == k {
-			p.keyProblem(fmt.Sprintf("duplicate key %q", k))
-		} else {
-			p.keyProblem(fmt.Sprintf("keys %q and %q differ only in case", o, k))
-		}
-		return
-	}
-	(*folded)[fk] = k
 }
 
 // keyProblem records the first key problem, in the object at the path.

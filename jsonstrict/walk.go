@@ -73,7 +73,7 @@ func (p *Parser) WalkObject(member func(key string) error) error {
 		return err
 	}
 	kmark := len(p.keys)
-	var folded map[string]string
+	var folded map[string]int
 	for more := true; more; {
 		k, err := p.member(kmark, &folded)
 		if err != nil {
