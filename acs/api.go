@@ -21,9 +21,10 @@ const maxAPIEntries = 1000
 // ACS §8.1 shapes an entry (entry_hash and previous_hash included), so a
 // key holder or auditor can recompute every entry_hash and compare the
 // head with the chain_hash values the answers published; and the session's
-// labels (labels, sorted) when st keeps them. A tenant's token sees only
-// its tenant's sessions (scope read, checked by the server).
-func SessionHandler(st acsstate.Store) http.Handler {
+// labels (labels, sorted) from ls (nil: the store keeps none, labels is
+// []). A tenant's token sees only its tenant's sessions (scope read,
+// checked by the server).
+func SessionHandler(st acsstate.Store, ls labels.Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		q := r.URL.Query()
@@ -67,7 +68,7 @@ func SessionHandler(st acsstate.Store) http.Handler {
 			entries[i] = m
 		}
 		held := []string{} // the session's labels, when the store keeps them
-		if ls, ok := st.(labels.Store); ok {
+		if ls != nil {
 			got, err := ls.SessionLabels(r.Context(), s.Tenant, id)
 			if err != nil {
 				apiError(w, http.StatusInternalServerError, "reading the session's labels: "+err.Error())

@@ -31,7 +31,7 @@ func (s *serving) surfaceRoutes() ([]server.Route, error) {
 	return []server.Route{
 		aos.Route(aos.NewHandler(gd, aos.Options{Version: version, MaxBatch: lim.Batch, MaxResponse: int64(lim.ResponseBytes), Logf: s.logf})),
 		acs.Route(acsGuardian),
-		acs.SessionsRoute(acs.SessionHandler(s.be.ACS)),
+		acs.SessionsRoute(acs.SessionHandler(s.be.ACS, s.be.Labels)),
 		agbom.Route(agbom.Handler(s.be.AgBOM)),
 		hooks.DispatchRoute(gd.Dispatcher()),
 		hooks.CatalogRoute(gd.Hooks().CatalogHandler()),
