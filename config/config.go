@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/conf"
 	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/internal/sealid"
+	"github.com/wardenhq/warden/otelx"
 	"github.com/wardenhq/warden/policy"
 )
 
@@ -58,9 +59,9 @@ type Config struct {
 	Approvals Approvals
 	// ACS is the Agent Control Standard endpoint's keys and windows (acs:).
 	ACS ACS
-	// OTel is where decision spans are exported (otel:); its zero value
-	// exports none.
-	OTel OTel
+	// OTel is where decision spans are exported (otel:); without an
+	// endpoint it exports none.
+	OTel otelx.Config
 	// Stream is where the decision stream is published (stream:); its
 	// zero value publishes none.
 	Stream Stream
@@ -81,7 +82,7 @@ type Upstream = warden.Upstream
 
 // Default returns the configuration used without --config.
 func Default() *Config {
-	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals(), ACS: DefaultACS(), Gateways: sealid.DefaultConfig(), Instance: DefaultInstance()}
+	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals(), ACS: DefaultACS(), OTel: otelx.DefaultConfig(), Gateways: sealid.DefaultConfig(), Instance: DefaultInstance()}
 }
 
 // Error and ErrorList are the policy loader's located errors: a config and
@@ -171,10 +172,7 @@ var sections = []section{
 		c.ACS, errs = parseACS(file, v)
 		return errs
 	}},
-	{"otel", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.OTel, errs = parseOTel(file, v)
-		return errs
-	}},
+	{"otel", typed(func(c *Config) any { return &c.OTel })},
 	{"gateways", typed(func(c *Config) any { return &c.Gateways })},
 	{"store", func(file, _ string, v *yaml.Node, c *Config) ErrorList {
 		st, err := parseStore(v)

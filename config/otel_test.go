@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/otelx"
 )
 
 func TestOTel(t *testing.T) {
@@ -22,7 +24,7 @@ func TestOTel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := OTel{Endpoint: "http://127.0.0.1:4317", Protocol: OTelGRPC, Headers: map[string]string{"x-api-key": "k-123"},
+	want := otelx.Config{Endpoint: "http://127.0.0.1:4317", Protocol: otelx.ProtocolGRPC, Headers: map[string]string{"x-api-key": "k-123"},
 		Sample: 0.25, Timeout: 3 * time.Second, Queue: 100, Batch: 10, Interval: 250 * time.Millisecond}
 	if !reflect.DeepEqual(c.OTel, want) || !c.OTel.Enabled() {
 		t.Errorf("got %+v\nwant %+v", c.OTel, want)
@@ -31,32 +33,37 @@ func TestOTel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := d.OTel; o.Protocol != OTelHTTP || o.Sample != 1 || o.Timeout != DefaultOTelTimeout || o.Queue != DefaultOTelQueue ||
-		o.Batch != DefaultOTelBatch || o.Interval != DefaultOTelInterval {
+	if o := d.OTel; o.Protocol != otelx.ProtocolHTTP || o.Sample != 1 || o.Timeout != otelx.DefaultExportTimeout || o.Queue != otelx.DefaultSpanQueue ||
+		o.Batch != otelx.DefaultSpanBatch || o.Interval != otelx.DefaultExportInterval {
 		t.Errorf("defaults: %+v", o)
 	}
 	if Default().OTel.Enabled() {
 		t.Error("otel on without otel:")
 	}
 	for _, tc := range []struct{ name, in, want string }{
-		{"not a mapping", "otel: 3", "w.yaml:1: otel: expected a mapping with endpoint"},
-		{"no endpoint", "otel: {protocol: grpc}", "otel: endpoint is required"},
-		{"bad endpoint", "otel: {endpoint: 127.0.0.1:4318}", `otel.endpoint: expected an http(s) URL such as http://127.0.0.1:4318, got "127.0.0.1:4318"`},
-		{"endpoint with query", "otel: {endpoint: \"http://h:1/?a=b\"}", "otel.endpoint: expected a URL without user info, query or fragment"},
-		{"protocol", "otel: {endpoint: \"http://h:1\", protocol: http/json}", `otel.protocol: expected http/protobuf or grpc, got "http/json"`},
-		{"sample range", "otel: {endpoint: \"http://h:1\", sample: 1.5}", `otel.sample: expected a fraction from 0 to 1, got "1.5"`},
-		{"sample nan", "otel: {endpoint: \"http://h:1\", sample: .nan}", `otel.sample: expected a fraction from 0 to 1`},
-		{"timeout", "otel: {endpoint: \"http://h:1\", timeout: 0s}", `otel.timeout: expected a duration from 1ms to 10m such as 10s, got "0s"`},
-		{"queue", "otel: {endpoint: \"http://h:1\", queue: 0}", `otel.queue: expected a whole number from 1 to 1048576, got "0"`},
-		{"batch over queue", "otel: {endpoint: \"http://h:1\", queue: 5, batch: 10}", "otel.batch: 10 is larger than otel.queue (5)"},
-		{"headers", "otel: {endpoint: \"http://h:1\", headers: [a]}", "otel.headers: expected a mapping"},
-		{"header name", "otel: {endpoint: \"http://h:1\", headers: {\"a b\": x}}", `otel.headers.a b: expected a header name`},
-		{"header env", "otel: {endpoint: \"http://h:1\", headers: {a: \"${WARDEN_TEST_UNSET_VAR_X}\"}}", "otel.headers.a:"},
-		{"unknown", "otel: {endpoint: \"http://h:1\", sampler: 1}", `otel: unknown key "sampler" (want endpoint, protocol, headers, sample, timeout, queue, batch, interval)`},
+		{"not a mapping", "otel: 3", "w.yaml:1: otel: expected a mapping with endpoint, protocol, headers, sample, timeout, queue, batch, interval"},
+		{"no endpoint", "otel: {protocol: grpc}", "w.yaml:1: otel: missing endpoint"},
+		{"bad endpoint", "otel: {endpoint: 127.0.0.1:4318}", `w.yaml:1: otel.endpoint: expected an http(s) URL, got "127.0.0.1:4318"`},
+		{"endpoint with query", "otel: {endpoint: \"http://h:1/?a=b\"}", "w.yaml:1: otel.endpoint: expected a URL without user info, query or fragment"},
+		{"endpoint with user info", "otel: {endpoint: \"http://user:pass@h:1\"}", "w.yaml:1: otel.endpoint: expected a URL without user info, query or fragment"},
+		{"header value", "otel: {endpoint: \"http://h:1\", headers: {a: [1]}}", "w.yaml:1: otel.headers.a: expected a string"},
+		{"protocol", "otel: {endpoint: \"http://h:1\", protocol: http/json}", `w.yaml:1: otel.protocol: expected http/protobuf or grpc, got "http/json"`},
+		{"sample range", "otel: {endpoint: \"http://h:1\", sample: 1.5}", `w.yaml:1: otel.sample: expected a number in 0..1, got "1.5"`},
+		{"sample nan", "otel: {endpoint: \"http://h:1\", sample: .nan}", `w.yaml:1: otel.sample: expected a number in 0..1, got ".nan"`},
+		{"timeout", "otel: {endpoint: \"http://h:1\", timeout: 0s}", `w.yaml:1: otel.timeout: expected a duration in 1ms..10m such as 30s, got "0s"`},
+		{"queue", "otel: {endpoint: \"http://h:1\", queue: 0}", `w.yaml:1: otel.queue: expected a whole number in 1..1048576, got "0"`},
+		{"batch over queue", "otel: {endpoint: \"http://h:1\", queue: 5, batch: 10}", "w.yaml:1: otel.batch: 10 is larger than otel.queue (5)"},
+		{"headers", "otel: {endpoint: \"http://h:1\", headers: [a]}", "w.yaml:1: otel.headers: expected a mapping"},
+		{"header name", "otel: {endpoint: \"http://h:1\", headers: {\"a b\": x}}", `w.yaml:1: otel.headers.a b: expected a header name`},
+		{"header env", "otel: {endpoint: \"http://h:1\", headers: {a: \"${WARDEN_TEST_UNSET_VAR_X}\"}}", "w.yaml:1: otel.headers.a: environment variable WARDEN_TEST_UNSET_VAR_X is not set"},
+		{"unknown", "otel: {endpoint: \"http://h:1\", sampler: 1}", `w.yaml:1: otel: unknown key "sampler" (want endpoint, protocol, headers, sample, timeout, queue, batch, interval)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := Parse("w.yaml", []byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			_, err := Parse("w.yaml", []byte(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want %s", err, tc.want)
+			} else if strings.Contains(err.Error(), "pass") {
+				t.Errorf("the message shows the endpoint's password: %v", err)
 			}
 		})
 	}

@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/config"
 )
 
 // discard is a span exporter that keeps nothing.
@@ -51,7 +50,7 @@ func BenchmarkNewItem(b *testing.B) {
 // BenchmarkObserveRecord is ObserveRecord with its worker building and
 // exporting (to nowhere) the spans on another goroutine.
 func BenchmarkObserveRecord(b *testing.B) {
-	e := newExporter(config.OTel{Endpoint: "http://x", Queue: 1 << 16}, discard{})
+	e := newExporter(Config{Endpoint: "http://x", Queue: 1 << 16}, discard{})
 	defer e.Shutdown(context.Background())
 	ev, out, rec := benchEvent()
 	ctx := context.Background()
@@ -69,7 +68,7 @@ func BenchmarkObserveRecord(b *testing.B) {
 // children, the decision event.
 func TestSpansOfOneDecision(t *testing.T) {
 	mem := tracetest.NewInMemoryExporter()
-	e := newExporter(config.OTel{Endpoint: "http://x", Sample: 1}, mem)
+	e := newExporter(Config{Endpoint: "http://x", Sample: 1}, mem)
 	ev, out, rec := benchEvent()
 	e.ObserveRecord(context.Background(), ev, out, rec, nil)
 	if err := e.Flush(context.Background()); err != nil {
@@ -148,7 +147,7 @@ func FuzzNewItem(f *testing.F) {
 // API, a caller's tracing) is a child of that span, in its trace.
 func TestGoAPIParent(t *testing.T) {
 	mem := tracetest.NewInMemoryExporter()
-	e := newExporter(config.OTel{Endpoint: "http://x", Sample: 0}, mem) // sampled by the parent alone
+	e := newExporter(Config{Endpoint: "http://x", Sample: 0}, mem) // sampled by the parent alone
 	defer e.Shutdown(context.Background())
 	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
 	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")

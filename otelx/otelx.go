@@ -42,7 +42,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/internal/noredirect"
 )
 
@@ -68,10 +67,11 @@ type Exporter struct {
 var _ pipeline.RecordObserver = (*Exporter)(nil)
 
 // New builds an Exporter sending to the collector cfg names (cfg must be
-// validated by package config; cfg.Enabled() must be true). It connects
+// validated, as the config file's otel: section is; cfg.Enabled() must be
+// true). It connects
 // lazily: an unreachable collector is not an error here. Failed exports
 // are logged to log (nil: discarded) at most once a minute.
-func New(cfg config.OTel, log *slog.Logger) (*Exporter, error) {
+func New(cfg Config, log *slog.Logger) (*Exporter, error) {
 	exp, err := newSpanExporter(cfg)
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func New(cfg config.OTel, log *slog.Logger) (*Exporter, error) {
 }
 
 // newExporter builds an Exporter around exp (tests pass their own).
-func newExporter(cfg config.OTel, exp sdktrace.SpanExporter) *Exporter {
+func newExporter(cfg Config, exp sdktrace.SpanExporter) *Exporter {
 	cfg = withDefaults(cfg)
 	bsp := sdktrace.NewBatchSpanProcessor(exp,
 		sdktrace.WithMaxQueueSize(cfg.Queue), sdktrace.WithMaxExportBatchSize(cfg.Batch),
@@ -101,28 +101,28 @@ func newExporter(cfg config.OTel, exp sdktrace.SpanExporter) *Exporter {
 	return e
 }
 
-func withDefaults(c config.OTel) config.OTel {
+func withDefaults(c Config) Config {
 	if c.Queue <= 0 {
-		c.Queue = config.DefaultOTelQueue
+		c.Queue = DefaultSpanQueue
 	}
 	if c.Batch <= 0 || c.Batch > c.Queue {
-		c.Batch = min(config.DefaultOTelBatch, c.Queue)
+		c.Batch = min(DefaultSpanBatch, c.Queue)
 	}
 	if c.Timeout <= 0 {
-		c.Timeout = config.DefaultOTelTimeout
+		c.Timeout = DefaultExportTimeout
 	}
 	if c.Interval <= 0 {
-		c.Interval = config.DefaultOTelInterval
+		c.Interval = DefaultExportInterval
 	}
 	if c.Protocol == "" {
-		c.Protocol = config.OTelHTTP
+		c.Protocol = ProtocolHTTP
 	}
 	return c
 }
 
 // newSpanExporter builds the OTLP exporter of cfg.Protocol. The endpoint
 // is a base URL: http/protobuf posts to its path + /v1/traces.
-func newSpanExporter(cfg config.OTel) (sdktrace.SpanExporter, error) {
+func newSpanExporter(cfg Config) (sdktrace.SpanExporter, error) {
 	cfg = withDefaults(cfg)
 	u, err := url.Parse(cfg.Endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -131,7 +131,7 @@ func newSpanExporter(cfg config.OTel) (sdktrace.SpanExporter, error) {
 	// Retries stay within one export's timeout.
 	ctx := context.Background()
 	switch cfg.Protocol {
-	case config.OTelHTTP:
+	case ProtocolHTTP:
 		opts := []otlptracehttp.Option{
 			otlptracehttp.WithEndpoint(u.Host),
 			otlptracehttp.WithURLPath(strings.TrimSuffix(u.Path, "/") + "/v1/traces"),
@@ -151,7 +151,7 @@ func newSpanExporter(cfg config.OTel) (sdktrace.SpanExporter, error) {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		opts = append(opts, otlptracehttp.WithHTTPClient(noredirect.Client(&http.Client{Transport: tr, Timeout: cfg.Timeout})))
 		return otlptracehttp.New(ctx, opts...)
-	case config.OTelGRPC:
+	case ProtocolGRPC:
 		opts := []otlptracegrpc.Option{
 			otlptracegrpc.WithEndpoint(u.Host),
 			otlptracegrpc.WithTimeout(cfg.Timeout),
@@ -166,7 +166,7 @@ func newSpanExporter(cfg config.OTel) (sdktrace.SpanExporter, error) {
 		}
 		return otlptracegrpc.New(ctx, opts...)
 	}
-	return nil, fmt.Errorf("otel.protocol: expected %s or %s, got %q", config.OTelHTTP, config.OTelGRPC, cfg.Protocol)
+	return nil, fmt.Errorf("otel.protocol: expected %s or %s, got %q", ProtocolHTTP, ProtocolGRPC, cfg.Protocol)
 }
 
 // Observe exports a decision without a caller's trace context (a root

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
-	"github.com/wardenhq/warden/config"
 )
 
 // TestAttackCollectorRedirect: an OTLP/HTTP collector that answers a
@@ -30,7 +28,7 @@ func TestAttackCollectorRedirect(t *testing.T) {
 		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
 	}))
 	t.Cleanup(collector.Close)
-	exp, err := newSpanExporter(config.OTel{Endpoint: collector.URL, Protocol: config.OTelHTTP, Timeout: time.Second,
+	exp, err := newSpanExporter(Config{Endpoint: collector.URL, Protocol: ProtocolHTTP, Timeout: time.Second,
 		Headers: map[string]string{"Authorization": "Bearer collector-token", "X-Api-Key": "collector-key"}})
 	if err != nil {
 		t.Fatal(err)

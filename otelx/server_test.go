@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/aos"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/guardian"
+	"github.com/wardenhq/warden/otelx"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -154,11 +155,11 @@ func children(spans []span, parent string) []span {
 // /acs with a caller's traceparent and checks what an OTLP receiver gets,
 // over http/protobuf and grpc.
 func TestSpansOfDecisions(t *testing.T) {
-	for _, proto := range []string{config.OTelHTTP, config.OTelGRPC} {
+	for _, proto := range []string{otelx.ProtocolHTTP, otelx.ProtocolGRPC} {
 		t.Run(proto, func(t *testing.T) {
 			var rc *receiver
 			var endpoint string
-			if proto == config.OTelHTTP {
+			if proto == otelx.ProtocolHTTP {
 				rc, endpoint = httpReceiver(t)
 			} else {
 				rc, endpoint = grpcReceiver(t)
@@ -280,7 +281,7 @@ func TestSpansOfDecisions(t *testing.T) {
 // the webhook still gets that trace's context.
 func TestNoTraceparent(t *testing.T) {
 	rc, endpoint := httpReceiver(t)
-	s := newStack(t, endpoint, config.OTelHTTP)
+	s := newStack(t, endpoint, otelx.ProtocolHTTP)
 	resp, err := http.Post(s.url+"/aos", "application/json", bytes.NewReader([]byte(
 		`{"jsonrpc":"2.0","id":1,"method":"steps/toolCallRequest","params":{"toolCallRequest":{"executionId":"e1","toolId":"ls","inputs":[]},"context":{}}}`)))
 	if err != nil {
