@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/storetest"
 )
 
@@ -149,7 +148,7 @@ decision: deny
 		t.Fatal(err)
 	}
 	store := storetest.NewMem()
-	g, err := guardian.Open(guardian.Options{Policies: []string{pol}, NoBuiltin: true, Store: store})
+	g, err := OpenGuardian([]string{pol}, store, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func TestParseACSCrypto(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := c.ACS
-	if a.Signing != sigkey.MLDSA65 || a.SigningKey == nil || a.SigningKey.KeyID() != ml.KeyID() || a.SigningKeyFile != filepath.Join(dir, "ml") {
+	if a.Signing != sigkey.MLDSA65 || a.SigningKey == nil || a.SigningKey.KeyID() != ml.KeyID() || string(a.SigningKeyFile) != filepath.Join(dir, "ml") {
 		t.Errorf("signing: %v", a)
 	}
 	if !a.PublicKeys["agent-1"].Equal(ml.Public()) || !a.PublicKeys["agent-2"].Equal(slh.Public()) || !a.RequireSignatures {

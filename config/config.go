@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acs"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/conf"
 	"github.com/wardenhq/warden/hooks"
@@ -57,8 +59,9 @@ type Config struct {
 	// Approvals are the hold time, retry window and notifications of steps
 	// that ask a human (approvals:), defaults filled in.
 	Approvals Approvals
-	// ACS is the Agent Control Standard endpoint's keys and windows (acs:).
-	ACS ACS
+	// ACS is the Agent Control Standard endpoint's keys and windows (acs:),
+	// its key files read relative to File.
+	ACS acs.Config
 	// OTel is where decision spans are exported (otel:); without an
 	// endpoint it exports none.
 	OTel otelx.Config
@@ -82,7 +85,7 @@ type Upstream = warden.Upstream
 
 // Default returns the configuration used without --config.
 func Default() *Config {
-	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals(), ACS: DefaultACS(), OTel: otelx.DefaultConfig(), Gateways: sealid.DefaultConfig(), Instance: DefaultInstance()}
+	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals(), ACS: acs.DefaultConfig(), OTel: otelx.DefaultConfig(), Gateways: sealid.DefaultConfig(), Instance: DefaultInstance()}
 }
 
 // Error and ErrorList are the policy loader's located errors: a config and
@@ -168,9 +171,9 @@ var sections = []section{
 		c.Approvals, errs = parseApprovals(file, v)
 		return errs
 	}},
-	{"acs", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.ACS, errs = parseACS(file, v)
-		return errs
+	{"acs", func(file, key string, v *yaml.Node, c *Config) ErrorList {
+		c.ACS.Dir = filepath.Dir(file) // its key files are relative to the config file
+		return conf.Decode(file, key, v, &c.ACS)
 	}},
 	{"otel", typed(func(c *Config) any { return &c.OTel })},
 	{"gateways", typed(func(c *Config) any { return &c.Gateways })},

@@ -29,7 +29,7 @@ func acsHandler(gd *guardian.Guardian, b *backend.Backend, cfg *config.Config, l
 	return acs.NewHandler(gd, acs.Options{
 		Sessions: sessions, Keys: a.Keys, RequireSignatures: a.RequireSignatures, RequireProvenance: a.RequireProvenance,
 		SigningKey: a.SigningKey, PublicKeys: a.PublicKeys,
-		SkewWindow: a.SkewWindow, ReplayWindow: a.ReplayWindow, DeferMax: a.DeferMaxPerSession,
+		SkewWindow: a.SkewWindow, ReplayWindow: a.ReplayWindow, DeferMax: a.Defer.MaxPerSession,
 		Approvals: gd.Approvals() != nil, ApprovalsURL: cfg.Approvals.URL, ApprovalWait: cfg.Approvals.Wait,
 		MaxBatch: cfg.Limits.Batch, MaxResponse: cfg.Limits.ResponseBytes, Version: version, Logf: logf,
 		TraceOTel: cfg.OTel.Enabled(), TraceOCSF: cfg.Trace.OCSFFile != "",
