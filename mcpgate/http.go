@@ -7,18 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/internal/noredirect"
 	"github.com/wardenhq/warden/internal/sealid"
-	"github.com/wardenhq/warden/internal/traceparent"
 	"github.com/wardenhq/warden/jsonrpc"
-	"github.com/wardenhq/warden/sse"
+	"github.com/wardenhq/warden/relay"
 )
 
 // HTTPOptions configure the Streamable-HTTP gateway.
@@ -90,20 +87,10 @@ func NewHTTP(dec warden.Core, upstreams map[string]warden.Upstream, opts HTTPOpt
 	if opts.MaxMessage <= 0 {
 		opts.MaxMessage = DefaultMaxMessage
 	}
-	if opts.Client == nil {
-		opts.Client = &http.Client{Transport: &http.Transport{
-			Proxy:               http.ProxyFromEnvironment,
-			DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout: 10 * time.Second,
-			MaxIdleConnsPerHost: 64,
-			IdleConnTimeout:     90 * time.Second,
-		}}
-	}
-	// An upstream's redirect is not followed (it would carry the
-	// configured headers and the call elsewhere): the request fails as
-	// the upstream failing (CodeUpstream, HTTP 502), and the log says where
-	// it pointed.
-	opts.Client = noredirect.Client(opts.Client)
+	// An upstream's redirect is not followed: the request fails as the
+	// upstream failing (CodeUpstream, HTTP 502), and the log says where it
+	// pointed.
+	opts.Client = relay.Client(opts.Client, 64, 0)
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
@@ -141,48 +128,27 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// call is one upstream call with its deadline: the timer cancels it after
-// Timeout, and SSE relaying re-arms it after every event (idle timeout).
-type call struct {
-	ctx      context.Context
-	cancel   context.CancelFunc
-	timer    *time.Timer
-	timedOut atomic.Bool
+// newCall starts an upstream call, cut after Timeout; an SSE relay
+// re-arms it after every event (IdleTimeout).
+func (h *HTTP) newCall(parent context.Context) *relay.Call {
+	return relay.Start(parent, h.opts.Timeout)
 }
 
-func (h *HTTP) newCall(parent context.Context) *call {
-	c := &call{}
-	c.ctx, c.cancel = context.WithCancel(parent)
-	c.timer = time.AfterFunc(h.opts.Timeout, func() { c.timedOut.Store(true); c.cancel() })
-	return c
-}
-
-func (c *call) done() { c.timer.Stop(); c.cancel() }
-
-// request builds the upstream request: the client's MCP headers, then the
-// configured ones (secrets: they win, and are never logged).
-func (h *HTTP) request(ctx context.Context, r *http.Request, up *upstream, s *session, method string, body []byte) (*http.Request, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+// request builds the upstream request: the client's MCP headers (r nil:
+// none), the upstream's own session id (never the client's), then the
+// configured ones (secrets: they win, and are never logged), and the
+// request's trace (otel:).
+func (h *HTTP) request(c *relay.Call, r *http.Request, up *upstream, s *session, method string, body []byte) (*http.Request, error) {
+	var from http.Header
+	if r != nil {
+		from = r.Header
 	}
-	req, err := http.NewRequestWithContext(ctx, method, up.cfg.URL, rd)
+	req, err := c.Request(relay.Request{Method: method, URL: up.cfg.URL, Body: body,
+		From: from, Pass: requestHeaders, Own: s.apply, Set: up.cfg.Headers, Trace: true})
 	if err != nil {
 		return nil, err
 	}
-	if r != nil {
-		for _, k := range requestHeaders {
-			if v := r.Header.Values(k); len(v) > 0 {
-				req.Header[k] = v
-			}
-		}
-	}
-	s.apply(req.Header) // the upstream's own session id, never the client's
-	for k, v := range up.cfg.Headers {
-		req.Header.Set(k, v)
-	}
-	stripStandardHeaders(req.Header)    // Mcp-Method, Mcp-Name, Mcp-Param-*: rebuilt from the body (headers.go)
-	traceparent.Inject(ctx, req.Header) // the request's trace (otel:)
+	stripStandardHeaders(req.Header) // Mcp-Method, Mcp-Name, Mcp-Param-*: rebuilt from the body (headers.go)
 	return req, nil
 }
 
@@ -197,33 +163,25 @@ func (h *HTTP) copyResponseHeaders(w http.ResponseWriter, resp *http.Response, s
 	h.reply(w.Header(), resp, s)
 }
 
-// upstreamError describes a failed call without the URL's query or headers.
-func (h *HTTP) upstreamError(up *upstream, c *call, err error) string {
-	if c.timedOut.Load() {
-		return fmt.Sprintf("MCP server %q did not answer within %s", up.server, h.opts.Timeout)
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Sprintf("MCP server %q timed out", up.server)
-	}
+// upstreamError describes a failed call (a *relay.Error) without the URL's
+// query or headers.
+func (h *HTTP) upstreamError(up *upstream, err error) string {
+	var e *relay.Error
 	var re *noredirect.Error
-	if errors.As(err, &re) {
+	switch {
+	case !errors.As(err, &e):
+	case e.Kind == relay.Deadline:
+		return fmt.Sprintf("MCP server %q did not answer within %s", up.server, h.opts.Timeout)
+	case e.Kind == relay.Timeout:
+		return fmt.Sprintf("MCP server %q timed out", up.server)
+	case errors.As(e, &re):
 		return fmt.Sprintf("MCP server %q %v", up.server, re)
 	}
 	return fmt.Sprintf("MCP server %q is unreachable", up.server)
 }
 
 // readBounded reads at most max bytes; more is an error.
-func readBounded(r io.Reader, max int) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > max {
-		return nil, fmt.Errorf("message exceeds %d bytes", max)
-	}
-	return b, nil
-}
+func readBounded(r io.Reader, max int) ([]byte, error) { return relay.ReadAll(r, int64(max)) }
 
 // joinBatch encodes messages as one message, or a batch when batch is set or
 // there are several.
@@ -293,8 +251,8 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 	}
 
 	c := h.newCall(r.Context())
-	defer c.done()
-	req, err := h.request(c.ctx, r, up, s, http.MethodPost, joinBatch(fwd, isBatch && len(fwd) > 1))
+	defer c.Done()
+	req, err := h.request(c, r, up, s, http.MethodPost, joinBatch(fwd, isBatch && len(fwd) > 1))
 	if err != nil {
 		h.failRequests(w, up, fwdIDs, local, isBatch, fmt.Sprintf("MCP server %q: bad upstream URL", up.server))
 		return
@@ -303,10 +261,10 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 	}
-	h.setStandardHeaders(c.ctx, req, r, up, fwd[0], len(fwd) == 1) // from what is forwarded, after any modify
-	resp, err := h.opts.Client.Do(req)
+	h.setStandardHeaders(c.Context(), req, r, up, fwd[0], len(fwd) == 1) // from what is forwarded, after any modify
+	resp, err := c.Do(h.opts.Client, req)
 	if err != nil {
-		msg := h.upstreamError(up, c, err)
+		msg := h.upstreamError(up, err)
 		h.opts.Logf("mcp %s: POST: %s%s", up.server, msg, noredirect.Target(err))
 		h.failRequests(w, up, fwdIDs, local, isBatch, msg)
 		return
@@ -328,7 +286,7 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, up *upstream) {
 		}
 		h.copyResponseHeaders(w, resp, s)
 		w.WriteHeader(resp.StatusCode)
-	case resp.StatusCode == http.StatusOK && strings.HasPrefix(ct, "text/event-stream"):
+	case resp.StatusCode == http.StatusOK && relay.IsEventStream(ct):
 		h.relaySSE(w, r, resp, c, up, s, sid, tools, local)
 	case resp.StatusCode == http.StatusOK:
 		h.relayJSON(w, r, resp, c, up, s, sid, tools, fwdIDs, local, isBatch)
@@ -393,8 +351,8 @@ func (h *HTTP) inbound(ctx context.Context, up *upstream, r *http.Request, sid s
 // answerServer POSTs the gateway's answer to a server request upstream.
 func (h *HTTP) answerServer(up *upstream, r *http.Request, sid string, body []byte) {
 	c := h.newCall(context.Background())
-	defer c.done()
-	req, err := h.request(c.ctx, nil, up, nil, http.MethodPost, body)
+	defer c.Done()
+	req, err := h.request(c, nil, up, nil, http.MethodPost, body)
 	if err != nil {
 		return
 	}
@@ -408,9 +366,9 @@ func (h *HTTP) answerServer(up *upstream, r *http.Request, sid string, body []by
 			req.Header.Set("Mcp-Protocol-Version", v)
 		}
 	}
-	resp, err := h.opts.Client.Do(req)
+	resp, err := c.Do(h.opts.Client, req)
 	if err != nil {
-		h.opts.Logf("mcp %s: answering a denied server request: %s%s", up.server, h.upstreamError(up, c, err), noredirect.Target(err))
+		h.opts.Logf("mcp %s: answering a denied server request: %s%s", up.server, h.upstreamError(up, err), noredirect.Target(err))
 		return
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, int64(h.opts.MaxMessage)))
@@ -418,17 +376,17 @@ func (h *HTTP) answerServer(up *upstream, r *http.Request, sid string, body []by
 }
 
 // relayJSON decides every message of a JSON answer and writes the result.
-func (h *HTTP) relayJSON(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, up *upstream, s *session, sid string, tools asked, ids []json.RawMessage, local [][]byte, batch bool) {
+func (h *HTTP) relayJSON(w http.ResponseWriter, r *http.Request, resp *http.Response, c *relay.Call, up *upstream, s *session, sid string, tools asked, ids []json.RawMessage, local [][]byte, batch bool) {
 	body, err := readBounded(resp.Body, h.opts.MaxMessage)
 	if err != nil {
 		msg := fmt.Sprintf("MCP server %q: reading its answer: %v", up.server, err)
-		if c.timedOut.Load() {
-			msg = h.upstreamError(up, c, err)
+		if c.TimedOut() {
+			msg = h.upstreamError(up, c.Failure(err))
 		}
 		h.failRequests(w, up, ids, local, batch, msg)
 		return
 	}
-	c.timer.Stop()
+	c.Stop()
 	msgs, _, respBatch, err := parse(body, up.maxBatch)
 	if err != nil || len(msgs) == 0 {
 		h.opts.Logf("mcp %s: the server answered something that is not JSON-RPC; dropped", up.server)
@@ -460,22 +418,21 @@ func (h *HTTP) forward(w http.ResponseWriter, r *http.Request, up *upstream) {
 		return
 	}
 	c := h.newCall(r.Context())
-	defer c.done()
-	req, err := h.request(c.ctx, r, up, s, r.Method, nil)
+	defer c.Done()
+	req, err := h.request(c, r, up, s, r.Method, nil)
 	if err != nil {
 		writeUpstreamError(w, http.StatusBadGateway, up.server, fmt.Sprintf("MCP server %q: bad upstream URL", up.server))
 		return
 	}
-	resp, err := h.opts.Client.Do(req)
+	resp, err := c.Do(h.opts.Client, req)
 	if err != nil {
-		msg := h.upstreamError(up, c, err)
+		msg := h.upstreamError(up, err)
 		h.opts.Logf("mcp %s: %s: %s%s", up.server, r.Method, msg, noredirect.Target(err))
 		writeUpstreamError(w, http.StatusBadGateway, up.server, msg)
 		return
 	}
 	defer resp.Body.Close()
-	if r.Method == http.MethodGet && resp.StatusCode == http.StatusOK &&
-		strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	if r.Method == http.MethodGet && resp.StatusCode == http.StatusOK && relay.IsEventStream(resp.Header.Get("Content-Type")) {
 		h.relaySSE(w, r, resp, c, up, s, s.up, nil, nil)
 		return
 	}
@@ -484,77 +441,61 @@ func (h *HTTP) forward(w http.ResponseWriter, r *http.Request, up *upstream) {
 
 // relaySSE relays an SSE stream, deciding the JSON-RPC message(s) in each
 // event's data before it is written; local answers go first. The call's
-// timer becomes an idle timeout: re-armed after every event.
-func (h *HTTP) relaySSE(w http.ResponseWriter, r *http.Request, resp *http.Response, c *call, up *upstream, s *session, sid string, tools asked, local [][]byte) {
+// timer becomes an idle timeout: re-armed after every event (keep-alive
+// comments are dropped and do not count).
+func (h *HTTP) relaySSE(w http.ResponseWriter, r *http.Request, resp *http.Response, c *relay.Call, up *upstream, s *session, sid string, tools asked, local [][]byte) {
 	h.copyResponseHeaders(w, resp, s)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
-	w.WriteHeader(http.StatusOK)
-	_ = rc.Flush() // the client waits for the headers of a stream that may stay quiet
-	writeEvent := func(id, event string, data []byte) error {
-		var fields []string
-		if id != "" {
-			fields = append(fields, "id: "+id)
-		}
-		if event != "" {
-			fields = append(fields, "event: "+event)
-		}
-		if err := sse.Write(w, fields, data); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
+	st := relay.OpenStream(w, http.StatusOK)
 	for _, l := range local {
-		if writeEvent("", "message", l) != nil {
+		if writeEvent(st, "", "message", l) != nil {
 			return
 		}
 	}
-	c.timer.Reset(h.opts.IdleTimeout)
-	rd := sse.NewReader(resp.Body, h.opts.MaxMessage)
-	ctx := r.Context()
-	for {
-		ev, err := rd.Next()
-		if err != nil {
-			if c.timedOut.Load() {
-				h.opts.Logf("mcp %s: SSE stream idle for %s; closed", up.server, h.opts.IdleTimeout)
-			}
-			return
-		}
-		if ev.Comment != "" {
-			continue // keep-alives are not relayed
-		}
-		// A blank line dispatches the event.
-		c.timer.Reset(h.opts.IdleTimeout)
-		if err := h.dispatchSSE(ctx, w, writeEvent, up, r, sid, tools, ev.ID, ev.Type, ev.Retry, ev.Data, ev.HasData, ev.TooLong); err != nil {
-			return
-		}
+	end := st.Relay(c, resp.Body, relay.Events{Max: h.opts.MaxMessage, Idle: h.opts.IdleTimeout}, func(ev relay.Event) error {
+		return h.dispatchSSE(r.Context(), st, up, r, sid, tools, ev)
+	})
+	if end.Why == relay.Idle {
+		h.opts.Logf("mcp %s: SSE stream idle for %s; closed", up.server, h.opts.IdleTimeout)
 	}
 }
 
-func (h *HTTP) dispatchSSE(ctx context.Context, w http.ResponseWriter, writeEvent func(id, event string, data []byte) error,
-	up *upstream, r *http.Request, sid string, tools asked, id, event, retry string, data []byte, hasData, tooLong bool) error {
-	if tooLong {
+// writeEvent writes one event of MCP's stream: its id and type when set.
+func writeEvent(st *relay.Stream, id, event string, data []byte) error {
+	var fields []string
+	if id != "" {
+		fields = append(fields, "id: "+id)
+	}
+	if event != "" {
+		fields = append(fields, "event: "+event)
+	}
+	return st.Event(fields, data)
+}
+
+// dispatchSSE decides one event of the upstream's stream and writes what
+// the client gets: its messages as decided (a refused response becomes
+// an error for its id), the last one carrying the event id.
+func (h *HTTP) dispatchSSE(ctx context.Context, st *relay.Stream, up *upstream, r *http.Request, sid string, tools asked, ev relay.Event) error {
+	id, event := ev.ID, ev.Type
+	if ev.TooLong {
 		h.opts.Logf("mcp %s: an SSE event over %d bytes; dropped", up.server, h.opts.MaxMessage)
 		return nil
 	}
-	if retry != "" {
-		if _, err := io.WriteString(w, "retry: "+retry+"\n"); err != nil {
+	if ev.Retry != "" {
+		if err := st.Line("retry: " + ev.Retry); err != nil {
 			return err
 		}
 	}
-	if !hasData || len(bytes.TrimSpace(data)) == 0 { // priming or keep-alive events pass as they are
-		if id == "" && retry == "" {
+	if !ev.HasData || len(bytes.TrimSpace(ev.Data)) == 0 { // priming or keep-alive events pass as they are
+		if id == "" && ev.Retry == "" {
 			return nil
 		}
-		return writeEvent(id, event, nil)
+		return writeEvent(st, id, event, nil)
 	}
 	if event != "" && event != "message" { // not a JSON-RPC event: not MCP's, drop it
 		h.opts.Logf("mcp %s: SSE event of type %q dropped", up.server, event)
 		return nil
 	}
-	msgs, _, _, err := parse(data, up.maxBatch)
+	msgs, _, _, err := parse(ev.Data, up.maxBatch)
 	if err != nil || len(msgs) == 0 {
 		h.opts.Logf("mcp %s: an SSE event that is not JSON-RPC; dropped", up.server)
 		return nil
@@ -570,12 +511,12 @@ func (h *HTTP) dispatchSSE(ctx context.Context, w http.ResponseWriter, writeEven
 		if i == len(out)-1 {
 			eid = id // the event id marks the position for resumption
 		}
-		if err := writeEvent(eid, "message", b); err != nil {
+		if err := writeEvent(st, eid, "message", b); err != nil {
 			return err
 		}
 	}
 	if len(out) == 0 && id != "" {
-		return writeEvent(id, event, nil)
+		return writeEvent(st, id, event, nil)
 	}
 	return nil
 }
