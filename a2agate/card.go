@@ -1,16 +1,15 @@
 package a2agate
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/wardenhq/warden/internal/noredirect"
+	"github.com/wardenhq/warden/relay"
 )
 
 // cardPaths are where an agent publishes its card: A2A 0.3+/1.0, then the
@@ -19,9 +18,9 @@ var cardPaths = []string{"/.well-known/agent-card.json", "/.well-known/agent.jso
 
 // serveCard serves the upstream's agent card, rewritten to point at the proxy.
 func (g *Gate) serveCard(w http.ResponseWriter, r *http.Request, ag *agent) {
-	ctx, cancel := context.WithTimeout(r.Context(), g.opts.Timeout)
-	defer cancel()
-	card, err := g.fetchCard(ctx, ag)
+	c := relay.Start(r.Context(), g.opts.Timeout)
+	defer c.Done()
+	card, err := g.fetchCard(c, ag)
 	if err != nil {
 		g.opts.Logf("a2a %s: agent card: %v%s", ag.name, err, noredirect.Target(err))
 		w.Header().Set("Content-Type", "application/json")
@@ -71,9 +70,9 @@ var errNoCard = errors.New("not found")
 
 // fetchCard gets the first card found; a network failure stops the search
 // (the agent is down: no point in trying its other paths).
-func (g *Gate) fetchCard(ctx context.Context, ag *agent) (map[string]any, error) {
+func (g *Gate) fetchCard(c *relay.Call, ag *agent) (map[string]any, error) {
 	for _, u := range cardURLs(ag.url) {
-		card, err := g.getCard(ctx, ag, u)
+		card, err := g.getCard(c, ag, u)
 		if errors.Is(err, errNoCard) {
 			continue
 		}
@@ -82,28 +81,28 @@ func (g *Gate) fetchCard(ctx context.Context, ag *agent) (map[string]any, error)
 	return nil, fmt.Errorf("the upstream publishes no agent card at %s/.well-known/", ag.public)
 }
 
-func (g *Gate) getCard(ctx context.Context, ag *agent, u string) (map[string]any, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+// getCard fetches the card at u: the configured headers, no client's (a
+// card is fetched for any caller), no trace context.
+func (g *Gate) getCard(c *relay.Call, ag *agent, u string) (map[string]any, error) {
+	req, err := c.Request(relay.Request{Method: http.MethodGet, URL: u, Own: func(h http.Header) {
+		h.Set("Accept", "application/json")
+		h.Set("User-Agent", "warden-a2a")
+	}, Set: ag.headers})
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "warden-a2a")
-	for k, v := range ag.headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := g.client.Do(req)
+	resp, err := c.Do(g.client, req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		if ctx.Err() != nil {
+		if c.Context().Err() != nil {
 			return nil, fmt.Errorf("upstream did not answer within %s", g.opts.Timeout)
 		}
 		var re *noredirect.Error
 		if errors.As(err, &re) {
 			return nil, fmt.Errorf("upstream %w", re)
+		}
+		var e *relay.Error
+		if errors.As(err, &e) {
+			err = e.Err // without the URL, which may hold a token
 		}
 		return nil, fmt.Errorf("upstream unreachable: %v", err)
 	}
@@ -114,12 +113,13 @@ func (g *Gate) getCard(ctx context.Context, ag *agent, u string) (map[string]any
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("upstream answered HTTP %d", resp.StatusCode)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, g.opts.MaxBody+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading the card: %v", err)
-	}
-	if int64(len(data)) > g.opts.MaxBody {
+	data, err := relay.ReadAll(resp.Body, g.opts.MaxBody)
+	var tooLarge *relay.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
 		return nil, fmt.Errorf("card over the limit (%d bytes)", g.opts.MaxBody)
+	case err != nil:
+		return nil, fmt.Errorf("reading the card: %v", err)
 	}
 	var card map[string]any
 	if err := json.Unmarshal(data, &card); err != nil || card == nil {

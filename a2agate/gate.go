@@ -14,12 +14,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/wardenhq/warden/agbom"
@@ -28,9 +25,9 @@ import (
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/internal/noredirect"
 	"github.com/wardenhq/warden/internal/sealid"
-	"github.com/wardenhq/warden/internal/traceparent"
 	"github.com/wardenhq/warden/jsonrpc"
 	"github.com/wardenhq/warden/jsonstrict"
+	"github.com/wardenhq/warden/relay"
 )
 
 // Defaults of Options.
@@ -119,20 +116,9 @@ func New(dec warden.Core, agents map[string]warden.Upstream, opts Options) *Gate
 		// not fail on Go's platforms (it aborts the program instead).
 		g.tasks, _ = sealid.New(nil, 0)
 	}
-	if g.client == nil {
-		g.client = &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ResponseHeaderTimeout: opts.Timeout,
-			IdleConnTimeout:       90 * time.Second,
-			MaxIdleConnsPerHost:   32,
-		}}
-	}
-	// An upstream's redirect is not followed (it would carry the
-	// configured headers and the message elsewhere): the call fails as the
+	// An upstream's redirect is not followed: the call fails as the
 	// upstream failing, and the log says where it pointed.
-	g.client = noredirect.Client(g.client)
+	g.client = relay.Client(g.client, 32, opts.Timeout)
 	for name, up := range agents {
 		if name == "" {
 			name = up.Name
@@ -198,12 +184,13 @@ type exchange struct {
 }
 
 func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, g.opts.MaxBody+1))
-	if err != nil {
+	body, err := relay.ReadAll(r.Body, g.opts.MaxBody)
+	var tooLarge *relay.TooLargeError
+	if err != nil && !errors.As(err, &tooLarge) {
 		jsonrpc.WriteJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, "reading the request: "+err.Error(), dialect03, jsonrpc.CodeName(CodeInvalidRequest), nil))
 		return
 	}
-	if int64(len(body)) > g.opts.MaxBody {
+	if tooLarge != nil {
 		jsonrpc.WriteJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, fmt.Sprintf("request body over the limit (%d bytes)", g.opts.MaxBody), dialect03, jsonrpc.CodeName(CodeInvalidRequest), nil))
 		return
 	}
@@ -357,49 +344,43 @@ func sameEvent(m map[string]any, event string) bool {
 // forward sends the (allowed, maybe modified) request upstream and relays
 // its answer, each response or streamed event decided as an inbound event.
 func (g *Gate) forward(w http.ResponseWriter, r *http.Request, x *exchange, body []byte) {
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	var timedOut atomic.Bool
-	timer := time.AfterFunc(g.opts.Timeout, func() { timedOut.Store(true); cancel() })
-	defer timer.Stop()
+	c := relay.Start(r.Context(), g.opts.Timeout)
+	defer c.Done() // closes the upstream stream, whatever ends the relay
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Now().Add(g.opts.Timeout + 15*time.Second))
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, x.ag.url, bytes.NewReader(body))
+	req, err := c.Request(relay.Request{Method: http.MethodPost, URL: x.ag.url, Body: body,
+		From: r.Header, Pass: passRequest, Own: ownHeaders(r.Header), Set: x.ag.headers, Trace: true})
 	if err != nil {
 		refuse(w, x, upstreamFailed(x, "upstream agent "+x.ag.name+": bad URL"))
 		return
 	}
-	copyRequestHeaders(req.Header, r.Header)
-	for k, v := range x.ag.headers {
-		req.Header.Set(k, v)
-	}
-	traceparent.Inject(ctx, req.Header) // the request's trace (otel:)
-	resp, err := g.client.Do(req)
+	resp, err := c.Do(g.client, req)
 	if err != nil {
-		if r.Context().Err() != nil {
+		if c.Gone() {
 			return // the client went away
 		}
-		g.upstreamError(w, x, err, timedOut.Load())
+		g.upstreamError(w, x, err)
 		return
 	}
 	defer resp.Body.Close()
 	copyResponseHeaders(w.Header(), resp.Header)
-	if isEventStream(resp.Header.Get("Content-Type")) {
-		timer.Stop()
-		g.relayStream(w, r, x, resp, cancel)
+	if relay.IsEventStream(resp.Header.Get("Content-Type")) {
+		c.Stop()
+		g.relayStream(w, r, x, resp, c)
 		return
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, g.opts.MaxBody+1))
-	if err != nil {
-		if r.Context().Err() != nil {
+	data, err := relay.ReadAll(resp.Body, g.opts.MaxBody)
+	var tooLarge *relay.TooLargeError
+	if err != nil && !errors.As(err, &tooLarge) {
+		if c.Gone() {
 			return
 		}
-		g.upstreamError(w, x, err, timedOut.Load())
+		g.upstreamError(w, x, c.Failure(err))
 		return
 	}
-	timer.Stop()
-	if int64(len(data)) > g.opts.MaxBody {
+	c.Stop()
+	if tooLarge != nil {
 		refuse(w, x, upstreamFailed(x, fmt.Sprintf("upstream agent %s: response over the limit (%d bytes)", x.ag.name, g.opts.MaxBody)))
 		return
 	}
@@ -407,8 +388,8 @@ func (g *Gate) forward(w http.ResponseWriter, r *http.Request, x *exchange, body
 		w.WriteHeader(resp.StatusCode) // an answer to a notification: nothing to decide
 		return
 	}
-	var msg map[string]any
-	if err := json.Unmarshal(data, &msg); err != nil || msg == nil || (msg["result"] == nil && msg["error"] == nil) || jsonstrict.Check(data) != nil {
+	msg, ok := responseOf(data)
+	if !ok {
 		why := "sent an invalid JSON-RPC response (or one readers would read differently)"
 		if resp.StatusCode/100 != 2 {
 			why = fmt.Sprintf("answered HTTP %d", resp.StatusCode)
@@ -426,6 +407,17 @@ func (g *Gate) forward(w http.ResponseWriter, r *http.Request, x *exchange, body
 		data = out
 	}
 	jsonrpc.WriteJSON(w, resp.StatusCode, data)
+}
+
+// responseOf decodes an upstream's answer or streamed event: a JSON-RPC
+// response (a result or an error) that every reader reads alike
+// (jsonstrict).
+func responseOf(data []byte) (map[string]any, bool) {
+	var msg map[string]any
+	if err := json.Unmarshal(data, &msg); err != nil || msg == nil || (msg["result"] == nil && msg["error"] == nil) || jsonstrict.Check(data) != nil {
+		return nil, false
+	}
+	return msg, true
 }
 
 // decideInbound decides one response (or streamed event) msg. It returns the
@@ -483,22 +475,21 @@ func (g *Gate) decideInbound(ctx context.Context, x *exchange, msg map[string]an
 	return b, true
 }
 
-// upstreamError answers a failed upstream call in time, as a JSON-RPC error.
-func (g *Gate) upstreamError(w http.ResponseWriter, x *exchange, err error, timedOut bool) {
+// upstreamError answers a failed upstream call (a *relay.Error) in time,
+// as a JSON-RPC error.
+func (g *Gate) upstreamError(w http.ResponseWriter, x *exchange, err error) {
 	var why string
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err // url.Error repeats the URL, which may hold a token
-	}
-	var ne net.Error
+	var e *relay.Error
 	var re *noredirect.Error
 	switch {
-	case timedOut || errors.As(err, &ne) && ne.Timeout():
+	case !errors.As(err, &e):
+		why = "unreachable: " + err.Error()
+	case e.Kind == relay.Deadline || e.Kind == relay.Timeout:
 		why = fmt.Sprintf("did not answer within %s", g.opts.Timeout)
-	case errors.As(err, &re):
+	case errors.As(e, &re):
 		why = re.Error()
 	default:
-		why = "unreachable: " + err.Error()
+		why = "unreachable: " + e.Err.Error() // without the URL, which may hold a token
 	}
 	g.opts.Logf("a2a %s: upstream %s %s%s", x.ag.name, x.ag.public, why, noredirect.Target(err))
 	refuse(w, x, upstreamFailed(x, "upstream agent "+x.ag.name+" "+why))
@@ -552,19 +543,19 @@ var passRequest = []string{"A2a-Version", "A2a-Extensions", "X-A2a-Extensions", 
 // passResponse are the upstream response headers relayed to the client.
 var passResponse = []string{"A2a-Version", "A2a-Extensions", "X-A2a-Extensions"}
 
-func copyRequestHeaders(dst, src http.Header) {
-	for _, k := range passRequest {
-		for _, v := range src.Values(k) {
-			dst.Add(k, v)
+// ownHeaders sets the proxy's own headers on a request to the upstream,
+// after the client's passRequest and before the configured ones: JSON,
+// the client's Accept (default JSON or SSE), and warden's User-Agent.
+func ownHeaders(src http.Header) func(http.Header) {
+	return func(dst http.Header) {
+		dst.Set("Content-Type", "application/json")
+		if a := src.Get("Accept"); a != "" {
+			dst.Set("Accept", a)
+		} else {
+			dst.Set("Accept", "application/json, text/event-stream")
 		}
+		dst.Set("User-Agent", "warden-a2a")
 	}
-	dst.Set("Content-Type", "application/json")
-	if a := src.Get("Accept"); a != "" {
-		dst.Set("Accept", a)
-	} else {
-		dst.Set("Accept", "application/json, text/event-stream")
-	}
-	dst.Set("User-Agent", "warden-a2a")
 }
 
 func copyResponseHeaders(dst, src http.Header) {
@@ -573,11 +564,6 @@ func copyResponseHeaders(dst, src http.Header) {
 			dst.Add(k, v)
 		}
 	}
-}
-
-func isEventStream(ct string) bool {
-	ct, _, _ = strings.Cut(ct, ";")
-	return strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")
 }
 
 // selfURL is the proxy's URL for ag, as clients reach it.

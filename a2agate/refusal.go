@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/wardenhq/warden/jsonrpc"
+	"github.com/wardenhq/warden/relay"
 )
 
 // nameUpstream is the ErrorInfo reason (1.0) and data.name (0.3) of a
@@ -41,10 +42,5 @@ func refuse(w http.ResponseWriter, x *exchange, body []byte) {
 		jsonrpc.WriteJSON(w, http.StatusOK, body)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Del("Content-Length")
-	w.WriteHeader(http.StatusOK)
-	writeEvent(w, http.NewResponseController(w), nil, body)
+	_ = relay.OpenStream(w, http.StatusOK).Event(nil, body)
 }
