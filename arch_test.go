@@ -283,3 +283,60 @@ func TestSurfacesAreRoutes(t *testing.T) {
 		t.Errorf("server.Options has no Routes []server.Route")
 	}
 }
+
+// TestOneRelay: package relay calls the upstreams of the two gateways that
+// forward JSON-RPC over HTTP and relays their SSE streams
+// (docs/architecture.md). mcpgate and a2agate import it, and neither
+// builds a client of its own (an http.Transport), an upstream request
+// (http.NewRequest…), a call's deadline (time.AfterFunc) or the trace
+// context of a call (internal/traceparent), nor reads or writes an event
+// stream itself (package sse).
+func TestOneRelay(t *testing.T) {
+	const relayPkg = module + "/relay"
+	banned := map[string]string{
+		module + "/sse":                  "reads or writes the event stream itself",
+		module + "/internal/traceparent": "injects the trace context itself",
+	}
+	bannedUse := map[string]map[string]bool{
+		"net/http": {"NewRequest": true, "NewRequestWithContext": true, "Transport": true},
+		"time":     {"AfterFunc": true},
+	}
+	files, fset := goFiles(t, 0)
+	uses := map[string]bool{}
+	for path, f := range files {
+		dir := filepath.Dir(path)
+		if dir != "mcpgate" && dir != "a2agate" {
+			continue
+		}
+		local := map[string]string{} // local name → import path
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			name := p[strings.LastIndex(p, "/")+1:]
+			if im.Name != nil {
+				name = im.Name.Name
+			}
+			local[name] = p
+			if p == relayPkg {
+				uses[dir] = true
+			}
+			if why, ok := banned[p]; ok {
+				t.Errorf("%s imports %s: it %s; package relay does", path, p, why)
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && bannedUse[local[x.Name]][sel.Sel.Name] {
+				t.Errorf("%s: %s.%s: the upstream call is package relay's (relay.Client, relay.Start, Call.Request)", fset.Position(sel.Pos()), local[x.Name], sel.Sel.Name)
+			}
+			return true
+		})
+	}
+	for _, g := range []string{"mcpgate", "a2agate"} {
+		if !uses[g] {
+			t.Errorf("%s does not use package relay", g)
+		}
+	}
+}
