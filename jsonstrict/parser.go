@@ -226,42 +226,32 @@ func (p *Parser) member(kmark int, folded *map[string]int) (string, error) {
 	return k, nil
 }
 
-// nextMember consumes what follows a member's value: ',' (more members) or
-// the closing '}'.
-func (p *Parser) nextMember() (more bool, err error) {
+// next consumes what follows a member's value or an array element: ','
+// (more) or the closing byte of its container, close ('}' or ']').
+func (p *Parser) next(close byte) (more bool, err error) {
 	p.ws()
-	if p.i >= len(p.s) {
-		return false, p.fail("unexpected end of JSON input")
+	if i := p.i; i < len(p.s) {
+		if c := p.s[i]; c == ',' {
+			p.i = i + 1
+			return true, nil
+		} else if c == close {
+			p.i = i + 1
+			p.depth--
+			return false, nil
+		}
 	}
-	switch p.s[p.i] {
-	case ',':
-		p.i++
-		return true, nil
-	case '}':
-		p.i++
-		p.depth--
-		return false, nil
-	}
-	return false, p.fail("invalid character %q after object value", p.s[p.i])
+	return false, p.nextErr(close)
 }
 
-// nextElement consumes what follows an array element: ',' (more elements)
-// or the closing ']'.
-func (p *Parser) nextElement() (end bool, err error) {
-	p.ws()
-	if p.i >= len(p.s) {
-		return false, p.fail("unexpected end of JSON input")
+// nextErr is next's error, apart so that next stays small.
+func (p *Parser) nextErr(close byte) error {
+	switch {
+	case p.i >= len(p.s):
+		return p.fail("unexpected end of JSON input")
+	case close == '}':
+		return p.fail("invalid character %q after object value", p.s[p.i])
 	}
-	switch p.s[p.i] {
-	case ',':
-		p.i++
-		return false, nil
-	case ']':
-		p.i++
-		p.depth--
-		return true, nil
-	}
-	return false, p.fail("invalid character %q after array element", p.s[p.i])
+	return p.fail("invalid character %q after array element", p.s[p.i])
 }
 
 // object parses an object at p.i (which holds '{'). With spans non-nil, it
@@ -299,7 +289,7 @@ func (p *Parser) object(spans *[]Span) (map[string]any, error) {
 		if !p.check {
 			p.vals = append(p.vals, v)
 		}
-		if more, err = p.nextMember(); err != nil {
+		if more, err = p.next('}'); err != nil {
 			return nil, err
 		}
 	}
@@ -369,9 +359,9 @@ func (p *Parser) array() (any, error) {
 		if !p.check {
 			p.vals = append(p.vals, v)
 		}
-		if end, err := p.nextElement(); err != nil {
+		if more, err := p.next(']'); err != nil {
 			return nil, err
-		} else if end {
+		} else if !more {
 			if p.check {
 				return nil, nil
 			}

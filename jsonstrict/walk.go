@@ -83,7 +83,7 @@ func (p *Parser) WalkObject(member func(key string) error) error {
 			return err
 		}
 		p.path = p.path[:len(p.path)-1]
-		if more, err = p.nextMember(); err != nil {
+		if more, err = p.next('}'); err != nil {
 			return err
 		}
 	}
@@ -116,7 +116,7 @@ func (p *Parser) WalkArray(elem func() error) error {
 		if err := elem(); err != nil {
 			return err
 		}
-		if end, err := p.nextElement(); end || err != nil {
+		if more, err := p.next(']'); !more || err != nil {
 			return err
 		}
 	}

@@ -72,3 +72,41 @@ func TestWalk(t *testing.T) {
 		t.Errorf("syntax: %v", err)
 	}
 }
+
+// TestAfterItem: what may follow a member's value or an array element, in
+// a built value and in a walk alike.
+func TestAfterItem(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"a":1 "b":2}`, `invalid character '"' after object value at offset 7`},
+		{`{"a":1]`, `invalid character ']' after object value at offset 6`},
+		{`{"a":1`, `unexpected end of JSON input at offset 6`},
+		{`[1 2]`, `invalid character '2' after array element at offset 3`},
+		{`[1}`, `invalid character '}' after array element at offset 2`},
+		{`[1,`, `unexpected end of JSON input at offset 3`},
+		{`[1`, `unexpected end of JSON input at offset 2`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			var p Parser
+			p.Init(tt.in)
+			if _, err := p.Value(); !errors.Is(err, ErrSyntax) || err.Error() != tt.want {
+				t.Errorf("Value: %v, want %q", err, tt.want)
+			}
+			p.Init(tt.in)
+			var walk func() error
+			walk = func() error {
+				switch p.Peek() {
+				case '{':
+					return p.WalkObject(func(string) error { return walk() })
+				case '[':
+					return p.WalkArray(walk)
+				}
+				_, err := p.Value()
+				return err
+			}
+			if err := walk(); !errors.Is(err, ErrSyntax) || err.Error() != tt.want {
+				t.Errorf("walk: %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
