@@ -128,14 +128,8 @@ var sections = []section{
 		c.DefaultDecision = d
 		return nil
 	}},
-	{"policies", func(file, key string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.Policies, errs = parsePaths(file, key, v)
-		return errs
-	}},
-	{"shadow", func(file, key string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.Shadow, errs = parsePaths(file, key, v)
-		return errs
-	}},
+	{"policies", decodePaths(func(c *Config) *[]string { return &c.Policies })},
+	{"shadow", decodePaths(func(c *Config) *[]string { return &c.Shadow })},
 	{"hooks", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
 		c.Hooks, errs = hooks.Parse(file, v)
 		return errs
@@ -154,10 +148,7 @@ var sections = []section{
 	}},
 	{"auth", typed(func(c *Config) any { return &c.Auth })},
 	{"origins", typed(func(c *Config) any { return &c.Origins })},
-	{"tenants", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.Tenants, errs = parseTenants(file, v)
-		return errs
-	}},
+	{"tenants", decodeTenants},
 	{"trace", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
 		c.Trace, errs = parseTrace(file, v)
 		return errs

@@ -65,9 +65,9 @@ func TestParse(t *testing.T) {
 				t.Fatalf("shadow %v", c.Shadow)
 			}
 		}},
-		{name: "shadow not a list", yaml: "defaultDecision: deny\nshadow: {a: b}\n", wantErr: "warden.yaml:2: shadow: expected a list of files or directories"},
-		{name: "shadow empty entry names its line", yaml: "shadow:\n  - ./a\n  - \"\"\n", wantErr: "warden.yaml:3: shadow: empty path"},
-		{name: "shadow entry not a path", yaml: "shadow:\n  - ./a\n  - {b: c}\n", wantErr: "warden.yaml:3: shadow: expected a file or directory path"},
+		{name: "shadow not a list", yaml: "defaultDecision: deny\nshadow: {a: b}\n", wantErr: "warden.yaml:2: shadow: expected a list"},
+		{name: "shadow empty entry names its line", yaml: "shadow:\n  - ./a\n  - \"\"\n", wantErr: "warden.yaml:3: shadow[1]: empty path"},
+		{name: "shadow entry not a path", yaml: "shadow:\n  - ./a\n  - {b: c}\n", wantErr: "warden.yaml:3: shadow[1]: expected a string"},
 		{name: "syntax error", yaml: "a: b\n  c: d\n", wantErr: "warden.yaml:2:"},
 		{name: "not a mapping", yaml: "- a\n", wantErr: "warden.yaml:1: expected a mapping"},
 		{name: "default limits", yaml: "", check: func(t *testing.T, c *Config) {

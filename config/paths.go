@@ -4,47 +4,42 @@ import (
 	"path/filepath"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/wardenhq/warden/conf"
 )
 
-// parsePaths reads a list of policy files or directories — `policies:`,
-// `shadow:`, a tenant's `policies:` — given as one path or a list of them.
-// Relative paths are resolved against the config file's directory. key
-// names the setting in messages ("shadow", "tenants.acme.policies"); each
-// error names the line of the entry at fault.
-func parsePaths(file, key string, v *yaml.Node) ([]string, ErrorList) {
-	var errs ErrorList
-	bad := func(n *yaml.Node, msg string) {
-		errs = append(errs, Error{File: file, Line: n.Line, Msg: key + ": " + msg})
-	}
-	var items []*yaml.Node
-	switch v.Kind {
-	case yaml.ScalarNode:
-		if v.Tag == "!!null" {
-			return nil, nil // `shadow:` with nothing after it: none
+// decodePaths decodes a list of policy files or directories — `policies:`,
+// `shadow:` — into the field field returns: one path or a list of them,
+// none when nothing follows the key; each error is at the line of the
+// entry at fault. Relative paths are resolved against the config file's
+// directory.
+func decodePaths(field func(c *Config) *[]string) func(file, key string, v *yaml.Node, c *Config) ErrorList {
+	return func(file, key string, v *yaml.Node, c *Config) ErrorList {
+		if v.Kind == yaml.AliasNode {
+			v = v.Alias
 		}
-		items = []*yaml.Node{v}
-	case yaml.SequenceNode:
-		items = v.Content
-	default:
-		bad(v, "expected a list of files or directories")
-		return nil, errs
-	}
-	var out []string
-	for _, n := range items {
+		items := v
 		switch {
-		case n.Kind != yaml.ScalarNode || n.Tag == "!!null":
-			bad(n, "expected a file or directory path")
-		case n.Value == "":
-			bad(n, "empty path")
-		default:
-			p := n.Value
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(filepath.Dir(file), p)
-			}
-			out = append(out, p)
+		case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
+			return nil // `shadow:` with nothing after it: none
+		case v.Kind == yaml.ScalarNode:
+			items = &yaml.Node{Kind: yaml.SequenceNode, Line: v.Line, Column: v.Column, Content: []*yaml.Node{v}}
 		}
+		dst := field(c)
+		errs := conf.Decode(file, key, items, dst)
+		if len(errs) > 0 {
+			return errs
+		}
+		for i, p := range *dst {
+			if n := items.Content[i]; n.Tag == "!!null" {
+				errs.Add(file, n.Line, n.Column, "%s[%d]: expected a file or directory path", key, i)
+			} else if p == "" {
+				errs.Add(file, n.Line, n.Column, "%s[%d]: empty path", key, i)
+			}
+			(*dst)[i] = inDir(file, p)
+		}
+		return errs
 	}
-	return out, errs
 }
 
 // inDir resolves p, a path the config file gives, against the file's

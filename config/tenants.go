@@ -1,75 +1,80 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
-	"github.com/wardenhq/warden"
 	"gopkg.in/yaml.v3"
+
+	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/conf"
 )
 
 // Tenant is one entry of `tenants:`: the policies its callers are decided
 // by on top of the shared set, and its default decision.
 type Tenant struct {
-	// Name is the tenant's name, as a token's or client's tenant names it.
+	// Name is the tenant's name, its key under tenants:, as a token's or
+	// client's tenant names it.
 	Name string
 	// Policies are policy files or directories, resolved relative to the
 	// config file, added to the shared set (the built-in pack and the
 	// config's policies) for this tenant's callers.
-	Policies []string
-	// DefaultDecision applies when nothing decides a tenant's step; Abstain
+	Policies []string `yaml:"policies" conf:"one"`
+	// DefaultDecision applies when nothing decides a tenant's step; none
 	// means the config's defaultDecision.
-	DefaultDecision warden.Verdict
+	DefaultDecision Decision `yaml:"defaultDecision"`
 }
 
-// parseTenants reads `tenants: {NAME: {policies: [...], defaultDecision: allow|deny}}`.
-func parseTenants(file string, v *yaml.Node) (map[string]Tenant, ErrorList) {
-	var errs ErrorList
-	add := func(n *yaml.Node, format string, args ...any) {
-		errs = append(errs, Error{File: file, Line: n.Line, Msg: fmt.Sprintf(format, args...)})
+// Validate refuses an empty policy path.
+func (t *Tenant) Validate() error {
+	var errs []error
+	for i, p := range t.Policies {
+		if p == "" {
+			errs = append(errs, conf.Errorf(fmt.Sprintf("policies[%d]", i), "empty path"))
+		}
 	}
-	out := map[string]Tenant{}
-	if v.Kind != yaml.MappingNode {
-		add(v, "tenants: expected a mapping of tenant names to {policies, defaultDecision}")
-		return out, errs
+	return errors.Join(errs...)
+}
+
+// Decision is a default decision as the config gives it: allow or deny.
+// Its zero value is none.
+type Decision warden.Verdict
+
+// UnmarshalConf reads allow or deny.
+func (d *Decision) UnmarshalConf(n *yaml.Node) error {
+	v, err := warden.ParseVerdict(n.Value)
+	if n.Kind != yaml.ScalarNode || err != nil || (v != warden.Allow && v != warden.Deny) {
+		return fmt.Errorf("expected allow or deny, got %q", n.Value)
 	}
-	for i := 0; i+1 < len(v.Content); i += 2 {
-		k, n := v.Content[i], v.Content[i+1]
-		where := "tenants." + k.Value
-		if !validName(k.Value) {
-			add(k, "%s: a name may hold letters, digits, '-', '_' and '.'", where)
-			continue
-		}
-		if _, dup := out[k.Value]; dup {
-			add(k, "%s: declared twice", where)
-			continue
-		}
-		t := Tenant{Name: k.Value}
-		if n.Kind != yaml.MappingNode {
-			add(n, "%s: expected {policies: [...], defaultDecision: allow|deny}", where)
-			continue
-		}
-		for j := 0; j+1 < len(n.Content); j += 2 {
-			fk, fv := n.Content[j], n.Content[j+1]
-			switch fk.Value {
-			case "policies":
-				ps, perrs := parsePaths(file, where+".policies", fv)
-				errs = append(errs, perrs...)
-				t.Policies = append(t.Policies, ps...)
-			case "defaultDecision":
-				d, err := warden.ParseVerdict(fv.Value)
-				if err != nil || (d != warden.Allow && d != warden.Deny) || fv.Kind != yaml.ScalarNode {
-					add(fv, "%s.defaultDecision: expected allow or deny, got %q", where, fv.Value)
-					continue
-				}
-				t.DefaultDecision = d
-			default:
-				add(fk, "%s: unknown key %q (want policies, defaultDecision)", where, fk.Value)
+	*d = Decision(v)
+	return nil
+}
+
+// Verdict is the decision, warden.Abstain for none.
+func (d Decision) Verdict() warden.Verdict { return warden.Verdict(d) }
+
+// decodeTenants decodes `tenants: {NAME: {policies, defaultDecision}}`:
+// each tenant by conf, its name checked at its key's line, its policies
+// resolved against the config file's directory.
+func decodeTenants(file, key string, v *yaml.Node, c *Config) ErrorList {
+	errs := conf.Decode(file, key, v, &c.Tenants)
+	if v.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			k := v.Content[i]
+			if err := conf.CheckName(k.Value); err != nil {
+				errs.Add(file, k.Line, k.Column, "%s.%s: %v", key, k.Value, err)
 			}
 		}
-		out[k.Value] = t
 	}
-	return out, errs
+	for name, t := range c.Tenants {
+		t.Name = name
+		for i, p := range t.Policies {
+			t.Policies[i] = inDir(file, p)
+		}
+		c.Tenants[name] = t
+	}
+	return errs
 }
 
 // TenantNames returns the declared tenants' names, sorted.

@@ -176,7 +176,7 @@ func Open(opts Options) (*Guardian, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tenant %s: %w", name, err)
 		}
-		def := t.DefaultDecision
+		def := t.DefaultDecision.Verdict()
 		if def == warden.Abstain {
 			def = cfg.DefaultDecision
 		}

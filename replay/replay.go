@@ -70,7 +70,7 @@ func FromGuardian(g *guardian.Guardian, decls []hooks.Decl) *Replayer {
 	cfg := g.Config()
 	r := New(g.Policies(), cfg.DefaultDecision)
 	for _, name := range cfg.TenantNames() {
-		def := cfg.Tenants[name].DefaultDecision
+		def := cfg.Tenants[name].DefaultDecision.Verdict()
 		if def == warden.Abstain {
 			def = cfg.DefaultDecision
 		}
