@@ -142,10 +142,7 @@ var sections = []section{
 		c.A2A, errs = parseUpstreams(file, key, "agents", v)
 		return errs
 	}},
-	{"limits", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.Limits, errs = parseLimits(file, v)
-		return errs
-	}},
+	{"limits", typed(func(c *Config) any { return &c.Limits })},
 	{"auth", typed(func(c *Config) any { return &c.Auth })},
 	{"origins", typed(func(c *Config) any { return &c.Origins })},
 	{"tenants", decodeTenants},

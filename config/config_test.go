@@ -85,8 +85,8 @@ func TestParse(t *testing.T) {
 					t.Fatalf("hook MaxProcs %d, want limits.hook_procs", c.Hooks[0].MaxProcs)
 				}
 			}},
-		{name: "limits bad tenant_streams", yaml: "limits:\n  tenant_streams: 0\n", wantErr: `warden.yaml:2: limits.tenant_streams: expected an integer in 1..10000, got "0"`},
-		{name: "limits bad batch", yaml: "limits:\n  batch: 0\n", wantErr: `warden.yaml:2: limits.batch: expected an integer in 1..1000000, got "0"`},
+		{name: "limits bad tenant_streams", yaml: "limits:\n  tenant_streams: 0\n", wantErr: `warden.yaml:2: limits.tenant_streams: expected a whole number in 1..10000, got "0"`},
+		{name: "limits bad batch", yaml: "limits:\n  batch: 0\n", wantErr: `warden.yaml:2: limits.batch: expected a whole number in 1..1000000, got "0"`},
 		{name: "limits bad size", yaml: "limits:\n  connections: 10\n  runs_bytes: lots\n", wantErr: `warden.yaml:3: limits.runs_bytes: expected a size`},
 		{name: "limits bad duration", yaml: "limits:\n  body_timeout: forever\n", wantErr: `warden.yaml:2: limits.body_timeout: expected a duration`},
 		{name: "limits unknown key", yaml: "limits:\n  batches: 3\n", wantErr: `warden.yaml:2: limits: unknown key "batches"`},

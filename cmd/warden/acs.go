@@ -31,7 +31,7 @@ func acsHandler(gd *guardian.Guardian, b *backend.Backend, cfg *config.Config, l
 		SigningKey: a.SigningKey, PublicKeys: a.PublicKeys,
 		SkewWindow: a.SkewWindow, ReplayWindow: a.ReplayWindow, DeferMax: a.Defer.MaxPerSession,
 		Approvals: gd.Approvals() != nil, ApprovalsURL: cfg.Approvals.URL, ApprovalWait: cfg.Approvals.Wait,
-		MaxBatch: cfg.Limits.Batch, MaxResponse: cfg.Limits.ResponseBytes, Version: version, Logf: logf,
+		MaxBatch: cfg.Limits.Batch, MaxResponse: int64(cfg.Limits.ResponseBytes), Version: version, Logf: logf,
 		TraceOTel: cfg.OTel.Enabled(), TraceOCSF: cfg.Trace.OCSFFile != "",
 		Inspect: gd.AgBOMStore() != nil,
 	})
