@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/acsstate"
 )
 
 // TestDispositions: each of the five dispositions with its required
@@ -85,7 +86,7 @@ func TestDispositions(t *testing.T) {
 		step("steps/toolCallRequest", email, "ask") // once
 	})
 	t.Run("defer, bounded per session", func(t *testing.T) {
-		for i := range DefaultDeferMax {
+		for i := range acsstate.DefaultDeferMax {
 			res := step("steps/toolCallRequest", toolCall("deploy", map[string]any{"n": i}), "defer")
 			d := res["defer_details"].(map[string]any)
 			if d["resolution_method"] == nil || d["resolution_timeout_ms"] != float64(60000) || d["timeout_decision"] != "deny" {

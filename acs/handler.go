@@ -31,9 +31,6 @@ import (
 // Defaults of Options.
 const (
 	DefaultDecisionTimeout = 5 * time.Second
-	DefaultSkew            = 5 * time.Minute
-	DefaultReplay          = 10 * time.Minute
-	DefaultDeferMax        = 3
 	// toolCacheSize bounds the toolCallRequest → toolCallResult correlation.
 	toolCacheSize = 10000
 )
@@ -114,16 +111,16 @@ func NewHandler(core warden.Core, opts Options) (*Handler, error) {
 		return nil, errors.New("acs: acs.public_keys needs acs.signing_key: the answers to requests signed with a public key are signed with warden's own key")
 	}
 	if opts.SkewWindow <= 0 {
-		opts.SkewWindow = DefaultSkew
+		opts.SkewWindow = acsstate.DefaultSkew
 	}
 	if opts.ReplayWindow <= 0 {
-		opts.ReplayWindow = DefaultReplay
+		opts.ReplayWindow = acsstate.DefaultReplay
 	}
 	if opts.ReplayWindow < opts.SkewWindow {
 		opts.ReplayWindow = opts.SkewWindow
 	}
 	if opts.DeferMax <= 0 {
-		opts.DeferMax = DefaultDeferMax
+		opts.DeferMax = acsstate.DefaultDeferMax
 	}
 	if opts.DecisionTimeout <= 0 {
 		opts.DecisionTimeout = DefaultDecisionTimeout

@@ -10,26 +10,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/approval"
-	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/storetest"
 )
-
-// Guardian is what the tests use of a guardian.Guardian. Package acs's own
-// tests cannot import guardian (it imports config, which imports acs for
-// the acs: section's Config): guardian_test.go, in package acs_test, sets
-// OpenGuardian.
-type Guardian interface {
-	warden.Core
-	Approvals() *approval.Manager
-	SessionLabels(ctx context.Context, tenant, session string) ([]string, error)
-	Close(ctx context.Context) error
-}
-
-// OpenGuardian opens a Guardian deciding with the policy files (no
-// built-in pack) over store, with data as its data directory ("": none).
-var OpenGuardian func(policies []string, store audit.Store, data string) (Guardian, error)
 
 var testKey = []byte("0123456789abcdef0123456789abcdef")
 
@@ -39,14 +22,14 @@ type fixture struct {
 	t     testing.TB
 	h     *Handler
 	store *storetest.Mem
-	g     Guardian
+	g     *guardian.Guardian
 	now   time.Time
 }
 
 func newFixture(t testing.TB, mod func(*Options)) *fixture {
 	t.Helper()
 	store := storetest.NewMem()
-	g, err := OpenGuardian([]string{"testdata/policies.yaml"}, store, "")
+	g, err := guardian.Open(guardian.Options{Policies: []string{"testdata/policies.yaml"}, NoBuiltin: true, Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}

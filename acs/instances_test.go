@@ -10,6 +10,7 @@ import (
 	"github.com/wardenhq/warden/acsstate"
 	"github.com/wardenhq/warden/audit"
 
+	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/internal/pgtest"
 	"github.com/wardenhq/warden/postgres"
 	"github.com/wardenhq/warden/sqlite"
@@ -51,7 +52,7 @@ func twoInstancesOneSession(t *testing.T, open func() (sessionStore, error)) {
 			t.Fatal(err)
 		}
 		sts[i] = st
-		g, err := OpenGuardian([]string{"testdata/policies.yaml"}, st, t.TempDir())
+		g, err := guardian.Open(guardian.Options{Policies: []string{"testdata/policies.yaml"}, NoBuiltin: true, Store: st, Data: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}

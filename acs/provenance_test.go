@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/storetest"
 )
 
@@ -148,7 +149,7 @@ decision: deny
 		t.Fatal(err)
 	}
 	store := storetest.NewMem()
-	g, err := OpenGuardian([]string{pol}, store, "")
+	g, err := guardian.Open(guardian.Options{Policies: []string{pol}, NoBuiltin: true, Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}

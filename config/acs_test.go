@@ -6,28 +6,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/acs"
+	"github.com/wardenhq/warden/acsstate"
 )
 
 func TestParseACS(t *testing.T) {
 	t.Setenv("WARDEN_TEST_ACS_KEY", "a-long-enough-secret-key")
 	ok := []struct {
 		name, yaml string
-		check      func(acs.Config) error
+		check      func(acsstate.Config) error
 	}{
-		{"defaults", "acs: {}\n", func(a acs.Config) error {
+		{"defaults", "acs: {}\n", func(a acsstate.Config) error {
 			if a.RequireSignatures || a.SkewWindow != 5*time.Minute || a.ReplayWindow != 10*time.Minute || a.Defer.MaxPerSession != 3 {
 				return fmt.Errorf("%v", a)
 			}
 			return nil
 		}},
-		{"keys in three forms; signatures then required", "acs:\n  keys:\n    default: \"${WARDEN_TEST_ACS_KEY}\"\n    k1: \"hex:000102030405060708090a0b0c0d0e0f\"\n    k2: \"base64:AAECAwQFBgcICQoLDA0ODw==\"\n", func(a acs.Config) error {
+		{"keys in three forms; signatures then required", "acs:\n  keys:\n    default: \"${WARDEN_TEST_ACS_KEY}\"\n    k1: \"hex:000102030405060708090a0b0c0d0e0f\"\n    k2: \"base64:AAECAwQFBgcICQoLDA0ODw==\"\n", func(a acsstate.Config) error {
 			if !a.RequireSignatures || string(a.Keys["default"]) != "a-long-enough-secret-key" || len(a.Keys["k1"]) != 16 || a.Keys["k2"][15] != 15 {
 				return fmt.Errorf("%v", a)
 			}
 			return nil
 		}},
-		{"signatures optional with keys", "acs:\n  keys: {default: \"0123456789abcdef\"}\n  require_signatures: false\n  skew_window: 30s\n  replay_window: 1h\n  defer: {max_per_session: 5}\n", func(a acs.Config) error {
+		{"signatures optional with keys", "acs:\n  keys: {default: \"0123456789abcdef\"}\n  require_signatures: false\n  skew_window: 30s\n  replay_window: 1h\n  defer: {max_per_session: 5}\n", func(a acsstate.Config) error {
 			if a.RequireSignatures || a.SkewWindow != 30*time.Second || a.ReplayWindow != time.Hour || a.Defer.MaxPerSession != 5 {
 				return fmt.Errorf("%v", a)
 			}

@@ -13,7 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/acs"
+	"github.com/wardenhq/warden/acsstate"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/conf"
 	"github.com/wardenhq/warden/hooks"
@@ -61,7 +61,7 @@ type Config struct {
 	Approvals Approvals
 	// ACS is the Agent Control Standard endpoint's keys and windows (acs:),
 	// its key files read relative to File.
-	ACS acs.Config
+	ACS acsstate.Config
 	// OTel is where decision spans are exported (otel:); without an
 	// endpoint it exports none.
 	OTel otelx.Config
@@ -85,7 +85,7 @@ type Upstream = warden.Upstream
 
 // Default returns the configuration used without --config.
 func Default() *Config {
-	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals(), ACS: acs.DefaultConfig(), OTel: otelx.DefaultConfig(), Gateways: sealid.DefaultConfig(), Instance: DefaultInstance()}
+	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals(), ACS: acsstate.DefaultConfig(), OTel: otelx.DefaultConfig(), Gateways: sealid.DefaultConfig(), Instance: DefaultInstance()}
 }
 
 // Error and ErrorList are the policy loader's located errors: a config and

@@ -1,4 +1,4 @@
-package acs
+package acsstate
 
 import (
 	"errors"
@@ -16,9 +16,12 @@ import (
 )
 
 // Config is the acs: section of warden's configuration (docs/acs.md): the
-// endpoint's keys, signature rule, replay and staleness windows, and the
-// bound on deferred steps. Decoded by conf; Validate then checks the rules
-// across its keys and completes it (RequireSignatures, the key files read).
+// ACS endpoint's keys, signature rule, replay and staleness windows, and
+// the bound on deferred steps. Decoded by conf; Validate then checks the
+// rules across its keys and completes it (RequireSignatures, the key files
+// read). It lives here, in the ACS feature's package, rather than in the
+// surface acs: config, which the core imports, must not import a surface
+// (arch_test.go).
 type Config struct {
 	// Keys are the input keying material of the HMAC-SHA256 session keys,
 	// by signature key_id (acs.keys). They are secrets: never log them
@@ -64,6 +67,14 @@ type Config struct {
 	// file's, set before the section is decoded.
 	Dir string
 }
+
+// Defaults of the acs: section; the ACS endpoint (acs.Options) uses them
+// for what it is not given.
+const (
+	DefaultSkew     = 5 * time.Minute
+	DefaultReplay   = 10 * time.Minute
+	DefaultDeferMax = 3
+)
 
 // DeferConfig is acs.defer.
 type DeferConfig struct {

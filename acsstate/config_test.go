@@ -1,4 +1,4 @@
-package acs
+package acsstate
 
 import (
 	"fmt"
