@@ -6,12 +6,11 @@
 package hooks
 
 import (
+	"errors"
 	"fmt"
-	"os"
-	"regexp"
-	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/conf"
 	"github.com/wardenhq/warden/internal/glob"
 
 	"gopkg.in/yaml.v3"
@@ -61,190 +60,132 @@ func (d *Decl) Matches(name string) bool {
 	return false
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
 // Parse validates the `hooks:` list of a config file (node is its value)
 // and returns the declarations in file order, or every problem found as
 // "file:line: message".
 func Parse(file string, node *yaml.Node) ([]Decl, policy.ErrorList) {
-	var errs policy.ErrorList
-	add := func(n *yaml.Node, format string, args ...any) {
-		errs = append(errs, policy.Error{File: file, Line: n.Line, Column: n.Column, Msg: fmt.Sprintf(format, args...)})
-	}
+	var list []declYAML
+	errs := conf.Decode(file, "hooks", node, &list)
 	if node.Kind != yaml.SequenceNode {
-		add(node, "hooks: expected a list of hook declarations")
 		return nil, errs
 	}
-	var out []Decl
+	out := make([]Decl, 0, len(list))
 	names := map[string]int{}
-	for i, item := range node.Content {
-		if item.Kind != yaml.MappingNode {
-			add(item, "hooks[%d]: expected a mapping", i)
+	for i, y := range list {
+		item := node.Content[i]
+		if y.Name == "" {
+			continue // missing: reported by Decode
+		}
+		if prev, dup := names[y.Name]; dup {
+			errs.Add(file, item.Line, item.Column, "hook %q is declared twice (first at line %d)", y.Name, prev)
 			continue
 		}
-		d, ok := parseOne(file, item, i, add)
-		if !ok {
-			continue
-		}
-		if prev, dup := names[d.Name]; dup {
-			add(item, "hook %q is declared twice (first at line %d)", d.Name, prev)
-			continue
-		}
-		names[d.Name] = d.Line
-		out = append(out, d)
+		names[y.Name] = item.Line
+		out = append(out, y.decl(file, item.Line, i))
 	}
-	return out, errs
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
 }
 
-func parseOne(file string, item *yaml.Node, i int, add func(*yaml.Node, string, ...any)) (Decl, bool) {
-	d := Decl{File: file, Line: item.Line, order: i, Timeout: DefaultTimeout}
-	ok := true
-	bad := func(n *yaml.Node, format string, args ...any) {
-		add(n, format, args...)
-		ok = false
-	}
-	var modeNode, eventsNode *yaml.Node
+// declYAML is one entry of `hooks:` as written (docs/hooks.md).
+type declYAML struct {
+	Name     string         `yaml:"name" conf:"required"`
+	Events   []string       `yaml:"events" conf:"one,required"`
+	Mode     string         `yaml:"mode" oneof:"sync|async"`
+	When     string         `yaml:"when"`
+	Priority int            `yaml:"priority"`
+	Timeout  time.Duration  `yaml:"timeout" range:"1ns.."`
+	Failure  string         `yaml:"failure" oneof:"closed|open"`
+	Command  []string       `yaml:"command"`
+	Webhook  *conf.Upstream `yaml:"webhook"`
+	AOS      *conf.Upstream `yaml:"aos"`
+	Policy   *anyValue      `yaml:"policy"`
+
+	when *policy.Condition // When, compiled by Validate
+}
+
+// anyValue is the value of a key whose presence is what counts (policy:).
+type anyValue struct{}
+
+func (*anyValue) UnmarshalConf(*yaml.Node) error { return nil }
+
+// Validate checks what spans keys: one handler kind, a condition that
+// compiles, events the catalog knows, sync only on events that have a
+// sync point.
+func (y *declYAML) Validate() error {
+	var errs []error
 	kinds := 0
-	for j := 0; j+1 < len(item.Content); j += 2 {
-		k, v := item.Content[j], item.Content[j+1]
-		switch k.Value {
-		case "name":
-			d.Name = v.Value
-		case "events":
-			eventsNode = v
-			if err := v.Decode(&d.Events); err != nil || len(d.Events) == 0 {
-				if v.Kind == yaml.ScalarNode && v.Value != "" {
-					d.Events = []string{v.Value}
-				} else {
-					bad(v, "events: expected a non-empty list of event names or globs")
-				}
-			}
-		case "mode":
-			modeNode = v
-			switch v.Value {
-			case "sync":
-			case "async":
-				d.Async = true
-			default:
-				bad(v, "mode: expected sync or async, got %q", v.Value)
-			}
-		case "when":
-			c, err := policy.CompileCondition(v.Value)
-			if err != nil {
-				bad(v, "when: %v", err)
-				continue
-			}
-			d.When = c
-		case "priority":
-			if err := v.Decode(&d.Priority); err != nil {
-				bad(v, "priority: expected an integer, got %q", v.Value)
-			}
-		case "timeout":
-			t, err := time.ParseDuration(v.Value)
-			if err != nil || t <= 0 {
-				bad(v, "timeout: expected a positive duration like 2s or 500ms, got %q", v.Value)
-				continue
-			}
-			d.Timeout = t
-		case "failure":
-			switch v.Value {
-			case "closed":
-				d.Failure = warden.FailClosed
-			case "open":
-				d.Failure = warden.FailOpen
-			default:
-				bad(v, "failure: expected closed or open, got %q", v.Value)
-			}
-		case KindCommand:
+	for _, set := range []bool{y.Command != nil, y.Webhook != nil, y.AOS != nil, y.Policy != nil} {
+		if set {
 			kinds++
-			d.Kind = KindCommand
-			if err := v.Decode(&d.Command); err != nil || len(d.Command) == 0 || d.Command[0] == "" {
-				bad(v, "command: expected a non-empty list: the program and its arguments")
-			}
-		case KindWebhook, KindAOS:
-			kinds++
-			d.Kind = k.Value
-			var h struct {
-				URL     string            `yaml:"url"`
-				Headers map[string]string `yaml:"headers"`
-			}
-			if err := v.Decode(&h); err != nil || h.URL == "" {
-				bad(v, "%s: expected {url: ..., headers: {...}} with a url", k.Value)
-				continue
-			}
-			url, err := ExpandEnv(h.URL)
-			if err != nil {
-				bad(v, "%s.url: %v", k.Value, err)
-			}
-			d.URL = url
-			d.Headers = map[string]string{}
-			for hk, hv := range h.Headers {
-				x, err := ExpandEnv(hv)
-				if err != nil {
-					bad(v, "%s.headers.%s: %v", k.Value, hk, err)
-				}
-				d.Headers[hk] = x
-			}
-		case KindPolicy:
-			kinds++
-			d.Kind = KindPolicy
-		default:
-			bad(k, "unknown key %q in hook declaration (want name, events, mode, when, priority, timeout, failure and one of command, webhook, aos, policy)", k.Value)
 		}
-	}
-	if d.Name == "" {
-		bad(item, "hooks[%d]: missing name", i)
 	}
 	switch {
 	case kinds == 0:
-		bad(item, "hook %q: no handler: set one of command, webhook, aos, policy", d.Name)
+		errs = append(errs, conf.Errorf("", "hook %q: no handler: set one of command, webhook, aos, policy", y.Name))
 	case kinds > 1:
-		bad(item, "hook %q: more than one handler kind", d.Name)
+		errs = append(errs, conf.Errorf("", "hook %q: more than one handler kind", y.Name))
 	}
-	if eventsNode == nil {
-		bad(item, "hook %q: missing events", d.Name)
+	if y.Command != nil && (len(y.Command) == 0 || y.Command[0] == "") {
+		errs = append(errs, conf.Errorf("command", "expected a non-empty list: the program and its arguments"))
 	}
-	for i, p := range d.Events {
+	if y.When != "" {
+		c, err := policy.CompileCondition(y.When)
+		if err != nil {
+			errs = append(errs, conf.Errorf("when", "%v", err))
+		}
+		y.when = c
+	}
+	for i, p := range y.Events {
 		if err := policy.CheckEvent(p, catalog.Names()); err != nil {
-			n := eventsNode
-			if n.Kind == yaml.SequenceNode && i < len(n.Content) {
-				n = n.Content[i] // the entry's own line
-			}
-			bad(n, "events: %v", err)
+			errs = append(errs, conf.Errorf(fmt.Sprintf("events[%d]", i), "%v", err))
 			continue
 		}
-		evs := catalog.Match(p)
-		if d.Async {
+		if y.Mode == "async" {
 			continue
 		}
-		for _, e := range evs {
+		for _, e := range catalog.Match(p) {
 			if !e.Sync {
-				n := eventsNode
-				if modeNode != nil {
-					n = modeNode
+				at := "events"
+				if y.Mode != "" {
+					at = "mode"
 				}
-				bad(n, "hook %q: mode sync on async-only event %s (matched by %q); use mode: async", d.Name, e.Name, p)
+				errs = append(errs, conf.Errorf(at, "hook %q: mode sync on async-only event %s (matched by %q); use mode: async", y.Name, e.Name, p))
 				break
 			}
 		}
 	}
-	return d, ok
+	return errors.Join(errs...)
 }
 
-// ExpandEnv replaces ${VAR} with the environment's value; an unset variable
-// is an error (a header without its secret would fail later, less clearly).
-func ExpandEnv(s string) (string, error) {
-	var missing []string
-	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
-		name := envRef.FindStringSubmatch(m)[1]
-		v, ok := os.LookupEnv(name)
-		if !ok {
-			missing = append(missing, name)
-		}
-		return v
-	})
-	if len(missing) > 0 {
-		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
+// decl is the validated declaration of entry i at line.
+func (y *declYAML) decl(file string, line, i int) Decl {
+	d := Decl{Name: y.Name, Events: y.Events, Async: y.Mode == "async", When: y.when, Priority: y.Priority,
+		Timeout: y.Timeout, Command: y.Command, File: file, Line: line, order: i}
+	if d.Timeout == 0 {
+		d.Timeout = DefaultTimeout
 	}
-	return out, nil
+	if y.Failure == "open" {
+		d.Failure = warden.FailOpen
+	}
+	switch {
+	case y.Command != nil:
+		d.Kind = KindCommand
+	case y.Webhook != nil:
+		d.Kind, d.URL, d.Headers = KindWebhook, y.Webhook.URL, headers(y.Webhook.Headers)
+	case y.AOS != nil:
+		d.Kind, d.URL, d.Headers = KindAOS, y.AOS.URL, headers(y.AOS.Headers)
+	default:
+		d.Kind = KindPolicy
+	}
+	return d
+}
+
+func headers(h map[string]string) map[string]string {
+	if h == nil {
+		return map[string]string{}
+	}
+	return h
 }

@@ -25,22 +25,22 @@ func TestParseRejectsEachInvalidDeclaration(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
-		{"unknown event", "- name: a\n  events: [tool.pre_cal]\n  command: [true]\n", `warden.yaml:2: events: "tool.pre_cal" matches no event in the catalog (did you mean "tool.pre_call"?)`},
-		{"unknown event in a block list", "- name: a\n  events:\n    - tool.pre_call\n    - tool.precall\n  command: [true]\n", `warden.yaml:4: events: "tool.precall" matches no event in the catalog (did you mean "tool.pre_call"?)`},
-		{"sync on async-only", "- name: a\n  events: [message.delta]\n  mode: sync\n  command: [true]\n", `warden.yaml:3: hook "a": mode sync on async-only event message.delta`},
-		{"sync by default on async-only glob", "- name: a\n  events: [\"permission.*\"]\n  command: [true]\n", `warden.yaml:2: hook "a": mode sync on async-only event permission.`},
-		{"unknown handler kind", "- name: a\n  events: [tool.pre_call]\n  grpc: {url: x}\n", `warden.yaml:3: unknown key "grpc"`},
-		{"no handler", "- name: a\n  events: [tool.pre_call]\n", `warden.yaml:1: hook "a": no handler`},
-		{"two handlers", "- name: a\n  events: [tool.pre_call]\n  command: [true]\n  webhook: {url: http://x}\n", `warden.yaml:1: hook "a": more than one handler kind`},
-		{"bad duration", "- name: a\n  events: [tool.pre_call]\n  timeout: 2 seconds\n  command: [true]\n", `warden.yaml:3: timeout: expected a positive duration`},
-		{"when does not compile", "- name: a\n  events: [tool.pre_call]\n  when: 'tool.name =='\n  command: [true]\n", `warden.yaml:3: when:`},
-		{"bad mode", "- name: a\n  events: [tool.pre_call]\n  mode: maybe\n  command: [true]\n", `warden.yaml:3: mode: expected sync or async`},
-		{"bad failure", "- name: a\n  events: [tool.pre_call]\n  failure: shut\n  command: [true]\n", `warden.yaml:3: failure: expected closed or open`},
-		{"unset secret", "- name: a\n  events: [tool.pre_call]\n  webhook: {url: \"http://x\", headers: {Authorization: \"Bearer ${NO_SUCH_VAR_X}\"}}\n", `warden.yaml:3: webhook.headers.Authorization: environment variable NO_SUCH_VAR_X is not set`},
+		{"unknown event", "- name: a\n  events: [tool.pre_cal]\n  command: [true]\n", `warden.yaml:2: hooks[0].events[0]: "tool.pre_cal" matches no event in the catalog (did you mean "tool.pre_call"?)`},
+		{"unknown event in a block list", "- name: a\n  events:\n    - tool.pre_call\n    - tool.precall\n  command: [true]\n", `warden.yaml:4: hooks[0].events[1]: "tool.precall" matches no event in the catalog (did you mean "tool.pre_call"?)`},
+		{"sync on async-only", "- name: a\n  events: [message.delta]\n  mode: sync\n  command: [true]\n", `warden.yaml:3: hooks[0].mode: hook "a": mode sync on async-only event message.delta`},
+		{"sync by default on async-only glob", "- name: a\n  events: [\"permission.*\"]\n  command: [true]\n", `warden.yaml:2: hooks[0].events: hook "a": mode sync on async-only event permission.`},
+		{"unknown handler kind", "- name: a\n  events: [tool.pre_call]\n  grpc: {url: x}\n", `warden.yaml:3: hooks[0]: unknown key "grpc"`},
+		{"no handler", "- name: a\n  events: [tool.pre_call]\n", `warden.yaml:1: hooks[0]: hook "a": no handler`},
+		{"two handlers", "- name: a\n  events: [tool.pre_call]\n  command: [true]\n  webhook: {url: http://x}\n", `warden.yaml:1: hooks[0]: hook "a": more than one handler kind`},
+		{"bad duration", "- name: a\n  events: [tool.pre_call]\n  timeout: 2 seconds\n  command: [true]\n", `warden.yaml:3: hooks[0].timeout: expected a duration of at least 1ns such as 30s, got "2 seconds"`},
+		{"when does not compile", "- name: a\n  events: [tool.pre_call]\n  when: 'tool.name =='\n  command: [true]\n", `warden.yaml:3: hooks[0].when: Syntax error`},
+		{"bad mode", "- name: a\n  events: [tool.pre_call]\n  mode: maybe\n  command: [true]\n", `warden.yaml:3: hooks[0].mode: expected sync or async, got "maybe"`},
+		{"bad failure", "- name: a\n  events: [tool.pre_call]\n  failure: shut\n  command: [true]\n", `warden.yaml:3: hooks[0].failure: expected closed or open, got "shut"`},
+		{"unset secret", "- name: a\n  events: [tool.pre_call]\n  webhook: {url: \"http://x\", headers: {Authorization: \"Bearer ${NO_SUCH_VAR_X}\"}}\n", `warden.yaml:3: hooks[0].webhook.headers.Authorization: environment variable NO_SUCH_VAR_X is not set`},
 		{"duplicate name", "- name: a\n  events: [tool.pre_call]\n  command: [true]\n- name: a\n  events: [tool.pre_call]\n  command: [true]\n", `warden.yaml:4: hook "a" is declared twice`},
 		{"missing name", "- events: [tool.pre_call]\n  command: [true]\n", `warden.yaml:1: hooks[0]: missing name`},
 		{"not a list", "name: a\n", `warden.yaml:1: hooks: expected a list`},
-		{"empty command", "- name: a\n  events: [tool.pre_call]\n  command: []\n", `warden.yaml:3: command: expected a non-empty list`},
+		{"empty command", "- name: a\n  events: [tool.pre_call]\n  command: []\n", `warden.yaml:3: hooks[0].command: expected a non-empty list`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

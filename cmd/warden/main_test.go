@@ -152,11 +152,11 @@ func TestCheck(t *testing.T) {
 func TestCheckRejectsInvalidHookDeclarations(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct{ name, yaml, want string }{
-		{"unknown event", "hooks:\n  - name: a\n    events: [tool.pre_cal]\n    command: [true]\n", ":3: events: \"tool.pre_cal\" matches no event in the catalog (did you mean \"tool.pre_call\"?)"},
-		{"sync on async-only", "hooks:\n  - name: a\n    events: [message.delta]\n    command: [true]\n", ":3: hook \"a\": mode sync on async-only event message.delta"},
-		{"unknown handler kind", "hooks:\n  - name: a\n    events: [tool.pre_call]\n    grpc: {url: x}\n", `:4: unknown key "grpc"`},
-		{"bad duration", "hooks:\n  - name: a\n    events: [tool.pre_call]\n    timeout: soon\n    command: [true]\n", ":4: timeout: expected a positive duration"},
-		{"when does not compile", "hooks:\n  - name: a\n    events: [tool.pre_call]\n    when: 'tool.name =='\n    command: [true]\n", ":4: when:"},
+		{"unknown event", "hooks:\n  - name: a\n    events: [tool.pre_cal]\n    command: [true]\n", ":3: hooks[0].events[0]: \"tool.pre_cal\" matches no event in the catalog (did you mean \"tool.pre_call\"?)"},
+		{"sync on async-only", "hooks:\n  - name: a\n    events: [message.delta]\n    command: [true]\n", ":3: hooks[0].events: hook \"a\": mode sync on async-only event message.delta"},
+		{"unknown handler kind", "hooks:\n  - name: a\n    events: [tool.pre_call]\n    grpc: {url: x}\n", `:4: hooks[0]: unknown key "grpc"`},
+		{"bad duration", "hooks:\n  - name: a\n    events: [tool.pre_call]\n    timeout: soon\n    command: [true]\n", ":4: hooks[0].timeout: expected a duration of at least 1ns such as 30s, got \"soon\""},
+		{"when does not compile", "hooks:\n  - name: a\n    events: [tool.pre_call]\n    when: 'tool.name =='\n    command: [true]\n", ":4: hooks[0].when: Syntax error"},
 		{"command not found", "hooks:\n  - name: a\n    events: [tool.pre_call]\n    command: [/no/such/hook]\n", `:2: hook "a":`},
 	}
 	for _, tt := range tests {
