@@ -46,18 +46,7 @@ func TestWalk(t *testing.T) {
 		{`{"a":"\ud800"}`, `a string with a lone surrogate escape \ud800 (offset 6) in a`},
 	} {
 		p.Init(tc.in)
-		var walk func() error
-		walk = func() error {
-			switch p.Peek() {
-			case '{':
-				return p.WalkObject(func(string) error { return walk() })
-			case '[':
-				return p.WalkArray(walk)
-			}
-			_, err := p.Value()
-			return err
-		}
-		err := walk()
+		err := walkAll(&p)
 		if err == nil {
 			err = p.End()
 		}
@@ -71,6 +60,19 @@ func TestWalk(t *testing.T) {
 		err.Error() != `invalid character '"' after object value at offset 7` {
 		t.Errorf("syntax: %v", err)
 	}
+}
+
+// walkAll walks the value at p's position, every object and array in it
+// with WalkObject and WalkArray.
+func walkAll(p *Parser) error {
+	switch p.Peek() {
+	case '{':
+		return p.WalkObject(func(string) error { return walkAll(p) })
+	case '[':
+		return p.WalkArray(func() error { return walkAll(p) })
+	}
+	_, err := p.Value()
+	return err
 }
 
 // TestAfterItem: what may follow a member's value or an array element, in
@@ -93,18 +95,7 @@ func TestAfterItem(t *testing.T) {
 				t.Errorf("Value: %v, want %q", err, tt.want)
 			}
 			p.Init(tt.in)
-			var walk func() error
-			walk = func() error {
-				switch p.Peek() {
-				case '{':
-					return p.WalkObject(func(string) error { return walk() })
-				case '[':
-					return p.WalkArray(walk)
-				}
-				_, err := p.Value()
-				return err
-			}
-			if err := walk(); !errors.Is(err, ErrSyntax) || err.Error() != tt.want {
+			if err := walkAll(&p); !errors.Is(err, ErrSyntax) || err.Error() != tt.want {
 				t.Errorf("walk: %v, want %q", err, tt.want)
 			}
 		})
