@@ -185,13 +185,13 @@ type exchange struct {
 
 func (g *Gate) serveRPC(w http.ResponseWriter, r *http.Request, ag *agent) {
 	body, err := relay.ReadAll(r.Body, g.opts.MaxBody)
-	var tooLarge *relay.TooLargeError
-	if err != nil && !errors.As(err, &tooLarge) {
-		jsonrpc.WriteJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, "reading the request: "+err.Error(), dialect03, jsonrpc.CodeName(CodeInvalidRequest), nil))
-		return
-	}
-	if tooLarge != nil {
-		jsonrpc.WriteJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, fmt.Sprintf("request body over the limit (%d bytes)", g.opts.MaxBody), dialect03, jsonrpc.CodeName(CodeInvalidRequest), nil))
+	if err != nil {
+		why := "reading the request: " + err.Error()
+		var tooLarge *relay.TooLargeError
+		if errors.As(err, &tooLarge) {
+			why = fmt.Sprintf("request body over the limit (%d bytes)", g.opts.MaxBody)
+		}
+		jsonrpc.WriteJSON(w, http.StatusOK, rpcError(nil, CodeInvalidRequest, why, dialect03, jsonrpc.CodeName(CodeInvalidRequest), nil))
 		return
 	}
 	if !json.Valid(body) {
@@ -371,19 +371,20 @@ func (g *Gate) forward(w http.ResponseWriter, r *http.Request, x *exchange, body
 		return
 	}
 	data, err := relay.ReadAll(resp.Body, g.opts.MaxBody)
-	var tooLarge *relay.TooLargeError
-	if err != nil && !errors.As(err, &tooLarge) {
-		if c.Gone() {
+	if err != nil {
+		var tooLarge *relay.TooLargeError
+		if !errors.As(err, &tooLarge) {
+			if c.Gone() {
+				return
+			}
+			g.upstreamError(w, x, c.Failure(err))
 			return
 		}
-		g.upstreamError(w, x, c.Failure(err))
-		return
-	}
-	c.Stop()
-	if tooLarge != nil {
+		c.Stop()
 		refuse(w, x, upstreamFailed(x, fmt.Sprintf("upstream agent %s: response over the limit (%d bytes)", x.ag.name, g.opts.MaxBody)))
 		return
 	}
+	c.Stop()
 	if len(bytes.TrimSpace(data)) == 0 && resp.StatusCode/100 == 2 {
 		w.WriteHeader(resp.StatusCode) // an answer to a notification: nothing to decide
 		return
