@@ -155,10 +155,7 @@ var sections = []section{
 		c.TLS.Cert, c.TLS.Key, c.TLS.ClientCA = inDir(file, c.TLS.Cert), inDir(file, c.TLS.Key), inDir(file, c.TLS.ClientCA)
 		return errs
 	}},
-	{"approvals", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.Approvals, errs = parseApprovals(file, v)
-		return errs
-	}},
+	{"approvals", typed(func(c *Config) any { return &c.Approvals })},
 	{"acs", func(file, key string, v *yaml.Node, c *Config) ErrorList {
 		c.ACS.Dir = filepath.Dir(file) // its key files are relative to the config file
 		return conf.Decode(file, key, v, &c.ACS)

@@ -226,7 +226,7 @@ func (s *serving) buildGuardian() error {
 			cfg.Approvals.URL = sch + "://" + s.addr
 		}
 	}
-	s.notifier = notify.New(cfg.Approvals.Notify, notify.Options{OnResult: func(r notify.Result) {
+	s.notifier = notify.New(cfg.Approvals.Notify.Targets(), notify.Options{OnResult: func(r notify.Result) {
 		if r.Err != nil {
 			// The target's host only: a Slack webhook's path is its secret.
 			s.log.Warn("approval notification failed", "approval", r.ApprovalID, "target", targetHost(r.Target),
