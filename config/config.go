@@ -14,6 +14,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/acsstate"
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/conf"
 	"github.com/wardenhq/warden/hooks"
@@ -53,7 +54,7 @@ type Config struct {
 	// (origins:), canonical scheme://host:port.
 	Origins auth.Origins
 	// Trace is what the trace keeps and for how long (trace:).
-	Trace Trace
+	Trace audit.TraceConfig
 	// Tenants are the tenants with their own policies (tenants:), by name.
 	Tenants map[string]Tenant
 	// Approvals are the hold time, retry window and notifications of steps
@@ -146,10 +147,7 @@ var sections = []section{
 	{"auth", typed(func(c *Config) any { return &c.Auth })},
 	{"origins", typed(func(c *Config) any { return &c.Origins })},
 	{"tenants", decodeTenants},
-	{"trace", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.Trace, errs = parseTrace(file, v)
-		return errs
-	}},
+	{"trace", typed(func(c *Config) any { return &c.Trace })},
 	{"tls", func(file, key string, v *yaml.Node, c *Config) ErrorList {
 		errs := conf.Decode(file, key, v, &c.TLS)
 		c.TLS.Cert, c.TLS.Key, c.TLS.ClientCA = inDir(file, c.TLS.Cert), inDir(file, c.TLS.Key), inDir(file, c.TLS.ClientCA)

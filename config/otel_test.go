@@ -79,9 +79,9 @@ func TestTraceOCSF(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, in, want string }{
 		{"empty file", "trace: {ocsf_file: \"\"}", `trace.ocsf_file: expected a file path, got ""`},
-		{"small size", "trace: {ocsf_max_size: 10}", `trace.ocsf_max_size: expected a size of at least 4KiB such as 100MiB, got "10"`},
-		{"files", "trace: {ocsf_max_files: 0}", `trace.ocsf_max_files: expected a whole number from 1 to 1000, got "0"`},
-		{"queue", "trace: {ocsf_queue: x}", `trace.ocsf_queue: expected a whole number from 1 to 1048576, got "x"`},
+		{"small size", "trace: {ocsf_max_size: 10}", `trace.ocsf_max_size: expected a size of at least 4KiB such as 100MiB, got 10 bytes`},
+		{"files", "trace: {ocsf_max_files: 0}", `trace.ocsf_max_files: expected a whole number in 1..1000, got "0"`},
+		{"queue", "trace: {ocsf_queue: x}", `trace.ocsf_queue: expected a whole number in 1..1048576, got "x"`},
 		{"unknown", "trace: {ocsf: x}", `trace: unknown key "ocsf" (want raw_input, retention, max_size, ocsf_file, ocsf_max_size, ocsf_max_files, ocsf_queue)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -52,7 +52,7 @@ func (g *Guardian) traceSetup(opts Options) (audit.RecordFilter, func(string) st
 		// With acs.signing_key, the checkpoints are signed with it
 		// (ML-DSA-65 or SLH-DSA-128s) rather than the data directory's
 		// Ed25519 key.
-		r := backend.Retention{MaxAge: tc.Retention, MaxSize: tc.MaxSize, SigningKey: g.cfg.ACS.SigningKey}
+		r := backend.Retention{MaxAge: tc.Retention, MaxSize: int64(tc.MaxSize), SigningKey: g.cfg.ACS.SigningKey}
 		if err := b.Pruner.StartPruning(r, func(err error) { g.log.Warn("pruning the trace", "err", err) }); err != nil {
 			return nil, nil, err
 		}

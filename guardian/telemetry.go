@@ -26,7 +26,7 @@ func (g *Guardian) telemetry(cfg *config.Config, obs pipeline.Observer) (pipelin
 		add = append(add, e)
 	}
 	if t := cfg.Trace; t.OCSFFile != "" {
-		s, err := ocsf.NewSink(ocsf.SinkOptions{Path: t.OCSFFile, MaxSize: t.OCSFMaxSize, MaxFiles: t.OCSFMaxFiles,
+		s, err := ocsf.NewSink(ocsf.SinkOptions{Path: string(t.OCSFFile), MaxSize: int64(t.OCSFMaxSize), MaxFiles: t.OCSFMaxFiles,
 			Queue: t.OCSFQueue, OnError: func(err error) { g.log.Warn("writing OCSF events", "err", err) }})
 		if err != nil {
 			if g.otel != nil {
