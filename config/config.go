@@ -17,10 +17,12 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/conf"
+	"github.com/wardenhq/warden/fleet/registry"
 	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/internal/sealid"
 	"github.com/wardenhq/warden/otelx"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/stream"
 )
 
 // Config is a parsed, validated configuration file.
@@ -66,12 +68,12 @@ type Config struct {
 	// OTel is where decision spans are exported (otel:); without an
 	// endpoint it exports none.
 	OTel otelx.Config
-	// Stream is where the decision stream is published (stream:); its
-	// zero value publishes none.
-	Stream Stream
+	// Stream is where the decision stream is published (stream:); without
+	// a stream.nats url it publishes none.
+	Stream stream.Config
 	// Instance is how this replica names itself in the registry
 	// (instance:), defaults filled in.
-	Instance Instance
+	Instance registry.Config
 	// Gateways is the key that seals the gateways' MCP session ids and A2A
 	// task ids (gateways:), defaults filled in.
 	Gateways sealid.Config
@@ -86,7 +88,7 @@ type Upstream = warden.Upstream
 
 // Default returns the configuration used without --config.
 func Default() *Config {
-	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals(), ACS: acsstate.DefaultConfig(), OTel: otelx.DefaultConfig(), Gateways: sealid.DefaultConfig(), Instance: DefaultInstance()}
+	return &Config{DefaultDecision: warden.Allow, Limits: DefaultLimits(), Approvals: DefaultApprovals(), ACS: acsstate.DefaultConfig(), OTel: otelx.DefaultConfig(), Gateways: sealid.DefaultConfig(), Stream: stream.DefaultConfig(), Instance: registry.DefaultConfig()}
 }
 
 // Error and ErrorList are the policy loader's located errors: a config and
@@ -168,14 +170,8 @@ var sections = []section{
 		c.Store = st
 		return nil
 	}},
-	{"stream", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.Stream, errs = parseStream(file, v)
-		return errs
-	}},
-	{"instance", func(file, _ string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.Instance, errs = parseInstance(file, v)
-		return errs
-	}},
+	{"stream", typed(func(c *Config) any { return &c.Stream })},
+	{"instance", typed(func(c *Config) any { return &c.Instance })},
 }
 
 var sectionByKey = func() map[string]section {

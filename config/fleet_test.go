@@ -22,7 +22,7 @@ instance: {id: replica-a}
 		n.Batch != 256 || n.Poll != 200*time.Millisecond || n.Timeout != 5*time.Second {
 		t.Errorf("stream.nats defaults: %+v", n)
 	}
-	if c.Instance != (Instance{ID: "replica-a", Heartbeat: 5 * time.Second, Stale: 3}) {
+	if c.Instance != (registry.Config{ID: "replica-a", Heartbeat: 5 * time.Second, Stale: 3}) {
 		t.Errorf("instance: %+v", c.Instance)
 	}
 	c, err = Parse("w.yaml", []byte(`
@@ -48,21 +48,21 @@ func TestStreamAndInstanceErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{`stream: 1`, "w.yaml:1: stream: expected a mapping with nats"},
 		{`stream: {kafka: {}}`, `w.yaml:1: stream: unknown key "kafka" (want nats)`},
-		{`stream: {nats: {stream: X}}`, "w.yaml:1: stream.nats: needs a url"},
+		{`stream: {nats: {stream: X}}`, "w.yaml:1: stream.nats: missing url"},
 		{`stream: {nats: {url: "http://x:1"}}`, "stream.nats.url: expected a nats:// or tls:// URL"},
 		{`stream: {nats: {url: "nats://x:1", stream: "a.b"}}`, "stream.nats.stream: \"a.b\""},
 		{`stream: {nats: {url: "nats://x:1", subject: "a.*"}}`, "stream.nats.subject: \"a.*\""},
 		{`stream: {nats: {url: "nats://x:1", subject: "a..b"}}`, "stream.nats.subject"},
-		{`stream: {nats: {url: "nats://x:1", batch: 0}}`, "stream.nats.batch: expected a number from 1 to 4096"},
-		{`stream: {nats: {url: "nats://x:1", batch: 5000}}`, "stream.nats.batch"},
-		{`stream: {nats: {url: "nats://x:1", poll: 1ms}}`, "stream.nats.poll: expected a duration from 10ms to 1m0s"},
-		{`stream: {nats: {url: "nats://x:1", timeout: forever}}`, "stream.nats.timeout"},
+		{`stream: {nats: {url: "nats://x:1", batch: 0}}`, `stream.nats.batch: expected a whole number in 1..4096, got "0"`},
+		{`stream: {nats: {url: "nats://x:1", batch: 5000}}`, `stream.nats.batch: expected a whole number in 1..4096, got "5000"`},
+		{`stream: {nats: {url: "nats://x:1", poll: 1ms}}`, `stream.nats.poll: expected a duration in 10ms..1m such as 30s, got "1ms"`},
+		{`stream: {nats: {url: "nats://x:1", timeout: forever}}`, `stream.nats.timeout: expected a duration in 100ms..5m such as 30s, got "forever"`},
 		{`stream: {nats: {url: "nats://x:1", user: x}}`, `stream.nats: unknown key "user"`},
-		{`stream: {nats: {url: [1]}}`, "stream.nats.url: expected a value"},
+		{`stream: {nats: {url: [1]}}`, "stream.nats.url: expected a string"},
 		{`instance: 3`, "instance: expected a mapping with id, heartbeat, stale"},
 		{`instance: {id: "` + strings.Repeat("x", 300) + `"}`, "instance.id: expected up to 255 printable characters"},
-		{`instance: {heartbeat: 1ms}`, "instance.heartbeat: expected a duration from 100ms to 10m0s"},
-		{`instance: {stale: 0}`, "instance.stale: expected a number of heartbeats from 1 to 1000"},
+		{`instance: {heartbeat: 1ms}`, `instance.heartbeat: expected a duration in 100ms..10m such as 30s, got "1ms"`},
+		{`instance: {stale: 0}`, `instance.stale: expected a whole number in 1..1000, got "0"`},
 		{`instance: {name: x}`, `instance: unknown key "name"`},
 	} {
 		_, err := Parse("w.yaml", []byte(tc.yaml))
