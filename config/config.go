@@ -4,6 +4,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/acsstate"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/backend"
 	"github.com/wardenhq/warden/conf"
 	"github.com/wardenhq/warden/fleet/registry"
 	"github.com/wardenhq/warden/hooks"
@@ -162,12 +164,19 @@ var sections = []section{
 	}},
 	{"otel", typed(func(c *Config) any { return &c.OTel })},
 	{"gateways", typed(func(c *Config) any { return &c.Gateways })},
-	{"store", func(file, _ string, v *yaml.Node, c *Config) ErrorList {
-		st, err := parseStore(v)
-		if err != nil {
-			return ErrorList{{File: file, Line: v.Line, Msg: fmt.Sprintf("store: %v", err)}}
+	{"store", func(file, key string, v *yaml.Node, c *Config) ErrorList {
+		// A scalar: the URL, ${VAR}s expanded (a password from the
+		// environment), that backend.CheckStoreURL accepts.
+		s, err := "", errors.New("expected a postgres:// URL")
+		if v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
+			if s, err = conf.ExpandEnv(v.Value); err == nil {
+				err = backend.CheckStoreURL(s)
+			}
 		}
-		c.Store = st
+		if err != nil {
+			return ErrorList{{File: file, Line: v.Line, Msg: fmt.Sprintf("%s: %v", key, err)}}
+		}
+		c.Store = s
 		return nil
 	}},
 	{"stream", typed(func(c *Config) any { return &c.Stream })},

@@ -29,7 +29,7 @@ func openBackend(opts Options, cfg *config.Config) (b *backend.Backend, owned bo
 	}
 	url, what := backend.DirURL(opts.Data), "the trace in "+opts.Data
 	if cfg.Store != "" {
-		// store: postgres://… (config.CheckStoreURL) — the shared trace
+		// store: postgres://… (backend.CheckStoreURL) — the shared trace
 		// and state of a fleet; Data keeps its redaction key.
 		url, what = cfg.Store, "the store in PostgreSQL"
 	}

@@ -30,7 +30,7 @@ func checkStoreFlag(url string) error {
 	if url == "" {
 		return nil
 	}
-	if err := config.CheckStoreURL(url); err != nil {
+	if err := backend.CheckStoreURL(url); err != nil {
 		return fmt.Errorf("--store: %v", err)
 	}
 	return nil
