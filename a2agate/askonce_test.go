@@ -12,7 +12,6 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval/approvaltest"
-	"github.com/wardenhq/warden/config"
 )
 
 // askWire asks about anything that mentions a wire, written the natural
@@ -33,7 +32,7 @@ func TestAskOnce(t *testing.T) {
 	core, st := approvaltest.NewCore(t, askWire)
 	up := newUpstream(t, false, nil)
 	mux := http.NewServeMux()
-	mux.Handle("/a2a/", New(core, map[string]config.Upstream{"echo": {Name: "echo", URL: up.URL}}, Options{}))
+	mux.Handle("/a2a/", New(core, map[string]warden.Upstream{"echo": {Name: "echo", URL: up.URL}}, Options{}))
 	gw := httptest.NewServer(mux)
 	t.Cleanup(gw.Close)
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
-	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/pipeline"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/storetest"
@@ -45,7 +44,7 @@ func BenchmarkProxy(b *testing.B) {
 	}
 	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: policy.NewEngine(set, policy.Options{})}),
 		Views: catalog.Views, Store: storetest.NewMem()})
-	front := httptest.NewServer(New(dec, map[string]config.Upstream{"echo": {URL: up.URL}}, Options{}))
+	front := httptest.NewServer(New(dec, map[string]warden.Upstream{"echo": {URL: up.URL}}, Options{}))
 	b.Cleanup(front.Close)
 	for _, c := range []struct{ name, method, want string }{
 		{"send", "message/send", `"echo: hello"`},

@@ -17,7 +17,6 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
-	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -77,7 +76,7 @@ func packGateway(t *testing.T, v03 bool) (url string, store *memStore) {
 	store = storetest.NewMem()
 	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), Views: catalog.Views, Store: store})
 	mux := http.NewServeMux()
-	mux.Handle("/a2a/", New(dec, map[string]config.Upstream{"leaky": {Name: "leaky", URL: up.URL}}, Options{}))
+	mux.Handle("/a2a/", New(dec, map[string]warden.Upstream{"leaky": {Name: "leaky", URL: up.URL}}, Options{}))
 	gw := httptest.NewServer(mux)
 	t.Cleanup(gw.Close)
 	return gw.URL + "/a2a/leaky", store

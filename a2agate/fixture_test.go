@@ -27,7 +27,6 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
-	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -304,9 +303,9 @@ func newGateway(t *testing.T, agents map[string]string, opts Options) *gateway {
 	}
 	st := storetest.NewMem()
 	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: policy.NewEngine(set, policy.Options{})}), Views: catalog.Views, Store: st})
-	ups := map[string]config.Upstream{}
+	ups := map[string]warden.Upstream{}
 	for name, u := range agents {
-		ups[name] = config.Upstream{Name: name, URL: u, Headers: map[string]string{"X-Upstream-Token": "s3cret-" + name}}
+		ups[name] = warden.Upstream{Name: name, URL: u, Headers: map[string]string{"X-Upstream-Token": "s3cret-" + name}}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/a2a/", New(dec, ups, opts))

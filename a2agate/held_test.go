@@ -13,7 +13,6 @@ import (
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/catalog"
-	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/storetest"
 )
 
@@ -46,7 +45,7 @@ func TestHeldRequest(t *testing.T) {
 	t.Cleanup(m.Close)
 	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Handler: askWire}), Views: catalog.Views, Store: st, Approvals: m})
 	mux := http.NewServeMux()
-	mux.Handle("/a2a/", New(heldCore{dec, m}, map[string]config.Upstream{"echo": {Name: "echo", URL: up.URL}}, Options{}))
+	mux.Handle("/a2a/", New(heldCore{dec, m}, map[string]warden.Upstream{"echo": {Name: "echo", URL: up.URL}}, Options{}))
 	gw := httptest.NewServer(mux)
 	t.Cleanup(gw.Close)
 

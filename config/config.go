@@ -6,7 +6,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"github.com/wardenhq/warden/internal/sealid"
 	"github.com/wardenhq/warden/otelx"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/relay"
 	"github.com/wardenhq/warden/stream"
 )
 
@@ -42,10 +42,10 @@ type Config struct {
 	Shadow []string
 	// Hooks are the validated hook declarations, in file order.
 	Hooks []hooks.Decl
-	// MCP are the upstream MCP servers of /mcp/{server} (mcp.servers).
-	MCP map[string]Upstream
-	// A2A are the upstream agents of /a2a/{agent} (a2a.agents).
-	A2A map[string]Upstream
+	// MCP are the upstream MCP servers of /mcp/{server} (mcp:).
+	MCP relay.MCPConfig
+	// A2A are the upstream agents of /a2a/{agent} (a2a:).
+	A2A relay.A2AConfig
 	// Limits are the resource bounds (limits:), defaults filled in.
 	Limits Limits
 	// TLS is the server certificate and the client CA (tls:), paths
@@ -84,9 +84,6 @@ type Config struct {
 	// keeps the SQLite trace under --data.
 	Store string
 }
-
-// Upstream is a server a gateway forwards to (warden.Upstream).
-type Upstream = warden.Upstream
 
 // Default returns the configuration used without --config.
 func Default() *Config {
@@ -139,14 +136,8 @@ var sections = []section{
 		c.Hooks, errs = hooks.Parse(file, v)
 		return errs
 	}},
-	{"mcp", func(file, key string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.MCP, errs = parseUpstreams(file, key, "servers", v)
-		return errs
-	}},
-	{"a2a", func(file, key string, v *yaml.Node, c *Config) (errs ErrorList) {
-		c.A2A, errs = parseUpstreams(file, key, "agents", v)
-		return errs
-	}},
+	{"mcp", typed(func(c *Config) any { return &c.MCP })},
+	{"a2a", typed(func(c *Config) any { return &c.A2A })},
 	{"limits", typed(func(c *Config) any { return &c.Limits })},
 	{"auth", typed(func(c *Config) any { return &c.Auth })},
 	{"origins", typed(func(c *Config) any { return &c.Origins })},
@@ -258,74 +249,4 @@ func Parse(file string, data []byte) (*Config, error) {
 		c.Hooks[i].MaxProcs = c.Limits.HookProcs
 	}
 	return c, nil
-}
-
-// parseUpstreams reads `mcp: {servers: {NAME: {url, headers}}}` (or a2a's
-// agents).
-func parseUpstreams(file, key, inner string, v *yaml.Node) (map[string]Upstream, ErrorList) {
-	var errs ErrorList
-	add := func(n *yaml.Node, format string, args ...any) {
-		errs = append(errs, Error{File: file, Line: n.Line, Msg: fmt.Sprintf(format, args...)})
-	}
-	out := map[string]Upstream{}
-	if v.Kind != yaml.MappingNode {
-		add(v, "%s: expected a mapping with %s", key, inner)
-		return out, errs
-	}
-	for i := 0; i+1 < len(v.Content); i += 2 {
-		k, m := v.Content[i], v.Content[i+1]
-		if k.Value != inner {
-			add(k, "%s: unknown key %q (want %s)", key, k.Value, inner)
-			continue
-		}
-		if m.Kind != yaml.MappingNode {
-			add(m, "%s.%s: expected a mapping of names to {url, headers}", key, inner)
-			continue
-		}
-		for j := 0; j+1 < len(m.Content); j += 2 {
-			name, n := m.Content[j], m.Content[j+1]
-			var u struct {
-				URL     string            `yaml:"url"`
-				Headers map[string]string `yaml:"headers"`
-			}
-			where := fmt.Sprintf("%s.%s.%s", key, inner, name.Value)
-			if err := n.Decode(&u); err != nil || u.URL == "" {
-				add(n, "%s: expected {url: ..., headers: {...}} with a url", where)
-				continue
-			}
-			if !validName(name.Value) {
-				add(name, "%s: a name may hold letters, digits, '-', '_' and '.'", where)
-				continue
-			}
-			up := Upstream{Name: name.Value, Headers: map[string]string{}}
-			var err error
-			if up.URL, err = hooks.ExpandEnv(u.URL); err != nil {
-				add(n, "%s.url: %v", where, err)
-			}
-			if pu, perr := url.Parse(up.URL); perr != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-				add(n, "%s.url: expected an http(s) URL, got %q", where, u.URL)
-			}
-			for hk, hv := range u.Headers {
-				x, err := hooks.ExpandEnv(hv)
-				if err != nil {
-					add(n, "%s.headers.%s: %v", where, hk, err)
-				}
-				up.Headers[hk] = x
-			}
-			out[name.Value] = up
-		}
-	}
-	return out, errs
-}
-
-func validName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return false
-		}
-	}
-	return true
 }

@@ -40,13 +40,17 @@ func TestParse(t *testing.T) {
 		{name: "unknown key", yaml: "defaultDecision: allow\npolicy: x\n", wantErr: `warden.yaml:2: unknown key "policy"`},
 		{name: "upstreams", yaml: "mcp:\n  servers:\n    everything: {url: \"http://127.0.0.1:3001/mcp\", headers: {Authorization: \"Bearer ${UP_TOKEN}\"}}\na2a:\n  agents:\n    echo: {url: \"http://127.0.0.1:41241/\"}\n",
 			check: func(t *testing.T, c *Config) {
-				if c.MCP["everything"].URL != "http://127.0.0.1:3001/mcp" || c.MCP["everything"].Headers["Authorization"] != "Bearer t0k" || c.A2A["echo"].URL != "http://127.0.0.1:41241/" {
-					t.Fatalf("got %+v %+v", c.MCP, c.A2A)
+				mcp, a2a := c.MCP.Upstreams(), c.A2A.Upstreams()
+				if e := mcp["everything"]; e.Name != "everything" || e.URL != "http://127.0.0.1:3001/mcp" || e.Headers["Authorization"] != "Bearer t0k" ||
+					a2a["echo"].Name != "echo" || a2a["echo"].URL != "http://127.0.0.1:41241/" || a2a["echo"].Headers == nil || len(mcp) != 1 || len(a2a) != 1 {
+					t.Fatalf("got %+v %+v", mcp, a2a)
 				}
 			}},
-		{name: "upstream without url", yaml: "mcp:\n  servers:\n    x: {headers: {}}\n", wantErr: "warden.yaml:3: mcp.servers.x: expected {url"},
+		{name: "upstream without url", yaml: "mcp:\n  servers:\n    x: {headers: {}}\n", wantErr: "warden.yaml:3: mcp.servers.x: missing url"},
 		{name: "upstream bad url", yaml: "a2a:\n  agents:\n    x: {url: \"ftp://h\"}\n", wantErr: "warden.yaml:3: a2a.agents.x.url: expected an http(s) URL"},
 		{name: "upstream wrong key", yaml: "mcp:\n  agents: {}\n", wantErr: `warden.yaml:2: mcp: unknown key "agents" (want servers)`},
+		{name: "upstream bad name", yaml: "a2a:\n  agents:\n    ok: {url: \"http://h\"}\n    a/b: {url: \"http://h\"}\n", wantErr: "warden.yaml:4: a2a.agents.a/b: a name may hold letters, digits, '-', '_' and '.'"},
+		{name: "upstream header variable unset", yaml: "mcp:\n  servers:\n    x:\n      url: \"http://h\"\n      headers: {Authorization: \"${UP_TOKEN_UNSET}\"}\n", wantErr: "warden.yaml:5: mcp.servers.x.headers.Authorization: environment variable UP_TOKEN_UNSET is not set"},
 		{name: "policies not a list", yaml: "policies: {a: b}\n", wantErr: "warden.yaml:1: policies: expected a list"},
 		{name: "shadow set paths", yaml: "policies: [./live]\nshadow: [./candidate, /abs/next.yaml]\n",
 			check: func(t *testing.T, c *Config) {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/approval/approvaltest"
-	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/mcpgate/testdata/mcpserver"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -86,7 +85,7 @@ func askOnceClient(t *testing.T, core approvaltest.Core, transport string) *mcp.
 		up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 			&mcp.StreamableHTTPOptions{JSONResponse: transport == "http-json"}))
 		t.Cleanup(up.Close)
-		gw := NewHTTP(core, map[string]config.Upstream{"test": {Name: "test", URL: up.URL}},
+		gw := NewHTTP(core, map[string]warden.Upstream{"test": {Name: "test", URL: up.URL}},
 			HTTPOptions{Timeout: 10 * time.Second, Logf: t.Logf})
 		front := httptest.NewServer(gw)
 		t.Cleanup(front.Close)

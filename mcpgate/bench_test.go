@@ -19,7 +19,6 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
-	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/mcpgate/testdata/mcpserver"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/sqlite"
@@ -91,7 +90,7 @@ func httpSession(b *testing.B, dec *pipeline.Pipeline) *mcp.ClientSession {
 	b.Cleanup(up.Close)
 	url := up.URL
 	if dec != nil {
-		front := httptest.NewServer(NewHTTP(dec, map[string]config.Upstream{"bench": {URL: up.URL}}, HTTPOptions{}))
+		front := httptest.NewServer(NewHTTP(dec, map[string]warden.Upstream{"bench": {URL: up.URL}}, HTTPOptions{}))
 		b.Cleanup(front.Close)
 		url = front.URL + "/mcp/bench"
 	}

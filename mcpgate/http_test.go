@@ -18,7 +18,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/mcpgate/testdata/mcpserver"
 )
 
@@ -64,7 +63,7 @@ func startHTTP(t *testing.T, protocol string, jsonResponses bool, copts *mcp.Cli
 	t.Cleanup(up.Close)
 	var dec *pipeline.Pipeline
 	dec, e.store = testDecider(t)
-	gw := NewHTTP(dec, map[string]config.Upstream{"test": {Name: "test", URL: up.URL, Headers: map[string]string{"X-Api-Key": "sekret"}}},
+	gw := NewHTTP(dec, map[string]warden.Upstream{"test": {Name: "test", URL: up.URL, Headers: map[string]string{"X-Api-Key": "sekret"}}},
 		HTTPOptions{Timeout: 5 * time.Second, Logf: t.Logf})
 	front := httptest.NewServer(gw)
 	t.Cleanup(front.Close)
@@ -275,7 +274,7 @@ func TestHTTPUpstreamFailures(t *testing.T) {
 	defer sse.Close()
 
 	dec, _ := testDecider(t)
-	gw := NewHTTP(dec, map[string]config.Upstream{
+	gw := NewHTTP(dec, map[string]warden.Upstream{
 		"slow":    {URL: "http://" + slow.Addr().String() + "/mcp"},
 		"down":    {URL: downURL},
 		"garbage": {URL: garbage.URL},
@@ -335,7 +334,7 @@ func TestHTTPHeadersNeverLogged(t *testing.T) {
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	dec, _ := testDecider(t)
-	gw := NewHTTP(dec, map[string]config.Upstream{"down": {URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"Authorization": "Bearer TOPSECRET"}}},
+	gw := NewHTTP(dec, map[string]warden.Upstream{"down": {URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"Authorization": "Bearer TOPSECRET"}}},
 		HTTPOptions{Timeout: 300 * time.Millisecond, Logf: func(f string, a ...any) {
 			mu.Lock()
 			defer mu.Unlock()

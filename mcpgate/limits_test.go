@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden"
 )
 
 // batchOf returns a batch of n copies of entry.
@@ -33,7 +33,7 @@ func TestHTTPBatchLimit(t *testing.T) {
 	}))
 	defer up.Close()
 	dec, st := testDecider(t)
-	gw := NewHTTP(dec, map[string]config.Upstream{"up": {URL: up.URL}}, HTTPOptions{MaxBatch: 3})
+	gw := NewHTTP(dec, map[string]warden.Upstream{"up": {URL: up.URL}}, HTTPOptions{MaxBatch: 3})
 	front := httptest.NewServer(gw)
 	defer front.Close()
 	post := func(body string) (int, string) {

@@ -19,7 +19,6 @@ import (
 	"github.com/wardenhq/warden/agbom"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/catalog"
-	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -87,7 +86,7 @@ func startPinnedSSE(t *testing.T, wait time.Duration, sse bool) *pinEnv {
 	e.m = approval.New(approval.Options{Store: e.st, Trace: e.st, Wait: wait})
 	t.Cleanup(e.m.Close)
 	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: eng}), Views: catalog.Views, Store: e.st, Approvals: e.m})
-	gw := NewHTTP(heldCore{dec, e.m}, map[string]config.Upstream{"everything": {Name: "everything", URL: up.URL}},
+	gw := NewHTTP(heldCore{dec, e.m}, map[string]warden.Upstream{"everything": {Name: "everything", URL: up.URL}},
 		HTTPOptions{Timeout: 5 * time.Second, Logf: t.Logf, Pins: &Pins{Store: e.st, Logf: t.Logf}})
 	front := httptest.NewServer(gw)
 	t.Cleanup(front.Close)

@@ -25,7 +25,6 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/catalog"
-	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -167,7 +166,7 @@ func gateway2026(t *testing.T, upURL string, pins *Pins) (*HTTP, *memStore) {
 	}
 	st := storetest.NewMem()
 	dec := pipeline.New(pipeline.Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "policy", Kind: "policy", Handler: policy.NewEngine(set, policy.Options{})}), Views: catalog.Views, Store: st})
-	return NewHTTP(dec, map[string]config.Upstream{"test": {Name: "test", URL: upURL}},
+	return NewHTTP(dec, map[string]warden.Upstream{"test": {Name: "test", URL: upURL}},
 		HTTPOptions{Timeout: 5 * time.Second, Logf: t.Logf, Pins: pins}), st
 }
 

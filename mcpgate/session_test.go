@@ -20,7 +20,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden"
-	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/internal/sealid"
 	"github.com/wardenhq/warden/mcpgate/testdata/mcpserver"
 )
@@ -56,7 +55,7 @@ type replica struct {
 func startReplica(t *testing.T, upURL string, s *sealid.Sealer) *replica {
 	t.Helper()
 	dec, st := testDecider(t)
-	gw := NewHTTP(dec, map[string]config.Upstream{
+	gw := NewHTTP(dec, map[string]warden.Upstream{
 		"test":  {Name: "test", URL: upURL},
 		"other": {Name: "other", URL: upURL},
 	}, HTTPOptions{Timeout: 5 * time.Second, Logf: t.Logf, Sessions: s})

@@ -14,7 +14,7 @@ import (
 // sessions and tasks would not continue on the others.
 func gatewayIDs(cfg *config.Config, log *slog.Logger) (*sealid.Sealer, error) {
 	g := cfg.Gateways
-	if len(g.SessionKeys) == 0 && (len(cfg.MCP) > 0 || len(cfg.A2A) > 0) {
+	if len(g.SessionKeys) == 0 && (len(cfg.MCP.Servers) > 0 || len(cfg.A2A.Agents) > 0) {
 		log.Info("gateways.session_key is not set: MCP session ids and A2A task ids open on this replica only (set the same key on every replica to run several)")
 	}
 	return g.Sealer()

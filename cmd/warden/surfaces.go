@@ -43,22 +43,22 @@ func (s *serving) surfaceRoutes() ([]server.Route, error) {
 
 // mcpGateway is /mcp/{server}'s handler, nil without mcp: servers.
 func (s *serving) mcpGateway(ids *sealid.Sealer) http.Handler {
-	if len(s.cfg.MCP) == 0 {
+	if len(s.cfg.MCP.Servers) == 0 {
 		return nil
 	}
 	var pins *mcpgate.Pins // tool pinning, in the trace's store
 	if bs := s.gd.AgBOMStore(); bs != nil {
 		pins = &mcpgate.Pins{Store: bs, Logf: s.logf}
 	}
-	return mcpgate.NewHTTP(s.gd, s.cfg.MCP, mcpgate.HTTPOptions{MaxBatch: s.cfg.Limits.Batch, Logf: s.logf, Pins: pins, Sessions: ids})
+	return mcpgate.NewHTTP(s.gd, s.cfg.MCP.Upstreams(), mcpgate.HTTPOptions{MaxBatch: s.cfg.Limits.Batch, Logf: s.logf, Pins: pins, Sessions: ids})
 }
 
 // a2aGateway is /a2a/{agent}'s handler, nil without a2a: agents.
 func (s *serving) a2aGateway(ids *sealid.Sealer) http.Handler {
-	if len(s.cfg.A2A) == 0 {
+	if len(s.cfg.A2A.Agents) == 0 {
 		return nil
 	}
-	return a2agate.New(s.gd, s.cfg.A2A, a2agate.Options{Logf: s.logf, AgBOM: s.gd.AgBOMStore(), Tasks: ids})
+	return a2agate.New(s.gd, s.cfg.A2A.Upstreams(), a2agate.Options{Logf: s.logf, AgBOM: s.gd.AgBOMStore(), Tasks: ids})
 }
 
 // handler is the server: the surfaces' routes and its own (health, the
