@@ -59,6 +59,9 @@ func (d Decision) Verdict() warden.Verdict { return warden.Verdict(d) }
 // resolved against the config file's directory.
 func decodeTenants(file, key string, v *yaml.Node, c *Config) ErrorList {
 	errs := conf.Decode(file, key, v, &c.Tenants)
+	if v.Kind == yaml.AliasNode {
+		v = v.Alias
+	}
 	if v.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(v.Content); i += 2 {
 			k := v.Content[i]

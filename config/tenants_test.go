@@ -34,6 +34,7 @@ func TestTenants(t *testing.T) {
 	sum := auth.Hash("wdn_x")
 	for _, tt := range []struct{ name, src, want string }{
 		{"not a mapping", "tenants: [acme]\n", "w.yaml:1: tenants: expected a mapping"},
+		{"bad name through an alias", "x: &t\n  a/b: {}\ntenants: *t\n", "w.yaml:2: tenants.a/b: a name may hold"},
 		{"bad name at its key", "tenants:\n  a/b:\n    defaultDecision: deny\n", "w.yaml:2: tenants.a/b: a name may hold letters, digits, '-', '_' and '.'"},
 		{"declared twice", "tenants:\n  acme: {}\n  acme: {}\n", `w.yaml:3: tenants: key "acme" appears twice`},
 		{"entry not a mapping", "tenants:\n  acme: [x]\n", "w.yaml:2: tenants.acme: expected a mapping with policies, defaultDecision"},
