@@ -88,7 +88,7 @@ func (s Scope) String() string {
 // keeps only its SHA-256.
 type Token struct {
 	Name   string `yaml:"name"`
-	SHA256 Sum    `yaml:"sha256"`
+	SHA256 Sum    `yaml:"sha256" conf:"required"`
 	Scopes Scope  `yaml:"scopes"`
 	Tenant string `yaml:"tenant"`
 	// Plaintext is never set: a token written in clear (token:) is

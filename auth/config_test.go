@@ -40,10 +40,15 @@ func TestConfigDecode(t *testing.T) {
 		t.Errorf("client: %+v %v", cl, ok)
 	}
 
+	// A sha256 that does not decode is one error, not also a missing one.
+	if errs := decodeSection(t, "auth", "tokens:\n  - {name: a, sha256: abc, scopes: [decide]}\n", &Config{}); errs != "w.yaml:2: auth.tokens[0].sha256: expected the token's sha256 as 64 hex digits, got 3 characters" {
+		t.Errorf("errors:\n%s", errs)
+	}
+
 	for _, tt := range []struct{ name, src, want string }{
 		// Each error is at the line of the key at fault.
 		{"block entry", "tokens:\n  - name: a\n    sha256: abc\n    scopes: [decide]\n", "w.yaml:3: auth.tokens[0].sha256: expected the token's sha256 as 64 hex digits, got 3 characters"},
-		{"no sha256", "tokens:\n  - {name: a, scopes: [decide]}\n", "w.yaml:2: auth.tokens[0].sha256: expected the token's sha256 as 64 hex digits (warden token new prints it)"},
+		{"no sha256", "tokens:\n  - {name: a, scopes: [decide]}\n", "w.yaml:2: auth.tokens[0]: missing sha256"},
 		{"bad name", "tokens:\n  - {name: a/b, sha256: " + h1 + ", scopes: [decide]}\n", `w.yaml:2: auth.tokens[0].name: "a/b": a name may hold letters, digits, '-', '_' and '.'`},
 		{"bad tenant", "tokens:\n  - name: a\n    sha256: " + h1 + "\n    scopes: [decide]\n    tenant: a b\n", `w.yaml:5: auth.tokens[0].tenant: "a b": a name may hold`},
 		{"scopes not a list", "tokens:\n  - {name: a, sha256: " + h1 + ", scopes: decide}\n", "w.yaml:2: auth.tokens[0].scopes: expected a list of decide, read, approve, admin"},
