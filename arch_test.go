@@ -21,6 +21,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/fleet"
 	"github.com/wardenhq/warden/server"
 )
@@ -337,6 +338,53 @@ func TestOneRelay(t *testing.T) {
 	for _, g := range []string{"mcpgate", "a2agate"} {
 		if !uses[g] {
 			t.Errorf("%s does not use package relay", g)
+		}
+	}
+}
+
+// TestConfigSectionsOwnedByFeatures: config aggregates; the features own
+// their sections. A section is a typed struct of its feature's package,
+// decoded by conf (strict keys, bounds in tags, Validate at the field's
+// line) — config/ walks YAML nodes by hand only at the top level and where
+// a key itself is checked (a tenant's name, a null path). Before: 13 files
+// of config/ walked yaml.Node by hand, and every section type was config's.
+func TestConfigSectionsOwnedByFeatures(t *testing.T) {
+	files, _ := goFiles(t, parser.ParseComments)
+	var walking []string
+	for path, f := range files {
+		if !strings.HasPrefix(path, "config/") {
+			continue
+		}
+		hand := false
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Content" || sel.Sel.Name == "MappingNode") {
+				hand = true
+			}
+			return !hand
+		})
+		if hand {
+			walking = append(walking, path)
+		}
+	}
+	slices.Sort(walking)
+	if len(walking) > 3 {
+		t.Errorf("%d files of config/ walk YAML nodes by hand (at most 3: the top level, tenant names, null paths): %v", len(walking), walking)
+	}
+	// The sections that belong to a feature have that feature's type.
+	owned := map[string]string{
+		"MCP": "relay", "A2A": "relay", "TLS": "auth", "Auth": "auth", "Origins": "auth",
+		"Trace": "audit", "ACS": "acsstate", "OTel": "otelx", "Stream": "stream",
+		"Instance": "fleet/registry", "Gateways": "internal/sealid",
+	}
+	ct := reflect.TypeOf(config.Config{})
+	for field, pkg := range owned {
+		f, ok := ct.FieldByName(field)
+		if !ok {
+			t.Errorf("config.Config has no field %s", field)
+			continue
+		}
+		if got := f.Type.PkgPath(); got != module+"/"+pkg {
+			t.Errorf("config.Config.%s is a %s (package %s), want a type of %s", field, f.Type, got, pkg)
 		}
 	}
 }

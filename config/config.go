@@ -97,13 +97,6 @@ type (
 	ErrorList = policy.ErrorList
 )
 
-// notYet are the keys of docs/hooks.md that a later release implements; a
-// config using them is refused rather than silently half-applied.
-var notYet = map[string]string{
-	"mcp": "the MCP gateway is not supported by this build yet",
-	"a2a": "the A2A proxy is not supported by this build yet",
-}
-
 // section is one top-level key of the file and how it is decoded into
 // Config: most sections are a feature's typed struct decoded by conf
 // (strictly, with its bounds and Validate); decode reads the section's node.
@@ -122,13 +115,13 @@ func typed(field func(c *Config) any) func(file, key string, v *yaml.Node, c *Co
 
 // sections are the top-level keys, in the order messages list them.
 var sections = []section{
-	{"defaultDecision", func(file, _ string, v *yaml.Node, c *Config) ErrorList {
-		d, err := warden.ParseVerdict(v.Value)
-		if err != nil || (d != warden.Allow && d != warden.Deny) || v.Kind != yaml.ScalarNode {
-			return ErrorList{{File: file, Line: v.Line, Msg: fmt.Sprintf("defaultDecision: expected allow or deny, got %q", v.Value)}}
+	{"defaultDecision", func(file, key string, v *yaml.Node, c *Config) ErrorList {
+		var d Decision
+		errs := conf.Decode(file, key, v, &d)
+		if len(errs) == 0 {
+			c.DefaultDecision = d.Verdict()
 		}
-		c.DefaultDecision = d
-		return nil
+		return errs
 	}},
 	{"policies", decodePaths(func(c *Config) *[]string { return &c.Policies })},
 	{"shadow", decodePaths(func(c *Config) *[]string { return &c.Shadow })},
@@ -225,10 +218,6 @@ func Parse(file string, data []byte) (*Config, error) {
 		sec, ok := sectionByKey[k.Value]
 		switch {
 		case !ok:
-			if why, ok := notYet[k.Value]; ok {
-				add(k, "%s: %s", k.Value, why)
-				continue
-			}
 			add(k, "unknown key %q (want %s)", k.Value, sectionKeys())
 		case seen[k.Value]:
 			add(k, "key %q appears twice", k.Value)
