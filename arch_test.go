@@ -388,3 +388,65 @@ func TestConfigSectionsOwnedByFeatures(t *testing.T) {
 		}
 	}
 }
+
+// layers are the package layers of docs/architecture.md, lowest first. A
+// package imports only from its own layer or the layers below it.
+var layers = []struct {
+	name string
+	pkgs []string
+}{
+	{"vocabulary", []string{"", "internal/jsonappend"}},
+	{"wire", []string{"conf", "jsonrpc", "jsonstrict", "sse", "relay", "surface", "internal/canon", "sigkey", "auth",
+		"webhook", "command", "internal/glob", "internal/jsonpointer", "internal/keyfile", "internal/noredirect",
+		"internal/payload", "internal/sealid", "internal/traceparent", "internal/acsschema", "internal/acsclient",
+		"internal/tracehash", "internal/seglog", "internal/jsontest", "internal/handlertest", "internal/sharedtest",
+		"internal/pgtest"}},
+	{"features", []string{"audit", "approval", "labels", "acsstate", "fleet/registry", "labels/labelstest"}},
+	{"core", []string{"catalog", "detect", "redact", "policy", "hooks", "pipeline", "agbom", "aosclient"}},
+	{"backends", []string{"backend", "internal/tracesql", "sqlite", "postgres", "storetest", "approval/approvaltest", "internal/tracegen"}},
+	{"outputs", []string{"otelx", "ocsf", "stats", "stream", "fleet", "notify"}},
+	{"assembly", []string{"config", "guardian", "replay"}},
+	{"surfaces", []string{"aos", "acs", "mcpgate", "a2agate", "hostadapter", "server", "console", "policytest"}},
+	{"commands", []string{"cmd/warden", "bench", "bench/floor", "bench/loadgen"}},
+}
+
+// TestLayers: every package has a layer, and imports only from its own
+// layer or below (the one exception: the root names the labels that
+// provenance sets, from labels).
+func TestLayers(t *testing.T) {
+	rank := map[string]int{}
+	for i, l := range layers {
+		for _, p := range l.pkgs {
+			rank[p] = i
+		}
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := func(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, module), "/") }
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		p := rel(f[0])
+		if strings.HasPrefix(p, "e2e") || strings.Contains(p, "embedtest") || strings.Contains(p, "testdata") {
+			continue
+		}
+		r, ok := rank[p]
+		if !ok {
+			t.Errorf("package %q has no layer: place it in arch_test.go's layers and docs/architecture.md", p)
+			continue
+		}
+		for _, imp := range f[1:] {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			q := rel(imp)
+			if p == "" && q == "labels" {
+				continue
+			}
+			if rq, ok := rank[q]; ok && rq > r {
+				t.Errorf("%q (%s) imports %q (%s), a layer above it", p, layers[r].name, q, layers[rq].name)
+			}
+		}
+	}
+}
