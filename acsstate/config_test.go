@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/wardenhq/warden/conf"
 	"github.com/wardenhq/warden/sigkey"
 )
@@ -15,13 +13,9 @@ import (
 // decodeConfig decodes src as the acs: section of a config file in dir.
 func decodeConfig(t *testing.T, dir, src string) (Config, string) {
 	t.Helper()
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		t.Fatal(err)
-	}
 	c := DefaultConfig()
 	c.Dir = dir
-	errs := conf.Decode(filepath.Join(dir, "w.yaml"), "acs", doc.Content[0], &c)
+	errs := conf.DecodeYAML(filepath.Join(dir, "w.yaml"), "acs", []byte(src), &c)
 	return c, errs.Error()
 }
 

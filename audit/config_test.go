@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/wardenhq/warden/conf"
 )
 
@@ -41,12 +39,8 @@ func TestTraceConfig(t *testing.T) {
 		{name: "max_size a list", yaml: "{max_size: [1]}", err: `w.yaml:1: trace.max_size: expected a positive size such as 10GiB or 500MB`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var doc yaml.Node
-			if err := yaml.Unmarshal([]byte(tc.yaml), &doc); err != nil {
-				t.Fatal(err)
-			}
 			var got TraceConfig
-			errs := conf.Decode("w.yaml", "trace", doc.Content[0], &got)
+			errs := conf.DecodeYAML("w.yaml", "trace", []byte(tc.yaml), &got)
 			if msg := errs.Error(); msg != tc.err {
 				t.Fatalf("errors %q, want %q", msg, tc.err)
 			}

@@ -583,3 +583,16 @@ func bytesRange(r string) (int64, int64) {
 	}
 	return lo, hi
 }
+
+// DecodeYAML decodes src, a YAML document holding one section's value,
+// as Decode does (a section given on its own: a test's, a tool's).
+func DecodeYAML(file, path string, src []byte, dst any) ErrorList {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return YAMLErrors(file, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	return Decode(file, path, doc.Content[0], dst)
+}

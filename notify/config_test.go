@@ -6,20 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/wardenhq/warden/conf"
 )
 
 func TestChannels(t *testing.T) {
 	t.Setenv("NOTIFY_TEST_TOKEN", "s3cret")
-	var doc yaml.Node
 	src := "- webhook: {url: \"https://hooks.example/T0\", format: slack, headers: {X-Token: \"${NOTIFY_TEST_TOKEN}\"}}\n- webhook: {url: \"http://127.0.0.1:9/a\"}\n"
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		t.Fatal(err)
-	}
 	var cs Channels
-	if errs := conf.Decode("w.yaml", "approvals.notify", doc.Content[0], &cs); errs != nil {
+	if errs := conf.DecodeYAML("w.yaml", "approvals.notify", []byte(src), &cs); errs != nil {
 		t.Fatal(errs)
 	}
 	want := []Target{

@@ -4,18 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/wardenhq/warden/conf"
 )
 
 func decodeSection(t *testing.T, key, src string, dst any) string {
 	t.Helper()
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		t.Fatal(err)
-	}
-	return conf.Decode("w.yaml", key, doc.Content[0], dst).Error()
+	return conf.DecodeYAML("w.yaml", key, []byte(src), dst).Error()
 }
 
 func TestUpstreamsConfig(t *testing.T) {

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/wardenhq/warden/conf"
 )
 
@@ -17,12 +15,8 @@ import (
 // keys sealed.
 func TestConfig(t *testing.T) {
 	key := strings.Repeat("ab", KeySize)
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte("session_key: [\"hex:"+key+"\"]\nsession_max_age: 2d\n"), &doc); err != nil {
-		t.Fatal(err)
-	}
 	c := DefaultConfig()
-	if errs := conf.Decode("w.yaml", "gateways", doc.Content[0], &c); len(errs) > 0 {
+	if errs := conf.DecodeYAML("w.yaml", "gateways", []byte("session_key: [\"hex:"+key+"\"]\nsession_max_age: 2d\n"), &c); len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	if len(c.SessionKeys) != 1 || !bytes.Equal(c.SessionKeys[0], bytes.Repeat([]byte{0xab}, KeySize)) || c.SessionMaxAge != 48*time.Hour {
