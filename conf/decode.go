@@ -500,58 +500,43 @@ func rangeText(r string) string {
 	}
 }
 
-func intRange(r string) (int64, int64) {
-	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+// bounds reads a range tag "LO..HI" (either end may be left open: min,
+// max) with parse; a bound that does not parse is a programming error.
+func bounds[T any](r string, min, max T, parse func(string) (T, error)) (T, T) {
+	lo, hi := min, max
 	a, b, _ := strings.Cut(r, "..")
-	if a != "" {
-		lo = mustInt(strings.ReplaceAll(a, "_", ""))
-	}
-	if b != "" {
-		hi = mustInt(strings.ReplaceAll(b, "_", ""))
+	for _, e := range []struct {
+		text string
+		dst  *T
+	}{{a, &lo}, {b, &hi}} {
+		if e.text == "" {
+			continue
+		}
+		x, err := parse(e.text)
+		if err != nil {
+			panic("conf: bad range bound " + e.text)
+		}
+		*e.dst = x
 	}
 	return lo, hi
 }
 
-func mustInt(s string) int64 {
-	x, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		panic("conf: bad range bound " + s)
-	}
-	return x
+func intRange(r string) (int64, int64) {
+	return bounds(r, math.MinInt64, math.MaxInt64, func(s string) (int64, error) {
+		return strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 64)
+	})
 }
 
 func floatRange(r string) (float64, float64) {
-	lo, hi := math.Inf(-1), math.Inf(1)
-	a, b, _ := strings.Cut(r, "..")
-	var err error
-	if a != "" {
-		if lo, err = strconv.ParseFloat(a, 64); err != nil {
-			panic("conf: bad range bound " + a)
-		}
-	}
-	if b != "" {
-		if hi, err = strconv.ParseFloat(b, 64); err != nil {
-			panic("conf: bad range bound " + b)
-		}
-	}
-	return lo, hi
+	return bounds(r, math.Inf(-1), math.Inf(1), func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
 }
 
 func durRange(r string) (time.Duration, time.Duration) {
-	lo, hi := time.Duration(math.MinInt64), time.Duration(math.MaxInt64)
-	a, b, _ := strings.Cut(r, "..")
-	var err error
-	if a != "" {
-		if lo, err = parseDur(a); err != nil {
-			panic("conf: bad range bound " + a)
-		}
-	}
-	if b != "" {
-		if hi, err = parseDur(b); err != nil {
-			panic("conf: bad range bound " + b)
-		}
-	}
-	return lo, hi
+	return bounds(r, time.Duration(math.MinInt64), time.Duration(math.MaxInt64), parseDur)
+}
+
+func bytesRange(r string) (int64, int64) {
+	return bounds(r, math.MinInt64, math.MaxInt64, ParseBytes)
 }
 
 // parseDur is time.ParseDuration with a whole number of days (30d): range
@@ -565,23 +550,6 @@ func parseDur(s string) (time.Duration, error) {
 		return time.Duration(n) * 24 * time.Hour, nil
 	}
 	return time.ParseDuration(s)
-}
-
-func bytesRange(r string) (int64, int64) {
-	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-	a, b, _ := strings.Cut(r, "..")
-	var err error
-	if a != "" {
-		if lo, err = ParseBytes(a); err != nil {
-			panic("conf: bad range bound " + a)
-		}
-	}
-	if b != "" {
-		if hi, err = ParseBytes(b); err != nil {
-			panic("conf: bad range bound " + b)
-		}
-	}
-	return lo, hi
 }
 
 // DecodeYAML decodes src, a YAML document holding one section's value,
