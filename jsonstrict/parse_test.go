@@ -18,7 +18,7 @@ const ctxJSON = `"context":{"agent":{"id":"a1","name":"A"},"session":{"id":"s1"}
 // AOS seed examples when WARDEN_SHARED names the shared/ tree.
 func parseSeeds(t testing.TB) [][]byte {
 	seeds := [][]byte{
-		[]byte(``), []byte(`{`), []byte(`[]`), []byte(`[1,{}]`), []byte(`null`),
+		[]byte(``), []byte(`{`), []byte(`[]`), []byte(`[1,{}]`), []byte(`null`), []byte("{\"\x97\":1e700}"),
 		[]byte(`{"jsonrpc":"2.0","id":1.0,"method":"ping"}`),
 		[]byte(`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`),
 		[]byte(`{"jsonrpc":"2.0","id":"x","method":"steps/message","params":"hi"}`),
@@ -84,6 +84,13 @@ func differential(b []byte) string {
 		return strings.HasPrefix(msg, "duplicate key") || strings.HasPrefix(msg, "keys ")
 	}
 	if errors.As(err, &amb) || errors.As(ref, &ramb) {
+		var v any
+		if err != nil && !errors.As(err, &amb) && json.Unmarshal(b, &v) != nil {
+			// Not JSON at all: the parser stops at the first syntax or
+			// range error, before its end-of-input encoding check, where
+			// the reference names the encoding first ({"\x97":1e700}).
+			return ""
+		}
 		if !errors.As(err, &amb) || !errors.As(ref, &ramb) || isKey(amb.Msg) && isKey(ramb.Msg) && amb.Error() != ref.Error() {
 			return fmt.Sprintf("%q: parser %v, reference %v", b, err, ref)
 		}
