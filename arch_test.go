@@ -450,3 +450,41 @@ func TestLayers(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideMeansOneThing: a method named Decide is a warden.Handler's
+// (an opinion: Decision) or a warden.Core's (the decision: Outcome), both
+// of an Event; what does something else says so (Chain.Run,
+// approval.Manager.Resolve, replay.Replayer.Replay, hostadapter's Check).
+// Before: 13 methods named Decide with six signatures.
+func TestDecideMeansOneThing(t *testing.T) {
+	files, fset := goFiles(t, 0)
+	for _, f := range files {
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil || fn.Name.Name != "Decide" {
+				continue
+			}
+			sig := types(fset, fn.Type.Params) + " -> " + types(fset, fn.Type.Results)
+			switch strings.ReplaceAll(sig, "warden.", "") {
+			case "context.Context, *Event -> Decision, error", "context.Context, *Event -> Outcome, error":
+			default:
+				t.Errorf("%s: Decide(%s): a Decide is a Handler's or a Core's; name this method for what it does", fset.Position(fn.Pos()), sig)
+			}
+		}
+	}
+}
+
+// types prints a field list's types, comma-separated.
+func types(fset *token.FileSet, fl *ast.FieldList) string {
+	if fl == nil {
+		return ""
+	}
+	var out []string
+	for _, f := range fl.List {
+		n := max(1, len(f.Names))
+		for range n {
+			out = append(out, exprString(fset, f.Type))
+		}
+	}
+	return strings.Join(out, ", ")
+}
