@@ -396,7 +396,7 @@ var layers = []struct {
 	pkgs []string
 }{
 	{"vocabulary", []string{"", "internal/jsonappend"}},
-	{"wire", []string{"conf", "jsonrpc", "jsonstrict", "sse", "relay", "surface", "internal/canon", "sigkey", "auth",
+	{"wire", []string{"conf", "jsonrpc", "jsonstrict", "sse", "relay", "surface", "internal/canon", "sigkey", "seal", "seal/sealtest", "auth",
 		"webhook", "command", "internal/glob", "internal/jsonpointer", "internal/keyfile", "internal/noredirect",
 		"internal/payload", "internal/sealid", "internal/traceparent", "internal/acsschema", "internal/acsclient",
 		"internal/tracehash", "internal/seglog", "internal/jsontest", "internal/handlertest", "internal/sharedtest",
