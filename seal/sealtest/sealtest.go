@@ -1,4 +1,5 @@
-// Package sealtest holds an in-memory seal.KeyStore for tests. It keeps
+// Package sealtest holds an in-memory seal.KeyStore for tests and the
+// contract every KeyStore meets (RunKeyStore). Mem keeps
 // nothing across restarts: a program must not seal with it.
 package sealtest
 
