@@ -1,7 +1,7 @@
 // Package backend is what a trace store offers besides the trace: a
 // Backend is the trace and the features kept beside it (approvals,
 // sessions' labels, ACS sessions, AgBOMs, the fleet's registry and
-// cursors, readiness, pruning), each nil when the store does not keep it.
+// cursors, readiness, pruning, sealed values' keys), each nil when the store does not keep it.
 // A Backend is opened from a URL by the driver registered for its scheme,
 // as database/sql opens a database: package sqlite registers "sqlite" (and
 // a bare directory path), package postgres "postgres" and "postgresql". A
@@ -23,6 +23,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/fleet/registry"
 	"github.com/wardenhq/warden/labels"
+	"github.com/wardenhq/warden/seal"
 	"github.com/wardenhq/warden/sigkey"
 )
 
@@ -44,6 +45,7 @@ type Backend struct {
 	Cursors   audit.CursorStore      // the decision stream's positions
 	Ready     audit.Readier          // GET /readyz's check; nil: ready while open
 	Pruner    Pruner                 // trace.retention and trace.max_size
+	Seal      seal.KeyStore          // sealed values' keys; nil: not kept
 
 	// Dir is the backend's data directory, where the redaction key
 	// (trace.key) lives; "" for a backend without one (PostgreSQL), whose
@@ -127,5 +129,6 @@ func Of(store audit.Store) *Backend {
 	b.Registry, _ = store.(registry.Store)
 	b.Cursors, _ = store.(audit.CursorStore)
 	b.Ready, _ = store.(audit.Readier)
+	b.Seal, _ = store.(seal.KeyStore)
 	return b
 }

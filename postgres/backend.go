@@ -32,6 +32,6 @@ func openBackend(ctx context.Context, url string, opts backend.Options) (*backen
 // (docs/postgres.md).
 func (s *Store) Backend() *backend.Backend {
 	return &backend.Backend{Name: "PostgreSQL", Trace: s,
-		Approvals: s, Labels: s, ACS: s, AgBOM: s, Registry: s, Cursors: s, Ready: s,
+		Approvals: s, Labels: s, ACS: s, AgBOM: s, Registry: s, Cursors: s, Ready: s, Seal: s.SealKeys(),
 		Redact: true, Shared: true}
 }

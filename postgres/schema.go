@@ -228,6 +228,25 @@ var migrations = []migration{
 		key_id      text NOT NULL,
 		mac         bytea NOT NULL
 	)`),
+	// 6 → 7: the sealing keys (sealkeys.go, seal.KeyStore), as SQLite's:
+	// one row per key ever stored, wrapped; a destroyed key keeps its row
+	// (the tombstone) with wrapped NULL. seal_keys_live holds a reference
+	// to one live key (first writer wins, across replicas) and is the
+	// lookup of Live and Add.
+	sqlStep(`CREATE TABLE seal_keys (
+		tenant    text NOT NULL,
+		period    text NOT NULL,
+		session   text NOT NULL,     -- '' for a period DEK
+		kind      smallint NOT NULL, -- seal.Kind: 1 DEK, 2 session key
+		id        bytea NOT NULL,    -- seal.KeyID
+		parent    bytea NOT NULL,    -- a session key's DEK id (zeros for a DEK)
+		kek       text NOT NULL,     -- a DEK's KEK id ('' for a session key)
+		wrapped   bytea,             -- NULL once destroyed
+		created   bigint NOT NULL,   -- unix microseconds, UTC
+		destroyed bigint,            -- unix microseconds, UTC; NULL while live
+		PRIMARY KEY (tenant, period, session, kind, id)
+	);
+	CREATE UNIQUE INDEX seal_keys_live ON seal_keys (tenant, period, session, kind) WHERE destroyed IS NULL`),
 }
 
 // A migration changes the schema inside migrate's transaction.

@@ -43,7 +43,7 @@ func openBackend(_ context.Context, url string, opts backend.Options) (*backend.
 // a lease.
 func (s *Store) Backend() *backend.Backend {
 	b := &backend.Backend{Name: "SQLite", Trace: s,
-		Approvals: s, Labels: s, ACS: s, AgBOM: s, Registry: s, Cursors: s, Ready: s,
+		Approvals: s, Labels: s, ACS: s, AgBOM: s, Registry: s, Cursors: s, Ready: s, Seal: s.SealKeys(),
 		Dir: s.dir, Redact: s.dir != ""}
 	if s.dir != "" {
 		b.Pruner = pruning{s}

@@ -257,6 +257,24 @@ var migrations = []migration{
 		key_id      TEXT NOT NULL,
 		mac         BLOB NOT NULL
 	);`),
+	// 15 → 16: the sealing keys (sealkeys.go, seal.KeyStore): one row per
+	// key ever stored, wrapped; a destroyed key keeps its row (the
+	// tombstone) with wrapped NULL. seal_keys_live holds a reference to
+	// one live key (first writer wins) and is the lookup of Live and Add.
+	sqlStep(`CREATE TABLE seal_keys (
+		tenant    TEXT NOT NULL,
+		period    TEXT NOT NULL,
+		session   TEXT NOT NULL,    -- '' for a period DEK
+		kind      INTEGER NOT NULL, -- seal.Kind: 1 DEK, 2 session key
+		id        BLOB NOT NULL,    -- seal.KeyID
+		parent    BLOB NOT NULL,    -- a session key's DEK id (zeros for a DEK)
+		kek       TEXT NOT NULL,    -- a DEK's KEK id ('' for a session key)
+		wrapped   BLOB,             -- NULL once destroyed
+		created   INTEGER NOT NULL, -- unix microseconds, UTC
+		destroyed INTEGER,          -- unix microseconds, UTC; NULL while live
+		PRIMARY KEY (tenant, period, session, kind, id)
+	) WITHOUT ROWID;
+	CREATE UNIQUE INDEX seal_keys_live ON seal_keys (tenant, period, session, kind) WHERE destroyed IS NULL;`),
 }
 
 // migrateCursor adds the policy revision and the views (stored after the

@@ -118,7 +118,7 @@ func TestMigrateFromSchema1(t *testing.T) {
 				if tt.unique {
 					wantIdx[0] = "runs_id:CREATE UNIQUE INDEX runs_id ON runs (id)"
 				}
-				wantIdx = append(append(slices.Clone(acsIndexes), approvalIndexes...), wantIdx...)
+				wantIdx = append(append(append(slices.Clone(acsIndexes), approvalIndexes...), wantIdx...), sealKeyIndexes...)
 				if !slices.Equal(idx, wantIdx) {
 					t.Errorf("round %d: indexes %q, want %q", round, idx, wantIdx)
 				}
