@@ -76,7 +76,7 @@ func (s *Sealer) Seal(ctx context.Context, tenant, session string, t time.Time, 
 		return nil, fmt.Errorf("seal: tenant must be 1..%d bytes and session at most %d", maxName, maxName)
 	}
 	ref := KeyRef{Kind: KindSession, Tenant: tenant, Period: s.gran.Period(t), Session: session}
-	id, aead, err := s.liveSessionKey(ctx, ref)
+	id, aead, err := s.live(ctx, ref, sessionLevel)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (s *Sealer) Open(ctx context.Context, tenant string, sealed, aad []byte) ([
 		return nil, fmt.Errorf("%w: asked for tenant %q", ErrWrongTenant, tenant)
 	}
 	ref := KeyRef{Kind: KindSession, Tenant: e.Tenant, Period: e.Period, Session: e.Session}
-	aead, err := s.sessionKey(ctx, ref, e.Key)
+	aead, err := s.byID(ctx, ref, e.Key, sessionLevel)
 	if err != nil {
 		return nil, err
 	}
@@ -121,34 +121,69 @@ func (s *Sealer) Open(ctx context.Context, tenant string, sealed, aad []byte) ([
 	return p, nil
 }
 
-// liveSessionKey returns ref's current session key, creating it (and its
-// period DEK) when there is none.
-func (s *Sealer) liveSessionKey(ctx context.Context, ref KeyRef) (KeyID, cipher.AEAD, error) {
+// A level of the key hierarchy: how a new key of it is wrapped (mint, which
+// sets w's parent and wrapped bytes) and how a stored one is unwrapped.
+type level struct {
+	name   string
+	mint   func(s *Sealer, ctx context.Context, w *WrappedKey, key []byte) error
+	unwrap func(s *Sealer, ctx context.Context, w WrappedKey) (cipher.AEAD, error)
+}
+
+var (
+	// sessionLevel: a session key, wrapped by its period's live DEK.
+	sessionLevel = &level{
+		name: "session key",
+		mint: func(s *Sealer, ctx context.Context, w *WrappedKey, key []byte) error {
+			dekID, dek, err := s.live(ctx, KeyRef{Kind: KindDEK, Tenant: w.Tenant, Period: w.Period}, dekLevel)
+			if err != nil {
+				return err
+			}
+			w.Parent = dekID
+			n := nonce()
+			w.Wrapped = dek.Seal(n, n, key, sessionAD(*w))
+			return nil
+		},
+		unwrap: (*Sealer).unwrapSession,
+	}
+	// dekLevel: a period DEK, wrapped by the KEK.
+	dekLevel = &level{
+		name: "DEK",
+		mint: func(s *Sealer, _ context.Context, w *WrappedKey, key []byte) (err error) {
+			w.KEK = s.kek.ID()
+			if w.Wrapped, err = s.kek.Wrap(key, dekAD(*w)); err != nil {
+				return fmt.Errorf("seal: wrap a DEK: %w", err)
+			}
+			return nil
+		},
+		unwrap: func(s *Sealer, _ context.Context, w WrappedKey) (cipher.AEAD, error) { return unwrapDEK(s.kek, w) },
+	}
+)
+
+// live returns ref's current key of level lv, creating it (and, for a
+// session key, its period DEK) when there is none.
+func (s *Sealer) live(ctx context.Context, ref KeyRef, lv *level) (KeyID, cipher.AEAD, error) {
 	if id, aead, ok := s.cache.get(cacheKey{live: true, KeyRef: ref}); ok {
 		return id, aead, nil
 	}
 	w, err := s.store.Live(ctx, ref)
 	if errors.Is(err, ErrNoKey) {
-		dekRef := KeyRef{Kind: KindDEK, Tenant: ref.Tenant, Period: ref.Period}
-		dekID, dek, err := s.liveDEK(ctx, dekRef)
-		if err != nil {
-			return KeyID{}, nil, err
-		}
-		w = WrappedKey{KeyRef: ref, Parent: dekID}
+		w = WrappedKey{KeyRef: ref}
 		key, err := fresh(&w.ID)
 		if err != nil {
 			return KeyID{}, nil, err
 		}
-		n := nonce()
-		w.Wrapped = dek.Seal(n, n, key, sessionAD(w))
+		err = lv.mint(s, ctx, &w, key)
 		clear(key)
+		if err != nil {
+			return KeyID{}, nil, err
+		}
 		if w, err = s.store.Add(ctx, w); err != nil {
-			return KeyID{}, nil, fmt.Errorf("seal: store a session key: %w", err)
+			return KeyID{}, nil, fmt.Errorf("seal: store a %s: %w", lv.name, err)
 		}
 	} else if err != nil {
-		return KeyID{}, nil, fmt.Errorf("seal: session key: %w", err)
+		return KeyID{}, nil, fmt.Errorf("seal: %s: %w", lv.name, err)
 	}
-	aead, err := s.unwrapSession(ctx, w)
+	aead, err := lv.unwrap(s, ctx, w)
 	if err != nil {
 		return KeyID{}, nil, err
 	}
@@ -157,8 +192,9 @@ func (s *Sealer) liveSessionKey(ctx context.Context, ref KeyRef) (KeyID, cipher.
 	return w.ID, aead, nil
 }
 
-// sessionKey returns ref's session key id, for Open.
-func (s *Sealer) sessionKey(ctx context.Context, ref KeyRef, id KeyID) (cipher.AEAD, error) {
+// byID returns ref's key id of level lv (for Open, and a session key's
+// DEK).
+func (s *Sealer) byID(ctx context.Context, ref KeyRef, id KeyID, lv *level) (cipher.AEAD, error) {
 	if _, aead, ok := s.cache.get(cacheKey{KeyRef: ref, id: id}); ok {
 		return aead, nil
 	}
@@ -166,7 +202,7 @@ func (s *Sealer) sessionKey(ctx context.Context, ref KeyRef, id KeyID) (cipher.A
 	if err != nil {
 		return nil, err
 	}
-	aead, err := s.unwrapSession(ctx, w)
+	aead, err := lv.unwrap(s, ctx, w)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +227,7 @@ func (s *Sealer) get(ctx context.Context, ref KeyRef, id KeyID) (WrappedKey, err
 
 // unwrapSession unwraps the session key w with its period DEK.
 func (s *Sealer) unwrapSession(ctx context.Context, w WrappedKey) (cipher.AEAD, error) {
-	dek, err := s.dek(ctx, KeyRef{Kind: KindDEK, Tenant: w.Tenant, Period: w.Period}, w.Parent)
+	dek, err := s.byID(ctx, KeyRef{Kind: KindDEK, Tenant: w.Tenant, Period: w.Period}, w.Parent, dekLevel)
 	if err != nil {
 		return nil, err
 	}
@@ -204,53 +240,6 @@ func (s *Sealer) unwrapSession(ctx context.Context, w WrappedKey) (cipher.AEAD, 
 	}
 	defer clear(key)
 	return newGCM(key)
-}
-
-// liveDEK returns ref's current DEK, creating it when there is none.
-func (s *Sealer) liveDEK(ctx context.Context, ref KeyRef) (KeyID, cipher.AEAD, error) {
-	if id, aead, ok := s.cache.get(cacheKey{live: true, KeyRef: ref}); ok {
-		return id, aead, nil
-	}
-	w, err := s.store.Live(ctx, ref)
-	if errors.Is(err, ErrNoKey) {
-		w = WrappedKey{KeyRef: ref, KEK: s.kek.ID()}
-		key, err := fresh(&w.ID)
-		if err != nil {
-			return KeyID{}, nil, err
-		}
-		if w.Wrapped, err = s.kek.Wrap(key, dekAD(w)); err != nil {
-			return KeyID{}, nil, fmt.Errorf("seal: wrap a DEK: %w", err)
-		}
-		if w, err = s.store.Add(ctx, w); err != nil {
-			return KeyID{}, nil, fmt.Errorf("seal: store a DEK: %w", err)
-		}
-	} else if err != nil {
-		return KeyID{}, nil, fmt.Errorf("seal: DEK: %w", err)
-	}
-	aead, err := unwrapDEK(s.kek, w)
-	if err != nil {
-		return KeyID{}, nil, err
-	}
-	s.cache.put(cacheKey{live: true, KeyRef: ref}, w.ID, aead)
-	s.cache.put(cacheKey{KeyRef: ref, id: w.ID}, w.ID, aead)
-	return w.ID, aead, nil
-}
-
-// dek returns ref's DEK id.
-func (s *Sealer) dek(ctx context.Context, ref KeyRef, id KeyID) (cipher.AEAD, error) {
-	if _, aead, ok := s.cache.get(cacheKey{KeyRef: ref, id: id}); ok {
-		return aead, nil
-	}
-	w, err := s.get(ctx, ref, id)
-	if err != nil {
-		return nil, err
-	}
-	aead, err := unwrapDEK(s.kek, w)
-	if err != nil {
-		return nil, err
-	}
-	s.cache.put(cacheKey{KeyRef: ref, id: id}, id, aead)
-	return aead, nil
 }
 
 func unwrapDEK(kek KEK, w WrappedKey) (cipher.AEAD, error) {
