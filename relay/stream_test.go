@@ -344,9 +344,6 @@ func FuzzRelay(f *testing.F) {
 		if got := rec.Body.String(); got != want.String() {
 			t.Fatalf("the client got %q, want %q", got, want.String())
 		}
-		if bytes.ContainsRune(b, '\r') {
-			return // a line ending in more than one \r is not read back as it was written (sse.Write trims one)
-		}
 		back := sse.NewReader(strings.NewReader(want.String()), 1<<20)
 		for i, ev := range model {
 			r, err := back.Next()

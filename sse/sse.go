@@ -33,8 +33,9 @@ type Event struct {
 // Reader reads events from a stream, holding at most max bytes of one
 // event's data (and of one line).
 type Reader struct {
-	br  *bufio.Reader
-	max int
+	br     *bufio.Reader
+	max    int
+	skipLF bool // the last line ended with a \r: skip a \n that follows
 }
 
 // NewReader returns a Reader of r with a per-event limit of max bytes.
@@ -93,17 +94,31 @@ func (r *Reader) Next() (Event, error) {
 	}
 }
 
-// line reads one line without its end (\n, \r\n or \r... as \n-terminated
-// lines with a trailing \r); long reports a line over the limit, whose
-// rest is skipped.
+// line reads one line without its end: \r\n, \n or a lone \r, as the
+// format says (a browser splits there too, so what is decided is what the
+// client parses); long reports a line over the limit, whose rest is skipped.
+// A \r at the end of what has arrived ends the line at once: whether a \n
+// follows is seen at the next read (skipLF), so a stream that pauses after
+// a \r does not hold its event back.
 func (r *Reader) line() (line []byte, long bool, err error) {
+	if r.skipLF {
+		r.skipLF = false
+		if b, err := r.br.Peek(1); err == nil && b[0] == '\n' {
+			_, _ = r.br.Discard(1)
+		}
+	}
 	for {
-		chunk, isPrefix, err := r.br.ReadLine()
-		if err != nil {
+		if _, err := r.br.Peek(1); err != nil {
 			if err == io.EOF && len(line) > 0 && !long {
 				return line, false, nil
 			}
 			return nil, false, err
+		}
+		buf, _ := r.br.Peek(r.br.Buffered())
+		i := bytes.IndexAny(buf, "\r\n")
+		chunk := buf
+		if i >= 0 {
+			chunk = buf[:i]
 		}
 		if !long {
 			line = append(line, chunk...)
@@ -111,9 +126,21 @@ func (r *Reader) line() (line []byte, long bool, err error) {
 				line, long = nil, true
 			}
 		}
-		if !isPrefix {
-			return bytes.TrimSuffix(line, []byte{'\r'}), long, nil
+		if i < 0 {
+			_, _ = r.br.Discard(len(buf))
+			continue
 		}
+		if buf[i] == '\r' {
+			if i+1 < len(buf) {
+				if buf[i+1] == '\n' {
+					i++
+				}
+			} else {
+				r.skipLF = true
+			}
+		}
+		_, _ = r.br.Discard(i + 1)
+		return line, long, nil
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestReader(t *testing.T) {
@@ -39,6 +40,60 @@ func TestReader(t *testing.T) {
 	}
 	if _, err := r.Next(); err != io.EOF {
 		t.Fatalf("the unfinished last event: %v, want io.EOF", err)
+	}
+}
+
+// TestReaderLineEnds: \r\n, \n and a lone \r each end a line, as the
+// format says and browsers read it; a \r inside what would otherwise be one
+// line is two lines (a client would read two), never one value holding it.
+func TestReaderLineEnds(t *testing.T) {
+	for _, c := range []struct {
+		name, stream string
+		want         []Event
+	}{
+		{"lone CR", "id: 1\rdata: a\rdata: b\r\r", []Event{{ID: "1", Fields: []string{"id: 1"}, Data: []byte("a\nb"), HasData: true}}},
+		{"mixed", "data: a\r\ndata: b\n\r\ndata: c\r\n\r", []Event{{Data: []byte("a\nb"), HasData: true}, {Data: []byte("c"), HasData: true}}},
+		{"CR inside a data value", "data: {\"a\":1}\revent: evil\n\n", []Event{{Type: "evil", Fields: []string{"event: evil"}, Data: []byte(`{"a":1}`), HasData: true}}},
+		{"CR then LF across reads", "data: x\r", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewReader(strings.NewReader(c.stream), 100)
+			for i, w := range c.want {
+				got, err := r.Next()
+				if err != nil || !reflect.DeepEqual(got, w) {
+					t.Fatalf("event %d: %+v %v, want %+v", i, got, err, w)
+				}
+			}
+			if ev, err := r.Next(); err != io.EOF {
+				t.Fatalf("after the events: %+v %v, want io.EOF", ev, err)
+			}
+		})
+	}
+}
+
+// TestReaderCRDoesNotWait: an event whose blank line is a \r at the end of
+// what has arrived is returned at once, not after the next byte.
+func TestReaderCRDoesNotWait(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() { _, _ = pw.Write([]byte("data: now\r\r")) }()
+	r := NewReader(pr, 100)
+	got := make(chan Event, 1)
+	go func() {
+		ev, _ := r.Next()
+		got <- ev
+	}()
+	select {
+	case ev := <-got:
+		if string(ev.Data) != "now" {
+			t.Fatalf("got %+v", ev)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the event waited for a byte after its \\r")
+	}
+	go func() { _, _ = pw.Write([]byte("\ndata: next\n\n")) }()
+	if ev, err := r.Next(); err != nil || string(ev.Data) != "next" {
+		t.Fatalf("after a \\r\\n split across reads: %+v %v", ev, err)
 	}
 }
 
