@@ -143,6 +143,29 @@ func (c *ksCheck) destroyed(op string, n int, err error, want int) {
 	}
 }
 
+// destroys stores gone and kept, runs destroy, and checks that it
+// destroyed exactly gone (tombstones) and kept the rest live; run again it
+// destroys nothing and gone stays tombstones.
+func (c *ksCheck) destroys(op string, gone, kept []seal.WrappedKey, destroy func() (int, error)) {
+	c.Helper()
+	for _, k := range append(append([]seal.WrappedKey{}, gone...), kept...) {
+		c.add(k, k)
+	}
+	n, err := destroy()
+	c.destroyed(op, n, err, len(gone))
+	for _, k := range gone {
+		c.tomb(k)
+	}
+	for _, k := range kept {
+		c.live(k.KeyRef, k)
+	}
+	n, err = destroy()
+	c.destroyed(op+" again", n, err, 0)
+	for _, k := range gone {
+		c.tomb(k)
+	}
+}
+
 var keyStoreCases = []struct {
 	name string
 	run  func(t *testing.T, c *ksCheck)
@@ -247,40 +270,13 @@ var keyStoreCases = []struct {
 		gone := []seal.WrappedKey{c.key(dek("t1", "2026-05")), c.key(session("t1", "2026-05", "s1")), c.key(session("t1", "2026-05", "s2"))}
 		kept := []seal.WrappedKey{c.key(dek("t1", "2026-06")), c.key(session("t1", "2026-06", "s1")),
 			c.key(dek("t2", "2026-05")), c.key(session("t2", "2026-05", "s1"))}
-		for _, k := range append(append([]seal.WrappedKey{}, gone...), kept...) {
-			c.add(k, k)
-		}
-		n, err := c.s.DestroyPeriod(ctx, "t1", "2026-05")
-		c.destroyed("DestroyPeriod", n, err, len(gone))
-		for _, k := range gone {
-			c.tomb(k)
-		}
-		for _, k := range kept {
-			c.live(k.KeyRef, k)
-		}
-		n, err = c.s.DestroyPeriod(ctx, "t1", "2026-05")
-		c.destroyed("DestroyPeriod again", n, err, 0)
-		for _, k := range gone {
-			c.tomb(k)
-		}
+		c.destroys("DestroyPeriod", gone, kept, func() (int, error) { return c.s.DestroyPeriod(ctx, "t1", "2026-05") })
 	}},
 	{"DestroySession destroys the session in every period", func(t *testing.T, c *ksCheck) {
 		gone := []seal.WrappedKey{c.key(session("t1", "2026-05", "s1")), c.key(session("t1", "2026-06", "s1"))}
 		kept := []seal.WrappedKey{c.key(dek("t1", "2026-05")), c.key(dek("t1", "2026-06")),
 			c.key(session("t1", "2026-05", "s2")), c.key(session("t2", "2026-05", "s1"))}
-		for _, k := range append(append([]seal.WrappedKey{}, gone...), kept...) {
-			c.add(k, k)
-		}
-		n, err := c.s.DestroySession(ctx, "t1", "s1")
-		c.destroyed("DestroySession", n, err, len(gone))
-		for _, k := range gone {
-			c.tomb(k)
-		}
-		for _, k := range kept {
-			c.live(k.KeyRef, k)
-		}
-		n, err = c.s.DestroySession(ctx, "t1", "s1")
-		c.destroyed("DestroySession again", n, err, 0)
+		c.destroys("DestroySession", gone, kept, func() (int, error) { return c.s.DestroySession(ctx, "t1", "s1") })
 	}},
 	{"a destroyed reference takes a new key", func(t *testing.T, c *ksCheck) {
 		old := c.key(session("t1", "2026-05", "s1"))
