@@ -49,6 +49,14 @@ type Record struct {
 	// Tool is the name of the tool the step calls or answers (the event's
 	// tool view, Event.Tool.Name); "" when the step is not a tool call.
 	Tool string `json:"tool"`
+	// Sealed holds the originals of the values the redaction replaced in
+	// this record, each sealed (package seal, docs/security.md): a JSON
+	// object from a mark's "kind:tag" (the [REDACTED:kind:tag] it
+	// replaced) to the sealed envelope in unpadded base64url, members
+	// sorted by name; empty when nothing was redacted or sealing is off.
+	// The hash chain covers these bytes, so verify needs no key;
+	// opening them needs the KEK (package unseal).
+	Sealed json.RawMessage `json:"sealed,omitempty"`
 	// PrevHash and Hash chain the trace (docs/verify.md): Hash is the
 	// lowercase hex SHA-256 over the record's canonical content and
 	// PrevHash, the Hash of the record stored before it ("" for the first).

@@ -59,6 +59,11 @@ type Row struct {
 	// Shadow is the shadow set's verdict (runs.shadow, "" for none): in
 	// the v2 encoding only (DigestV2).
 	Shadow string
+	// Sealed is the record's sealed originals (runs.sealed, the stored
+	// JSON text; nil for none): in the v2 encoding only, after shadow and
+	// only when not empty, so a record without sealed values hashes as
+	// before they existed.
+	Sealed []byte
 }
 
 // Canon computes content digests, reusing its buffers. Not safe for
@@ -108,11 +113,15 @@ func (c *Canon) Digest(f *Row, dst *[Size]byte) {
 }
 
 // DigestV2 sets dst to SHA-256(canonicalV2(f)): the tag TagV2, the fields
-// of Digest in the same order, then shadow. Records written under a chain
+// of Digest in the same order, then shadow, then sealed when there are
+// sealed originals. Records written under a chain
 // key (key.go) are hashed with it.
 func (c *Canon) DigestV2(f *Row, dst *[Size]byte) {
 	c.fields(TagV2, f)
 	c.str(f.Shadow)
+	if len(f.Sealed) > 0 {
+		c.bytes(f.Sealed)
+	}
 	c.sum(dst)
 }
 
