@@ -57,22 +57,36 @@ func New(key []byte) *Redactor {
 // Guardian, PolicyID, Kind, Labels) are kept: they join the trace to the
 // rest of the store and are not the step's content (docs/security.md). It
 // is a audit.RecordFilter.
-func (r *Redactor) Filter(rec *audit.Record) {
+func (r *Redactor) Filter(rec *audit.Record) { r.filter(rec, nil) }
+
+// FilterOriginals is Filter that also returns what it replaced: each
+// mark's original (Originals), to be sealed beside the record (Seal). It
+// returns nil when nothing was replaced.
+func (r *Redactor) FilterOriginals(rec *audit.Record) Originals {
+	o := Originals{}
+	r.filter(rec, o)
+	if len(o) == 0 {
+		return nil
+	}
+	return o
+}
+
+func (r *Redactor) filter(rec *audit.Record, o Originals) {
 	if !mayMatch(rec) {
 		return
 	}
-	rec.Input = r.JSON(rec.Input)
-	rec.Output = r.JSON(rec.Output)
-	rec.Views = r.JSON(rec.Views)
-	rec.Reason = r.String(rec.Reason)
-	rec.Event = r.String(rec.Event)
-	rec.Tool = r.String(rec.Tool)
+	rec.Input = r.json(rec.Input, o)
+	rec.Output = r.json(rec.Output, o)
+	rec.Views = r.json(rec.Views, o)
+	rec.Reason = r.str(rec.Reason, o)
+	rec.Event = r.str(rec.Event, o)
+	rec.Tool = r.str(rec.Tool, o)
 	for i, code := range rec.ReasonCodes {
-		if c := r.String(code); c != code {
+		if c := r.str(code, o); c != code {
 			codes := append([]string(nil), rec.ReasonCodes...) // the outcome's: copy
 			codes[i] = c
 			for j := i + 1; j < len(codes); j++ {
-				codes[j] = r.String(codes[j])
+				codes[j] = r.str(codes[j], o)
 			}
 			rec.ReasonCodes = codes
 			break
@@ -81,10 +95,10 @@ func (r *Redactor) Filter(rec *audit.Record) {
 	copied := false
 	for i := range rec.Results {
 		res := rec.Results[i]
-		res.Reason = r.String(res.Reason)
-		res.Error = r.String(res.Error)
-		res.Refused = r.String(res.Refused)
-		res.Patch = r.JSON(res.Patch)
+		res.Reason = r.str(res.Reason, o)
+		res.Error = r.str(res.Error, o)
+		res.Refused = r.str(res.Refused, o)
+		res.Patch = r.json(res.Patch, o)
 		if res.Reason == rec.Results[i].Reason && res.Error == rec.Results[i].Error &&
 			res.Refused == rec.Results[i].Refused && sameBytes(res.Patch, rec.Results[i].Patch) {
 			continue
@@ -152,7 +166,13 @@ func sameBytes(a, b []byte) bool {
 }
 
 // String returns s with every detector match replaced.
-func (r *Redactor) String(s string) string {
+func (r *Redactor) String(s string) string { return r.str(s, nil) }
+
+// StringOriginals is String that also adds what it replaced to o (when
+// o is not nil).
+func (r *Redactor) StringOriginals(s string, o Originals) string { return r.str(s, o) }
+
+func (r *Redactor) str(s string, o Originals) string {
 	if s == "" {
 		return s
 	}
@@ -160,7 +180,7 @@ func (r *Redactor) String(s string) string {
 	if len(ms) == 0 {
 		return s
 	}
-	return r.replace(s, ms)
+	return r.replace(s, ms, o, false)
 }
 
 // maxRounds bounds the re-scans of a redacted text (as detect.Redact does).
@@ -174,8 +194,11 @@ type span struct{ start, end int }
 // whose neighbour was a match), which is replaced too; what the earlier
 // rounds wrote is masked from the scan, but nothing else is, so a text
 // that only looks like a replacement is scanned like any other.
-func (r *Redactor) replace(s string, ms []detect.Match) string {
-	out, tags := r.apply(s, ms, nil)
+//
+// Each replacement's original is added to o (when not nil); number says
+// that s is a JSON number token (JSON replaced it by a string).
+func (r *Redactor) replace(s string, ms []detect.Match, o Originals, number bool) string {
+	out, tags := r.apply(s, ms, nil, o, number)
 	for round := 1; round < maxRounds; round++ {
 		masked := []byte(out)
 		for _, t := range tags {
@@ -189,14 +212,14 @@ func (r *Redactor) replace(s string, ms []detect.Match) string {
 		if len(ms) == 0 {
 			break
 		}
-		out, tags = r.apply(out, ms, tags)
+		out, tags = r.apply(out, ms, tags, o, false)
 	}
 	return out
 }
 
 // apply writes s with ms replaced; tags are the replacements already in s
 // (disjoint from ms); it returns the text and all its replacements, sorted.
-func (r *Redactor) apply(s string, ms []detect.Match, tags []span) (string, []span) {
+func (r *Redactor) apply(s string, ms []detect.Match, tags []span, o Originals, number bool) (string, []span) {
 	var b strings.Builder
 	b.Grow(len(s) + len(ms)*(len(detect.RedactedPrefix)+len("credit_card")+TagLen+2))
 	mac := r.macs.Get().(hash.Hash)
@@ -224,6 +247,9 @@ func (r *Redactor) apply(s string, ms []detect.Match, tags []span) (string, []sp
 		b.Write(tag[:])
 		b.WriteByte(']')
 		out = append(out, span{start, b.Len()})
+		if o != nil {
+			o.add(m.Kind, tag[:], s[m.Start:m.End], number && m.Start == 0 && m.End == len(s))
+		}
 		last = m.End
 	}
 	for ; ti < len(tags); ti++ {
@@ -239,7 +265,13 @@ func (r *Redactor) apply(s string, ms []detect.Match, tags []span) (string, []sp
 // number written as a number) replaced by a string holding the replacement;
 // everything else is kept byte for byte, so the result is valid JSON when b
 // is. b itself is never modified; when nothing matches, b is returned.
-func (r *Redactor) JSON(b json.RawMessage) json.RawMessage {
+func (r *Redactor) JSON(b json.RawMessage) json.RawMessage { return r.json(b, nil) }
+
+// JSONOriginals is JSON that also adds what it replaced to o (when o is
+// not nil).
+func (r *Redactor) JSONOriginals(b json.RawMessage, o Originals) json.RawMessage { return r.json(b, o) }
+
+func (r *Redactor) json(b json.RawMessage, o Originals) json.RawMessage {
 	if len(b) == 0 {
 		return b
 	}
@@ -293,7 +325,7 @@ func (r *Redactor) JSON(b json.RawMessage) json.RawMessage {
 		}
 		if len(pms) > 0 {
 			out = append(out, b[last:p.start]...)
-			out = appendString(out, r.replace(s, pms))
+			out = appendString(out, r.replace(s, pms, o, b[p.start] != '"'))
 			last = p.end
 		}
 	}
