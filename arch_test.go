@@ -402,7 +402,7 @@ var layers = []struct {
 		"internal/tracehash", "internal/seglog", "internal/jsontest", "internal/handlertest", "internal/sharedtest",
 		"internal/pgtest"}},
 	{"features", []string{"audit", "approval", "labels", "acsstate", "fleet/registry", "labels/labelstest"}},
-	{"core", []string{"catalog", "detect", "redact", "policy", "hooks", "pipeline", "agbom", "aosclient"}},
+	{"core", []string{"catalog", "detect", "redact", "unseal", "policy", "hooks", "pipeline", "agbom", "aosclient"}},
 	{"backends", []string{"backend", "internal/tracesql", "sqlite", "postgres", "storetest", "approval/approvaltest", "internal/tracegen"}},
 	{"outputs", []string{"otelx", "ocsf", "stats", "stream", "fleet", "notify"}},
 	{"assembly", []string{"config", "guardian", "replay"}},

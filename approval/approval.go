@@ -450,11 +450,13 @@ func (m *Manager) record(ctx context.Context, a *Approval) (string, error) {
 	rec := audit.NewRecord(ev, &out, m.o.Now())
 	rec.ApprovalID = a.ID
 	rec.Results = []warden.Result{{Guardian: "approval", Decision: out.Verdict.String(), Mode: "enforce", Reason: out.Reason}}
-	if m.o.Filter != nil {
-		m.o.Filter(rec)
-	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), audit.RecordTimeout)
 	defer cancel()
+	if m.o.Filter != nil {
+		if err := m.o.Filter(rctx, rec); err != nil {
+			return rec.ID, err
+		}
+	}
 	return rec.ID, m.o.Trace.Record(rctx, rec)
 }
 

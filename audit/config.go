@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wardenhq/warden/conf"
+	"github.com/wardenhq/warden/seal"
 )
 
 // TraceConfig is the config's trace: section: what the trace keeps and for
@@ -41,6 +42,9 @@ type TraceConfig struct {
 	// (trace.ocsf_queue; 0 means ocsf's default, 4096); beyond it they
 	// are dropped and counted, never waited for.
 	OCSFQueue int `yaml:"ocsf_queue" range:"1..1048576"`
+	// Seal keeps the originals of redacted values sealed beside the
+	// records (trace.seal: package seal, docs/security.md).
+	Seal seal.Config `yaml:"seal"`
 }
 
 // minOCSFMaxSize is the smallest trace.ocsf_max_size: a rotated file holds

@@ -188,8 +188,10 @@ func Collect(ctx context.Context, s Store, q Query, n int) ([]Record, error) {
 	return out, nil
 }
 
-// RecordFilter changes a record before it is stored (redact.Redactor.Filter
-// replaces secrets). It may replace the record's fields but must not write
-// into the bytes or slices they hold: those are shared with the outcome the
-// caller gets.
-type RecordFilter func(*Record)
+// RecordFilter changes a record before it is stored (redact.RecordFilter
+// replaces secrets and seals their originals). It may replace the record's
+// fields but must not write into the bytes or slices they hold: those are
+// shared with the outcome the caller gets. An error means the record could
+// not be made fit to store (its originals could not be sealed): the record
+// is not stored, as when the store fails.
+type RecordFilter func(ctx context.Context, rec *Record) error

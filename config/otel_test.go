@@ -82,11 +82,44 @@ func TestTraceOCSF(t *testing.T) {
 		{"small size", "trace: {ocsf_max_size: 10}", `trace.ocsf_max_size: expected a size of at least 4KiB such as 100MiB, got 10 bytes`},
 		{"files", "trace: {ocsf_max_files: 0}", `trace.ocsf_max_files: expected a whole number in 1..1000, got "0"`},
 		{"queue", "trace: {ocsf_queue: x}", `trace.ocsf_queue: expected a whole number in 1..1048576, got "x"`},
-		{"unknown", "trace: {ocsf: x}", `trace: unknown key "ocsf" (want raw_input, retention, max_size, ocsf_file, ocsf_max_size, ocsf_max_files, ocsf_queue)`},
+		{"unknown", "trace: {ocsf: x}", `trace: unknown key "ocsf" (want raw_input, retention, max_size, ocsf_file, ocsf_max_size, ocsf_max_files, ocsf_queue, seal)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := Parse("w.yaml", []byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// trace.seal: decodes strictly; one source of the KEK.
+func TestTraceSeal(t *testing.T) {
+	cases := []struct{ name, in, err string }{
+		{"defaults", "trace: {}", ""},
+		{"all", "trace: {seal: {enabled: false, kek_file: /etc/warden/seal.kek, period: month, retention: 90d}}", ""},
+		{"env", "trace: {seal: {kek_env: WARDEN_SEAL_KEK}}", ""},
+		{"both", "trace: {seal: {kek_env: X, kek_file: /k}}", "trace.seal.kek_env: expected one of kek_file and kek_env, got both"},
+		{"period", "trace: {seal: {period: week}}", `trace.seal.period: expected day or month or year, got "week"`},
+		{"retention", "trace: {seal: {retention: 1m}}", "trace.seal.retention"},
+		{"unknown", "trace: {seal: {key: x}}", `trace.seal: unknown key "key"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := Parse("w.yaml", []byte(c.in))
+			if c.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.name == "defaults" && (!cfg.Trace.Seal.On() || cfg.Trace.Seal.Granularity().String() != "day") {
+					t.Errorf("defaults: %+v", cfg.Trace.Seal)
+				}
+				if c.name == "all" && (cfg.Trace.Seal.On() || cfg.Trace.Seal.Granularity().String() != "month" || cfg.Trace.Seal.Retention != 90*24*time.Hour) {
+					t.Errorf("all: %+v", cfg.Trace.Seal)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("got %v, want %q", err, c.err)
 			}
 		})
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/wardenhq/warden/ocsf"
 	"github.com/wardenhq/warden/otelx"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/unseal"
 )
 
 // Options say where a Guardian's configuration and trace come from. The
@@ -108,10 +109,14 @@ type Guardian struct {
 	store       audit.Store      // backend.Trace
 	ownsStore   bool
 	approvals   *approval.Manager // nil without a store that keeps approvals
-	labels      *labels.Cache     // every set's sessions' labels (labels.go)
-	log         *slog.Logger
-	otel        *otelx.Exporter // nil without otel: (telemetry.go)
-	ocsf        *ocsf.Sink      // nil without trace.ocsf_file
+	unseal      *unseal.Service   // nil without sealed originals
+	// sealStop ends expireSealed, which closes sealDone (nil without
+	// trace.seal retention).
+	sealStop, sealDone chan struct{}
+	labels             *labels.Cache // every set's sessions' labels (labels.go)
+	log                *slog.Logger
+	otel               *otelx.Exporter // nil without otel: (telemetry.go)
+	ocsf               *ocsf.Sink      // nil without trace.ocsf_file
 }
 
 // set is one policy set with the router and pipeline that decide by it:
@@ -294,6 +299,10 @@ func (g *Guardian) Store() audit.Store { return g.store }
 // then are recorded as dropped), and closes the trace if the Guardian
 // opened it.
 func (g *Guardian) Close(ctx context.Context) error {
+	if g.sealStop != nil {
+		close(g.sealStop)
+		<-g.sealDone
+	}
 	if g.approvals != nil {
 		g.approvals.Close()
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/audit"
@@ -11,6 +13,8 @@ import (
 	"github.com/wardenhq/warden/config"
 
 	"github.com/wardenhq/warden/redact"
+	"github.com/wardenhq/warden/seal"
+	"github.com/wardenhq/warden/unseal"
 )
 
 // storeOpenTimeout bounds connecting to PostgreSQL (and migrating) when the
@@ -79,5 +83,85 @@ func (g *Guardian) traceSetup(opts Options) (audit.RecordFilter, func(string) st
 		return nil, nil, err
 	}
 	r := redact.New(key)
-	return r.Filter, r.String, nil
+	sealer, err := g.sealSetup(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r.RecordFilter(sealer), r.String, nil
 }
+
+// sealExpireEvery is how often the keys of expired periods are destroyed
+// (trace.seal.retention), besides once at start.
+const sealExpireEvery = time.Hour
+
+// sealSetup returns the Sealer of the originals of redacted values (nil
+// when trace.seal is off or the backend keeps no keys), sets the
+// Guardian's unseal Service, and starts destroying expired periods' keys
+// (trace.seal.retention, default trace.retention) until Close.
+func (g *Guardian) sealSetup(opts Options) (*seal.Sealer, error) {
+	sc := g.cfg.Trace.Seal
+	if !sc.On() || g.backend.Seal == nil {
+		return nil, nil
+	}
+	kek, where, err := sc.KEK()
+	if err != nil {
+		return nil, fmt.Errorf("trace.seal: %w", err)
+	}
+	if dir := g.backend.Dir; dir != "" && where != "" && within(where, dir) {
+		g.log.Warn("trace.seal: the KEK file is inside the data directory: a copy of the directory then opens every sealed original", "kek_file", where)
+	}
+	s, err := seal.New(seal.Options{KEK: kek, Store: g.backend.Seal, Granularity: sc.Granularity()})
+	if err != nil {
+		return nil, err
+	}
+	g.unseal = unseal.New(s, g.store)
+	keep := sc.Retention
+	if keep == 0 {
+		keep = g.cfg.Trace.Retention
+	}
+	if keep > 0 {
+		g.sealStop = make(chan struct{})
+		g.sealDone = make(chan struct{})
+		go g.expireSealed(s, keep)
+	}
+	return s, nil
+}
+
+// expireSealed destroys the keys of the periods that ended more than keep
+// ago, now and every sealExpireEvery, until sealStop is closed.
+func (g *Guardian) expireSealed(s *seal.Sealer, keep time.Duration) {
+	defer close(g.sealDone)
+	t := time.NewTicker(sealExpireEvery)
+	defer t.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
+		done, err := s.ExpirePeriods(ctx, time.Now().Add(-keep))
+		cancel()
+		if err != nil {
+			g.log.Warn("destroying the sealing keys of expired periods", "err", err)
+		} else if len(done) > 0 {
+			g.log.Info("destroyed the sealing keys of expired periods", "periods", len(done))
+		}
+		select {
+		case <-g.sealStop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// within reports whether path is inside dir.
+func within(path, dir string) bool {
+	p, err1 := filepath.Abs(path)
+	d, err2 := filepath.Abs(dir)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// Unseal returns the service that opens and erases the trace's sealed
+// originals (nil when they are not kept: trace.raw_input, trace.seal
+// off, or a backend without a key store).
+func (g *Guardian) Unseal() *unseal.Service { return g.unseal }

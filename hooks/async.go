@@ -154,11 +154,11 @@ func (p *Pool) record(ev *warden.Event, r warden.Result, reason string, lat time
 	out := &warden.Outcome{Reason: reason, Results: []warden.Result{r}, Latency: lat}
 	rec := audit.NewRecord(ev, out, time.Now())
 	rec.Decision = r.Decision
-	if p.Filter != nil {
-		p.Filter(rec)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), audit.RecordTimeout)
 	defer cancel()
+	if p.Filter != nil && p.Filter(ctx, rec) != nil {
+		return // not fit to store: counted as a failed record would be
+	}
 	_ = p.store.Record(ctx, rec) // a failed audit of an async run cannot fail anything: counted by the store
 }
 

@@ -19,7 +19,7 @@ func TestAsyncRecordsFiltered(t *testing.T) {
   timeout: 2s
   command: [sh, -c, "cat >/dev/null; echo 'saw AKIAIOSFODNN7EXAMPLE' >&2; exit 1"]
 `)
-	pool.Filter = redact.New(make([]byte, redact.KeySize)).Filter
+	pool.Filter = redact.New(make([]byte, redact.KeySize)).RecordFilter(nil)
 	dispatch(t, d, "tool.post_call", `{"session_id":"s1","tool_name":"x","tool_result":"key AKIAIOSFODNN7EXAMPLE"}`)
 	pool.Close(context.Background())
 	var async int

@@ -33,12 +33,12 @@ func TestStages(t *testing.T) {
 		want []string
 	}{
 		{"zero", Options{}, []string{"views", "chain"}},
-		{"no trace", Options{Labels: cache, Shadow: &fixedShadow{}, Approvals: noApprovals{}, RecordFilter: func(*audit.Record) {},
+		{"no trace", Options{Labels: cache, Shadow: &fixedShadow{}, Approvals: noApprovals{}, RecordFilter: func(context.Context, *audit.Record) error { return nil },
 			Observer: &countObserver{}, Async: &asyncSeen{}},
 			[]string{"views", "labels", "chain", "outcome labels", "keep labels", "observe", "async"}},
 		{"a trace", Options{Store: &memStore{}}, []string{"views", "chain", "record", "store"}},
 		{"all", Options{Store: &memStore{}, Labels: cache, Shadow: &fixedShadow{}, Approvals: noApprovals{},
-			RecordFilter: func(*audit.Record) {}, Observer: &countObserver{}, Async: &asyncSeen{}},
+			RecordFilter: func(context.Context, *audit.Record) error { return nil }, Observer: &countObserver{}, Async: &asyncSeen{}},
 			[]string{"views", "labels", "chain", "outcome labels", "record", "shadow", "approval", "keep labels",
 				"filter", "store", "open approval", "observe", "async"}},
 	} {

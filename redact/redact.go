@@ -56,25 +56,30 @@ func New(key []byte) *Redactor {
 // and what the configuration names (PolicyID, PolicyVersion, a result's
 // Guardian, PolicyID, Kind, Labels) are kept: they join the trace to the
 // rest of the store and are not the step's content (docs/security.md). It
-// is a audit.RecordFilter.
-func (r *Redactor) Filter(rec *audit.Record) { r.filter(rec, nil) }
+// is what RecordFilter runs.
+func (r *Redactor) Filter(rec *audit.Record) {
+	if mayMatch(rec) {
+		r.rewrite(rec, nil)
+	}
+}
 
 // FilterOriginals is Filter that also returns what it replaced: each
 // mark's original (Originals), to be sealed beside the record (Seal). It
 // returns nil when nothing was replaced.
 func (r *Redactor) FilterOriginals(rec *audit.Record) Originals {
+	if !mayMatch(rec) {
+		return nil
+	}
 	o := Originals{}
-	r.filter(rec, o)
+	r.rewrite(rec, o)
 	if len(o) == 0 {
 		return nil
 	}
 	return o
 }
 
-func (r *Redactor) filter(rec *audit.Record, o Originals) {
-	if !mayMatch(rec) {
-		return
-	}
+// rewrite redacts rec (which mayMatch), adding what it replaced to o.
+func (r *Redactor) rewrite(rec *audit.Record, o Originals) {
 	rec.Input = r.json(rec.Input, o)
 	rec.Output = r.json(rec.Output, o)
 	rec.Views = r.json(rec.Views, o)
@@ -158,8 +163,6 @@ func mayMatch(rec *audit.Record) bool {
 	}
 	return found
 }
-
-var _ audit.RecordFilter = (*Redactor)(nil).Filter
 
 func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])

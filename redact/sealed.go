@@ -79,6 +79,25 @@ func Seal(ctx context.Context, s *seal.Sealer, rec *audit.Record, o Originals) e
 	return nil
 }
 
+// RecordFilter returns the trace's record filter: Filter, and, with a
+// Sealer, the sealing of what it replaced into the record (Seal). A record
+// with nothing to redact costs the pre-scan alone.
+func (r *Redactor) RecordFilter(s *seal.Sealer) audit.RecordFilter {
+	if s == nil {
+		return func(_ context.Context, rec *audit.Record) error {
+			r.Filter(rec)
+			return nil
+		}
+	}
+	return func(ctx context.Context, rec *audit.Record) error {
+		o := r.FilterOriginals(rec)
+		if len(o) == 0 {
+			return nil
+		}
+		return Seal(ctx, s, rec, o)
+	}
+}
+
 // Opened is what Open recovered from a record's sealed originals.
 type Opened struct {
 	// Originals are the values that opened.
