@@ -31,12 +31,16 @@ const (
 	Approve
 	// Admin: everything.
 	Admin
+	// Unseal: seeing the sealed originals of redacted values (decision
+	// pages, diffs, the runs API with unseal=1); every unseal is recorded
+	// (package unseal). Approve sees those of the approvals it may decide.
+	Unseal
 )
 
 var scopeNames = []struct {
 	s    Scope
 	name string
-}{{Decide, "decide"}, {Read, "read"}, {Approve, "approve"}, {Admin, "admin"}}
+}{{Decide, "decide"}, {Read, "read"}, {Approve, "approve"}, {Admin, "admin"}, {Unseal, "unseal"}}
 
 // ScopeNames are the scope names, in order.
 func ScopeNames() []string {

@@ -108,6 +108,30 @@ func (c Config) KEK() (KEK, string, error) {
 	return k, path, err
 }
 
+// ErrNoKEK is returned by ExistingKEK when the KEK's file does not exist.
+var ErrNoKEK = errors.New("seal: no KEK file")
+
+// ExistingKEK is KEK for a reader that must not create a key (replay,
+// forget on a trace that has none): a missing file is ErrNoKEK, with the
+// path.
+func (c Config) ExistingKEK() (KEK, string, error) {
+	if c.KEKEnv != "" {
+		return c.KEK()
+	}
+	path := c.KEKFile
+	if path == "" {
+		var err error
+		if path, err = DefaultKEKFile(); err != nil {
+			return nil, "", err
+		}
+	}
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, path, fmt.Errorf("%w: %s", ErrNoKEK, path)
+	}
+	k, err := FileKEK(path)
+	return k, path, err
+}
+
 // CreateKEKFile writes a random KEK (KeySize raw bytes, mode 0600) to
 // path, and its directory (mode 0700), unless the file exists.
 func CreateKEKFile(path string) error {

@@ -21,6 +21,7 @@ import (
 	"github.com/wardenhq/warden/fleet"
 	"github.com/wardenhq/warden/stats"
 	"github.com/wardenhq/warden/surface"
+	"github.com/wardenhq/warden/unseal"
 )
 
 // Route is a surface's route (surface.Route): where it is served, the
@@ -38,8 +39,13 @@ type Options struct {
 	Store  audit.Store // GET /api/hooks/runs, /api/runs...
 	// Approvals serves /api/approvals (nil: those routes answer 503).
 	Approvals *approval.Manager
-	Metrics   *Metrics // GET /metrics
-	Pprof     bool     // expose /debug/pprof/ (off by default)
+	// Unseal opens the sealed originals of redacted values for callers
+	// that may see them (the unseal scope; approve for its approvals) and
+	// records each unseal; nil: originals are not kept, everyone sees the
+	// redacted form.
+	Unseal  *unseal.Service
+	Metrics *Metrics // GET /metrics
+	Pprof   bool     // expose /debug/pprof/ (off by default)
 	// RunsBytes bounds one /api/hooks/runs or /api/runs response
 	// (limits.runs_bytes); 0 means DefaultRunsBytes.
 	RunsBytes int64

@@ -69,6 +69,7 @@ func (s *serving) handler(routes []server.Route) http.Handler {
 		Routes:        routes,
 		Store:         s.be.Trace,
 		Approvals:     s.gd.Approvals(),
+		Unseal:        s.gd.Unseal(),
 		Metrics:       s.metrics,
 		Pprof:         s.pprof,
 		RunsBytes:     int64(lim.RunsBytes),
