@@ -9,7 +9,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +23,8 @@ import (
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/internal/pgtest"
+	"github.com/wardenhq/warden/seal"
+	"github.com/wardenhq/warden/unseal"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/stats"
 )
@@ -44,6 +48,26 @@ type attackBackend struct {
 	srv   *httptest.Server
 	dir   string // the data directory (SQLite trace, or the key beside PostgreSQL)
 	pgURL string // "" for SQLite
+	kek   string // the sealing KEK's file, outside dir
+	log   *syncBuffer
+}
+
+// syncBuffer is a log destination that tests read afterwards.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // forEachBackend runs f over a SQLite data directory and, with
@@ -52,7 +76,8 @@ type attackBackend struct {
 func forEachBackend(t *testing.T, policies string, f func(t *testing.T, b *attackBackend)) {
 	for _, name := range []string{"sqlite", "postgres"} {
 		t.Run(name, func(t *testing.T) {
-			b := &attackBackend{dir: filepath.Join(t.TempDir(), "data")}
+			b := &attackBackend{dir: filepath.Join(t.TempDir(), "data"), kek: filepath.Join(t.TempDir(), "seal.kek"), log: &syncBuffer{}}
+			t.Setenv(seal.KEKFileEnv, b.kek)
 			cfgDir := t.TempDir()
 			yaml := ""
 			if policies != "" {
@@ -64,7 +89,8 @@ func forEachBackend(t *testing.T, policies string, f func(t *testing.T, b *attac
 				yaml += "store: \"" + b.pgURL + "\"\n"
 			}
 			counts := stats.New(nil)
-			g, err := guardian.Open(guardian.Options{ConfigFile: write(t, cfgDir, "warden.yaml", yaml), Data: b.dir, Observer: counts})
+			logger := slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			g, err := guardian.Open(guardian.Options{ConfigFile: write(t, cfgDir, "warden.yaml", yaml), Data: b.dir, Observer: counts, Logger: logger})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,10 +120,12 @@ func noSecret(t *testing.T, where, body string) {
 	}
 }
 
-// noSecretAtRest looks in every file of the data directory and, for
-// PostgreSQL, every row of every table.
+// noSecretAtRest looks in every file of the data directory, the logs of
+// the Guardian and the server and, for PostgreSQL, every row of every
+// table.
 func (b *attackBackend) noSecretAtRest(t *testing.T) {
 	t.Helper()
+	noSecret(t, "the log", b.log.String())
 	filepath.Walk(b.dir, func(p string, fi os.FileInfo, err error) error {
 		if err == nil && fi.Mode().IsRegular() {
 			data, _ := os.ReadFile(p)
@@ -306,5 +334,59 @@ func TestAttackApproverReasonRedacted(t *testing.T) {
 			t.Fatal("no decision record")
 		}
 		b.get(t, "/api/runs/"+a.DecisionRecordID)
+	})
+}
+
+// The originals the redaction replaced are kept sealed, not in the clear:
+// every secret of these steps is in a record's sealed values, opens with
+// the KEK (which is outside the data directory), and is in no file of the
+// data directory, no PostgreSQL table and no log (noSecretAtRest, after
+// the Guardian is closed).
+func TestAttackSealedOriginalsAtRest(t *testing.T) {
+	forEachBackend(t, "", func(t *testing.T, b *attackBackend) {
+		ctx := context.Background()
+		for _, ev := range []*warden.Event{
+			{Name: "tool.pre_call", Payload: map[string]any{"session_id": "s4", "tool_name": "http_post",
+				"tool_input": map[string]any{"body": "key " + awsKey, "api_key": fieldKey}}},
+			{Name: "tool.pre_call", Payload: map[string]any{"session_id": "s4", "tool_name": ghToken,
+				"tool_input": map[string]any{"path": "/tmp/x"}}},
+		} {
+			if _, err := b.g.Decide(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := os.Stat(b.kek); err != nil {
+			t.Fatalf("the KEK file: %v", err)
+		}
+		if rel, err := filepath.Rel(b.dir, b.kek); err == nil && !strings.HasPrefix(rel, "..") {
+			t.Fatalf("the KEK %s is inside the data directory", b.kek)
+		}
+		svc := b.g.Unseal()
+		if svc == nil {
+			t.Fatal("no unseal service: originals are not sealed")
+		}
+		found := map[string]bool{}
+		for _, r := range b.records(t) {
+			if r.Surface == unseal.Surface || len(r.Sealed) == 0 {
+				continue
+			}
+			got, _, err := svc.Reveal(ctx, unseal.Viewer{Name: "test", Via: "test"}, &r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := json.Marshal(got)
+			for _, s := range attackSecrets {
+				if strings.Contains(string(raw), s) {
+					found[s] = true
+				}
+			}
+		}
+		for _, s := range attackSecrets {
+			if !found[s] {
+				t.Errorf("the secret %s is in no record's sealed originals", s)
+			}
+		}
+		b.get(t, "/api/runs")
+		b.get(t, "/sessions/s4")
 	})
 }
