@@ -114,6 +114,22 @@ func BenchmarkDecideRecordRedacted(b *testing.B) {
 	benchDecide(b, guardian.Options{Store: newNopStore(), RecordFilter: redact.New(make([]byte, redact.KeySize)).RecordFilter(nil)})
 }
 
+// BenchmarkDecideRecordSealed is BenchmarkDecideRecordRedacted with the
+// originals of what is redacted sealed (the default with a data
+// directory): the key store in memory, the session's key warm after the
+// first decision, as in steady state.
+func BenchmarkDecideRecordSealed(b *testing.B) {
+	kek, err := seal.NewKEK([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sealer, err := seal.New(seal.Options{KEK: kek, Store: &sealtest.Mem{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchDecide(b, guardian.Options{Store: newNopStore(), RecordFilter: redact.New(make([]byte, redact.KeySize)).RecordFilter(sealer)})
+}
+
 // tourSteps are the README's three steps.
 var tourSteps = []struct {
 	name, event string
