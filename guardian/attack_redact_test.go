@@ -5,11 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -24,9 +24,9 @@ import (
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/internal/pgtest"
 	"github.com/wardenhq/warden/seal"
-	"github.com/wardenhq/warden/unseal"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/stats"
+	"github.com/wardenhq/warden/unseal"
 )
 
 // The trace at rest is redacted: these attacks put a secret where the
