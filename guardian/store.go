@@ -119,6 +119,8 @@ func (g *Guardian) sealSetup(opts Options) (*seal.Sealer, error) {
 	if keep == 0 {
 		keep = g.cfg.Trace.Retention
 	}
+	g.log.Info("sealing the originals of redacted values", "kek", where, "kek_id", kek.ID(),
+		"period", sc.Granularity().String(), "retention", keep)
 	if keep > 0 {
 		g.sealStop = make(chan struct{})
 		g.sealDone = make(chan struct{})
