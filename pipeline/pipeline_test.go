@@ -96,6 +96,27 @@ func TestPipelineFailsClosedWhenTraceFails(t *testing.T) {
 	}
 }
 
+// A record the filter cannot make fit to store (its originals could not be
+// sealed) is not stored, and the step is denied as when the store fails.
+func TestPipelineFailsClosedWhenFilterFails(t *testing.T) {
+	st := &memStore{}
+	obs := &countObserver{}
+	filter := func(context.Context, *audit.Record) error { return errors.New("sealing: key store unreachable") }
+	d := New(Options{Chain: warden.NewChain(warden.Allow, warden.Step{Name: "g", Handler: handlertest.Fixed(warden.Decision{Verdict: warden.Allow})}),
+		Store: st, Observer: obs, RecordFilter: filter})
+	out, err := d.Decide(context.Background(), &warden.Event{Name: "e", Payload: map[string]any{}})
+	if !errors.Is(err, audit.ErrUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	if out.Verdict != warden.Deny || len(out.ReasonCodes) != 1 || out.ReasonCodes[0] != warden.CodeTraceUnavailable ||
+		!strings.Contains(out.Reason, "key store unreachable") || out.RecordID != "" || len(st.recs) != 0 {
+		t.Fatalf("outcome %+v, %d records", out, len(st.recs))
+	}
+	if obs.errs != 1 {
+		t.Fatalf("observer %+v", obs)
+	}
+}
+
 func TestNewRecordEncodesPayloadWithoutRaw(t *testing.T) {
 	r := audit.NewRecord(&warden.Event{Payload: map[string]any{"k": "v"}}, &warden.Outcome{Verdict: warden.Allow}, time.Now())
 	var m map[string]any
