@@ -22,6 +22,9 @@ type approvalsData struct {
 	// More is whether more pending approvals wait than are listed.
 	More bool
 	Err  string
+	// Shown says what the queue shows of the originals of the pending
+	// approvals' summaries and reasons.
+	Shown shown
 }
 
 // approvals serves the approvals page: the pending queue, oldest first
@@ -46,8 +49,15 @@ func (c *Console) approvals(w http.ResponseWriter, r *http.Request) {
 	if len(pending) > maxPending {
 		pending, d.More = pending[:maxPending], true
 	}
+	v := c.viewer(r)
 	for i := len(pending) - 1; i >= 0; i-- {
-		d.Pending = append(d.Pending, pending[i])
+		a := &pending[i]
+		if v.mayReveal(a) {
+			var sh shown
+			a, sh = c.revealApproval(ctx, r, a)
+			d.Shown.add(sh)
+		}
+		d.Pending = append(d.Pending, *a)
 	}
 	// The newest approvals, less the pending ones, are the decided ones;
 	// with more pending than that, the decided ones come from further back.
@@ -67,6 +77,9 @@ func (c *Console) approvals(w http.ResponseWriter, r *http.Request) {
 // approvalData is one approval's page.
 type approvalData struct {
 	A *approval.Approval
+	// Shown says what the page shows of the originals of its summary and
+	// reason.
+	Shown shown
 }
 
 // approval serves one approval: what notification links point to.
@@ -85,5 +98,11 @@ func (c *Console) approval(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusInternalServerError, "reading the approval: "+err.Error())
 		return
 	}
-	c.render(w, r, http.StatusOK, "approval", page{Title: "Approval " + cut(id, 13), Nav: "approvals", Live: "approval", Data: &approvalData{A: a}})
+	d := approvalData{A: a}
+	if c.viewer(r).mayReveal(a) {
+		ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
+		defer cancel()
+		d.A, d.Shown = c.revealApproval(ctx, r, a)
+	}
+	c.render(w, r, http.StatusOK, "approval", page{Title: "Approval " + cut(id, 13), Nav: "approvals", Live: "approval", Data: &d})
 }

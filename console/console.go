@@ -7,8 +7,11 @@
 //
 // The pages: decisions (filters, cursor paging, live), one decision, one
 // session's timeline, approvals (the pending queue and the decided ones),
-// one approval, policies, and an overview of the last hour; plus the sign-in
-// page and the session API when auth is configured (docs/console.md).
+// one approval, policies, and an overview of the last hour; the unseals
+// (decisions?surface=unseal: who saw sealed originals, and who erased
+// them); plus the sign-in page and the session API when auth is configured
+// (docs/console.md). Viewers who may see them get the originals of redacted
+// values, each view recorded (originals.go).
 package console
 
 import (
@@ -28,6 +31,7 @@ import (
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/stats"
+	"github.com/wardenhq/warden/unseal"
 )
 
 // PageSize is the number of records a page shows.
@@ -84,6 +88,11 @@ type Options struct {
 	// the overview shows them and flags one running other policies; nil:
 	// not shown.
 	Instances Instances
+	// Unseal opens the sealed originals of redacted values for the viewers
+	// who may see them (the unseal scope; approve for the approvals it may
+	// decide), recording each unseal; nil: every page shows the redacted
+	// form.
+	Unseal *unseal.Service
 	// Log reports failures; nil discards.
 	Log *slog.Logger
 	// Now is the clock (tests); nil: time.Now.
@@ -160,15 +169,17 @@ type viewer struct {
 	Name, Tenant string
 	// SignedIn: a session (sign-out is offered); CanApprove: the
 	// approve buttons are shown; CanRead: the pages besides the approvals'
-	// are linked (an approver without read sees the approvals only).
-	SignedIn, CanApprove, CanRead bool
+	// are linked (an approver without read sees the approvals only);
+	// CanUnseal: the pages show the originals of redacted values (the
+	// unseal scope, which admin implies; everyone without auth).
+	SignedIn, CanApprove, CanRead, CanUnseal bool
 }
 
 func (c *Console) viewer(r *http.Request) viewer {
 	p := warden.PrincipalFrom(r.Context())
-	v := viewer{Name: p.Name, Tenant: p.Tenant, CanApprove: true, CanRead: true}
+	v := viewer{Name: p.Name, Tenant: p.Tenant, CanApprove: true, CanRead: true, CanUnseal: true}
 	if s, ok := auth.ScopesFrom(r.Context()); ok {
-		v.CanApprove, v.CanRead = s.Allows(auth.Approve), s.Allows(auth.Read)
+		v.CanApprove, v.CanRead, v.CanUnseal = s.Allows(auth.Approve), s.Allows(auth.Read), s.Allows(auth.Unseal)
 		v.SignedIn = c.signInOn()
 	}
 	return v

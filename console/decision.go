@@ -52,6 +52,10 @@ type decisionData struct {
 	Diff     []diffLine
 	DiffNote string
 	Views    string
+	// Shown says what the page shows of the record's originals; Unseal is
+	// the record as an unseal or erasure (nil for a decision).
+	Shown  shown
+	Unseal *unsealRow
 }
 
 // decision serves one decision: everything the record holds.
@@ -72,7 +76,15 @@ func (c *Console) decision(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusInternalServerError, "reading the trace: "+err.Error())
 		return
 	}
-	d := decisionData{R: rec, Row: rowOf(rec), Input: pretty(rec.Input), Output: pretty(rec.Output), Views: pretty(rec.Views)}
+	var sh shown
+	if len(rec.Sealed) > 0 && c.o.Unseal != nil && c.mayRevealRecord(ctx, c.viewer(r), rec) {
+		rec, sh = c.revealRecord(ctx, r, rec)
+	}
+	d := decisionData{R: rec, Row: rowOf(rec), Input: pretty(rec.Input), Output: pretty(rec.Output), Views: pretty(rec.Views), Shown: sh}
+	if isUnseal(rec) {
+		u := unsealRowOf(rec)
+		d.Unseal = &u
+	}
 	if len(rec.Output) > 0 {
 		d.Diff, d.DiffNote = jsonDiff(rec.Input, rec.Output)
 	}

@@ -12,13 +12,14 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/unseal"
 
 	"github.com/wardenhq/warden"
 )
 
 // Surfaces and decisions the filters offer.
 var (
-	surfaceNames  = []string{warden.SurfaceAOS, warden.SurfaceMCP, warden.SurfaceA2A, warden.SurfaceHooks, warden.SurfaceSDK, warden.SurfaceApproval}
+	surfaceNames  = []string{warden.SurfaceAOS, warden.SurfaceMCP, warden.SurfaceA2A, warden.SurfaceHooks, warden.SurfaceSDK, warden.SurfaceApproval, unseal.Surface}
 	decisionNames = []string{"allow", "deny", "modify", "ask", "defer"}
 )
 
@@ -119,6 +120,10 @@ type decisionsData struct {
 	Stopped *audit.ScanStopped
 	// Backward is whether the page was asked newer than a cursor (before=).
 	Backward bool
+	// UnsealView is the list of unseals and erasures (surface=unseal):
+	// Unseals are its rows, shown instead of Rows.
+	UnsealView bool
+	Unseals    []unsealRow
 }
 
 // Link returns the page's link with the filters and a cursor.
@@ -177,6 +182,12 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request) {
 	wq, f, err := parseFilters(q, c.o.Now())
 	d := decisionsData{F: f, Surfaces: surfaceNames, Decisions: decisionNames, stream: c.o.RunsStream}
 	p := page{Title: "Decisions", Nav: "decisions", Data: &d}
+	if f.Surface == unseal.Surface {
+		// Who saw originals and who erased them: a table of its own, not
+		// followed live (the script draws decisions' rows).
+		d.UnsealView, d.stream = true, ""
+		p.Title, p.Nav = "Unseals", "unseals"
+	}
 	if err != nil {
 		d.Err = err.Error()
 		c.render(w, r, http.StatusBadRequest, "decisions", p)
@@ -244,9 +255,16 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request) {
 	if d.First && d.stream != "" {
 		p.Live = "decisions"
 	}
-	d.Rows = make([]row, len(recs))
-	for i := range recs {
-		d.Rows[i] = rowOf(&recs[i])
+	if d.UnsealView {
+		d.Unseals = make([]unsealRow, 0, len(recs))
+		for i := range recs {
+			d.Unseals = append(d.Unseals, unsealRowOf(&recs[i]))
+		}
+	} else {
+		d.Rows = make([]row, len(recs))
+		for i := range recs {
+			d.Rows[i] = rowOf(&recs[i])
+		}
 	}
 	d.Elapsed = time.Since(start)
 	c.render(w, r, http.StatusOK, "decisions", p)

@@ -16,11 +16,13 @@ import (
 // maxSessionApprovals bounds the approvals a session's timeline lists.
 const maxSessionApprovals = 200
 
-// step is one entry of a session's timeline: a decision or an approval.
+// step is one entry of a session's timeline: a decision, an approval, or
+// an unseal of one of its records (or the erasure of its originals).
 type step struct {
 	Time     time.Time
 	Row      *row
 	Approval *approval.Approval
+	Unseal   *unsealRow
 }
 
 // sessionData is a session's timeline page.
@@ -101,6 +103,11 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) {
 	}
 	for i := range recs {
 		add(recs[i].Time, false)
+		if isUnseal(&recs[i]) {
+			u := unsealRowOf(&recs[i])
+			d.Steps = append(d.Steps, step{Time: u.Time, Unseal: &u})
+			continue
+		}
 		rw := rowOf(&recs[i])
 		rw.InputExcerpt = excerpt(recs[i].Input)
 		d.Steps = append(d.Steps, step{Time: rw.Time, Row: &rw})

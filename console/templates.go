@@ -27,6 +27,7 @@ func (c *Console) parsePages() map[string]*template.Template {
 		"cut":      cut,
 		"short":    func(s string) string { return cut(s, 12) },
 		"add":      func(a, b int) int { return a + b },
+		"plural":   plural,
 		"pct":      func(a, b uint64) string { return pct(a, b) },
 		"decClass": decisionClass,
 		"none":     func() *approval.Approval { return nil },
@@ -95,6 +96,14 @@ func fmtDuration(d time.Duration) string {
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	}
 	return d.Round(time.Second).String()
+}
+
+// plural is n and the noun, with an s unless n is 1: "2 values".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // cut shortens s to at most n runes, with an ellipsis.
