@@ -195,7 +195,7 @@ func isLoopback(hostport string) bool {
 // newConsole is the operator console over o's store, approvals, stats and
 // policies, with sign-in when o.Security has sessions.
 func newConsole(o *Options) *console.Console {
-	co := console.Options{Store: o.Store, Stats: o.Stats, Policies: o.Policies, Tenants: o.Tenants}
+	co := console.Options{Store: o.Store, Stats: o.Stats, Policies: o.Policies, Tenants: o.Tenants, Unseal: o.Unseal}
 	if o.Store != nil {
 		co.RunsStream = "/api/runs/stream"
 	}
