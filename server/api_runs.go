@@ -15,17 +15,20 @@ import (
 	"github.com/wardenhq/warden/audit"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/unseal"
 )
 
 // The decisions API of the console (docs/console.md):
 //
-//	GET /api/runs?cursor=&limit=&surface=&event=&decision=&policy=&tool=&session=&agent=&since=&until=&q=&disagree=
-//	GET /api/runs/{id}
+//	GET /api/runs?cursor=&limit=&surface=&event=&decision=&policy=&tool=&session=&agent=&since=&until=&q=&disagree=&unseal=
+//	GET /api/runs/{id}?unseal=
 //	GET /api/runs/stream?surface=&event=&decision=&policy=&tool=&session=&agent=&since=&until=&q=&disagree=
 //
 // A caller whose token has a tenant reads its tenant's records only: its
 // tenant is a filter of every read, the stream included, and another
-// tenant's record is 404.
+// tenant's record is 404 (with unseal=1, 403, and the attempt recorded).
+// unseal=1 shows the records with their sealed originals revealed, to a
+// caller with the unseal scope (unseal.go).
 const (
 	// DefaultRunsLimit is /api/runs's page without ?limit=; MaxRunsLimit
 	// caps ?limit=.
@@ -57,7 +60,8 @@ func (e *paramError) Error() string { return e.param + ": " + e.msg }
 func parseRunsQuery(v url.Values, paging bool, now time.Time) (q audit.Query, limit int, err error) {
 	allowed := runsFilterParams
 	if paging {
-		allowed = append([]string{"cursor", "limit"}, allowed...)
+		// unseal is read by the handler (parseUnseal).
+		allowed = append([]string{"cursor", "limit"}, append(allowed, "unseal")...)
 	}
 	names := make([]string, 0, len(v))
 	for name := range v {
@@ -159,8 +163,9 @@ type runsPage struct {
 // runsPage with a cursor of up to ~150 bytes).
 const runsPageReserve = 256
 
-// apiRunsHandler serves GET /api/runs: one page of records, newest first.
-func apiRunsHandler(store audit.Store, maxBytes int64) http.HandlerFunc {
+// apiRunsHandler serves GET /api/runs: one page of records, newest first;
+// with unseal=1 (and svc), revealed for the caller.
+func apiRunsHandler(store audit.Store, svc *unseal.Service, maxBytes int64) http.HandlerFunc {
 	if maxBytes <= 0 {
 		maxBytes = DefaultRunsBytes
 	}
@@ -168,6 +173,10 @@ func apiRunsHandler(store audit.Store, maxBytes int64) http.HandlerFunc {
 		q, limit, err := parseRunsQuery(r.URL.Query(), true, time.Now())
 		if err != nil {
 			httpError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		rv, ok := unsealRequest(w, r, svc)
+		if !ok {
 			return
 		}
 		q.Tenant = warden.PrincipalFrom(r.Context()).Tenant
@@ -178,10 +187,11 @@ func apiRunsHandler(store audit.Store, maxBytes int64) http.HandlerFunc {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
-		page := newRecordPage(`{"runs":[`, limit, maxBytes, runsPageReserve)
-		err = store.Scan(ctx, q, page.add)
-		if err == nil {
-			err = page.err
+		const prefix = `{"runs":[`
+		page := newRecordPage(prefix, limit, maxBytes, runsPageReserve)
+		err = scanPage(ctx, store, q, page, prefix, rv)
+		if scanError(w, err) {
+			return
 		}
 		var tail runsPage
 		var stopped *audit.ScanStopped
@@ -201,21 +211,55 @@ func apiRunsHandler(store audit.Store, maxBytes int64) http.HandlerFunc {
 		page.buf.WriteString("],")
 		page.buf.Write(b[1:])
 		page.buf.WriteByte('\n')
+		if rv != nil {
+			rv.count.setHeaders(w.Header())
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(page.buf.Bytes())
 	}
 }
 
+// unsealRequest reads r's unseal= parameter: a revealer for unseal=1 (nil
+// without), or false when it answered r: 400 for a bad value, 403 for a
+// caller without the unseal scope, 409 when svc is nil (sealing off).
+func unsealRequest(w http.ResponseWriter, r *http.Request, svc *unseal.Service) (*revealer, bool) {
+	on, err := parseUnseal(r.URL.Query()["unseal"], false)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return nil, false
+	}
+	if !on {
+		return nil, true
+	}
+	if ok, msg := mayUnseal(r); !ok {
+		httpError(w, http.StatusForbidden, msg)
+		return nil, false
+	}
+	if svc == nil {
+		httpError(w, http.StatusConflict, msgSealingOff)
+		return nil, false
+	}
+	return &revealer{svc: svc, v: viewerOf(r)}, true
+}
+
 // apiRunHandler serves GET /api/runs/{id}: one record, 404 when the store
-// holds none with that id for the caller's tenant.
-func apiRunHandler(store audit.Store) http.HandlerFunc {
+// holds none with that id for the caller's tenant. With unseal=1 the
+// record is revealed for the caller (headers UnsealedHeader...); it is
+// then looked up in every tenant, so that a tenant's caller asking for
+// another tenant's record is refused (403) and, when the record has
+// sealed originals, the attempt recorded.
+func apiRunHandler(store audit.Store, svc *unseal.Service) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
-		if len(r.URL.Query()) > 0 {
-			for name := range r.URL.Query() {
-				httpError(w, http.StatusBadRequest, name+": unknown parameter (/api/runs/{id} takes none)")
+		for name := range r.URL.Query() {
+			if name != "unseal" {
+				httpError(w, http.StatusBadRequest, name+": unknown parameter (/api/runs/{id} takes unseal= only)")
 				return
 			}
+		}
+		rv, ok := unsealRequest(w, r, svc)
+		if !ok {
+			return
 		}
 		if store == nil {
 			httpError(w, http.StatusServiceUnavailable, "no trace store")
@@ -223,7 +267,12 @@ func apiRunHandler(store audit.Store) http.HandlerFunc {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
-		recs, err := audit.Collect(ctx, store, audit.Query{ID: id, Tenant: warden.PrincipalFrom(r.Context()).Tenant}, 1)
+		tenant := warden.PrincipalFrom(r.Context()).Tenant
+		q := audit.Query{ID: id, Tenant: tenant}
+		if rv != nil {
+			q.Tenant = "" // another tenant's record is refused, and recorded
+		}
+		recs, err := audit.Collect(ctx, store, q, 1)
 		if err != nil {
 			httpError(w, http.StatusInternalServerError, "reading the trace: "+err.Error())
 			return
@@ -232,7 +281,23 @@ func apiRunHandler(store audit.Store) http.HandlerFunc {
 			httpError(w, http.StatusNotFound, fmt.Sprintf("no record with id %q", id))
 			return
 		}
+		rec := &recs[0]
+		if rv != nil {
+			shown, opened, err := rv.svc.Reveal(ctx, rv.v, rec)
+			if err == nil && tenant != "" && rec.Tenant != tenant {
+				// A record without sealed values: nothing was opened,
+				// but it is another tenant's all the same.
+				err = unseal.ErrOtherTenant
+			}
+			if err != nil {
+				unsealError(w, id, err)
+				return
+			}
+			rec = shown
+			rv.count.add(opened)
+			rv.count.setHeaders(w.Header())
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(&recs[0])
+		_ = json.NewEncoder(w).Encode(rec)
 	}
 }

@@ -30,8 +30,10 @@ const maxDecidedReason = 2000
 const streamHeartbeat = 15 * time.Second
 
 // approvalsRoutes serves the approvals API (docs/approvals.md) from m; with
-// m nil (no trace that keeps approvals) every route answers 503.
-func approvalsRoutes(mux *http.ServeMux, m *approval.Manager) {
+// m nil (no trace that keeps approvals) every route answers 503. The GETs
+// show an approval's texts with the originals of its asking record to
+// callers that may decide it (or), redacted to the others.
+func approvalsRoutes(mux *http.ServeMux, m *approval.Manager, or originals) {
 	if m == nil {
 		off := func(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusServiceUnavailable, "approvals are off: warden runs without a trace (--data)")
@@ -40,22 +42,42 @@ func approvalsRoutes(mux *http.ServeMux, m *approval.Manager) {
 		mux.HandleFunc("/api/approvals/", off)
 		return
 	}
-	mux.HandleFunc("GET /api/approvals", func(w http.ResponseWriter, r *http.Request) { listApprovals(w, r, m) })
+	mux.HandleFunc("GET /api/approvals", func(w http.ResponseWriter, r *http.Request) { listApprovals(w, r, m, or) })
 	mux.HandleFunc("GET /api/approvals/stream", func(w http.ResponseWriter, r *http.Request) { streamApprovals(w, r, m) })
 	mux.HandleFunc("GET /api/approvals/{id}", func(w http.ResponseWriter, r *http.Request) {
+		open, ok := approvalsUnseal(w, r, or.svc)
+		if !ok {
+			return
+		}
 		a, err := m.Get(r.Context(), r.PathValue("id"), warden.PrincipalFrom(r.Context()).Tenant)
 		if err != nil {
 			approvalError(w, err, nil)
 			return
 		}
-		jsonrpc.WriteValue(w, http.StatusOK, a)
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		var count unsealCount
+		input, err := or.reveal(ctx, viewerOf(r), a, open, true, &count)
+		if err != nil {
+			unsealError(w, a.RecordID, err)
+			return
+		}
+		if open {
+			count.setHeaders(w.Header())
+		}
+		jsonrpc.WriteValue(w, http.StatusOK, approvalView{Approval: *a, Input: input})
 	})
 	mux.HandleFunc("POST /api/approvals/{id}", func(w http.ResponseWriter, r *http.Request) { decideApproval(w, r, m) })
 }
 
-// listApprovals serves GET /api/approvals?state=&session=&after=&limit=:
-// newest first, {"approvals": [...], "next_cursor": "..."}.
-func listApprovals(w http.ResponseWriter, r *http.Request, m *approval.Manager) {
+// listApprovals serves GET /api/approvals?state=&session=&after=&limit=&unseal=:
+// newest first, {"approvals": [...], "next_cursor": "..."}; each revealed
+// for a caller that may (or).
+func listApprovals(w http.ResponseWriter, r *http.Request, m *approval.Manager, or originals) {
+	open, ok := approvalsUnseal(w, r, or.svc)
+	if !ok {
+		return
+	}
 	q := r.URL.Query()
 	aq := approval.ApprovalQuery{Session: q.Get("session"), After: q.Get("after"), Limit: approval.DefaultListLimit,
 		Tenant: warden.PrincipalFrom(r.Context()).Tenant}
@@ -92,6 +114,19 @@ func listApprovals(w http.ResponseWriter, r *http.Request, m *approval.Manager) 
 	if len(list) > want {
 		list = list[:want]
 		next = list[want-1].ID
+	}
+	if open {
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		var count unsealCount
+		v := viewerOf(r)
+		for i := range list {
+			if _, err := or.reveal(ctx, v, &list[i], true, false, &count); err != nil {
+				unsealError(w, list[i].RecordID, err)
+				return
+			}
+		}
+		count.setHeaders(w.Header())
 	}
 	jsonrpc.WriteValue(w, http.StatusOK, map[string]any{"approvals": list, "next_cursor": next})
 }

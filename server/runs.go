@@ -10,6 +10,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/unseal"
 )
 
 // DefaultRunsBytes bounds one /api/hooks/runs response unless
@@ -31,7 +32,10 @@ const (
 // them and the response stops before it would exceed maxBytes (a record
 // larger than maxBytes on its own is sent alone), so memory holds at most
 // one page of maxBytes, whatever the records weigh.
-func runsHandler(store audit.Store, maxBytes int64) http.HandlerFunc {
+//
+// With unseal=1 the records are revealed for the caller, as on /api/runs
+// (unsealRequest).
+func runsHandler(store audit.Store, svc *unseal.Service, maxBytes int64) http.HandlerFunc {
 	if maxBytes <= 0 {
 		maxBytes = DefaultRunsBytes
 	}
@@ -56,6 +60,10 @@ func runsHandler(store audit.Store, maxBytes int64) http.HandlerFunc {
 				return
 			}
 		}
+		rv, ok := unsealRequest(w, r, svc)
+		if !ok {
+			return
+		}
 		if store == nil {
 			httpError(w, http.StatusServiceUnavailable, "no trace store")
 			return
@@ -63,15 +71,18 @@ func runsHandler(store audit.Store, maxBytes int64) http.HandlerFunc {
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
 		page := newRecordPage("[", last, maxBytes, 1)
-		err := store.Scan(ctx, f, page.add)
-		if err == nil {
-			err = page.err
+		err := scanPage(ctx, store, f, page, "[", rv)
+		if scanError(w, err) {
+			return
 		}
 		if err != nil {
 			httpError(w, http.StatusInternalServerError, "reading the trace: "+err.Error())
 			return
 		}
 		page.buf.WriteString("]\n")
+		if rv != nil {
+			rv.count.setHeaders(w.Header())
+		}
 		w.Header().Set("Content-Type", "application/json")
 		if page.full != "" {
 			w.Header().Set(RunsTruncated, page.full)

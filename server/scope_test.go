@@ -92,6 +92,7 @@ func TestNeedScope(t *testing.T) {
 		{"GET", "/api/approvals/stream", auth.Read, false},
 		{"POST", "/api/approvals/ap-1", auth.Approve, false},
 		{"POST", "/api/approvals", auth.Admin, false},
+		{"POST", "/api/sessions/s1/forget", auth.Admin, false},
 		{"GET", "/api/nothing", auth.Read, false},
 		{"POST", "/api/nothing", auth.Admin, false},
 		{"GET", "/", auth.Read, false},

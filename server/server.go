@@ -111,7 +111,8 @@ func (o *Options) mount(rt Route) http.Handler {
 }
 
 // serveOwn adds the server's own routes to mux: health, readiness,
-// metrics, the runs and approvals APIs, the event catalog, the console
+// metrics, the runs and approvals APIs, the erasure of a session's sealed
+// originals (POST /api/sessions/{id}/forget), the event catalog, the console
 // and, with o.Pprof, the profiler.
 func (o *Options) serveOwn(mux *http.ServeMux) {
 	readyz := o.Readyz
@@ -126,12 +127,13 @@ func (o *Options) serveOwn(mux *http.ServeMux) {
 	if o.Metrics != nil {
 		mux.Handle("GET /metrics", serverWide(promhttp.HandlerFor(o.Metrics.Registry, promhttp.HandlerOpts{})))
 	}
-	mux.HandleFunc("GET /api/hooks/runs", runsHandler(o.Store, o.RunsBytes))
-	mux.HandleFunc("GET /api/runs", apiRunsHandler(o.Store, o.RunsBytes))
-	mux.HandleFunc("GET /api/runs/{id}", apiRunHandler(o.Store))
+	mux.HandleFunc("GET /api/hooks/runs", runsHandler(o.Store, o.Unseal, o.RunsBytes))
+	mux.HandleFunc("GET /api/runs", apiRunsHandler(o.Store, o.Unseal, o.RunsBytes))
+	mux.HandleFunc("GET /api/runs/{id}", apiRunHandler(o.Store, o.Unseal))
 	mux.HandleFunc("GET /api/runs/stream", streamHandler(newRunsFeed(o.Store, o.RunsPoll, o.RunsStreams, o.Done)))
 	mux.HandleFunc("GET /api/hooks/events", eventsHandler)
-	approvalsRoutes(mux, o.Approvals)
+	approvalsRoutes(mux, o.Approvals, originals{store: o.Store, svc: o.Unseal})
+	mux.HandleFunc("POST /api/sessions/{id}/forget", forgetHandler(o.Unseal))
 	con := newConsole(o)
 	for _, p := range console.Routes {
 		mux.Handle(p, con)
