@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/detect"
 	"github.com/wardenhq/warden/redact"
 	"github.com/wardenhq/warden/unseal"
 
@@ -21,10 +23,11 @@ import (
 //   - a viewer with the unseal scope (admin implies it; without auth,
 //     everyone): the decision page (input, output, views, reason, results)
 //     and its diff, the approvals queue and an approval's page;
-//   - a viewer with the approve scope: the approvals it may decide (pending,
-//     of its tenant) on the queue and their pages, their summary and reason
-//     revealed from the asking record, and the decision page of a record
-//     such an approval names;
+//   - a viewer with the approve scope: the approvals it may decide (those of
+//     its tenant, pending or decided, as the approvals API shows them) on the
+//     queue and their pages, their summary, reason, event and tool revealed
+//     from the asking record, and the decision page of a record such an
+//     approval names (asking, deciding, or the retry that used it);
 //   - anyone else: the redacted form, as stored.
 //
 // Every page that shows originals goes through the unseal Service, which
@@ -64,15 +67,11 @@ func unsealViewer(r *http.Request) unseal.Viewer {
 	return unseal.Viewer{Name: p.Name, Tenant: p.Tenant, From: r.RemoteAddr, Via: via}
 }
 
-// mayDecide reports whether v may decide a: the approve scope, and a still
-// pending (a is of v's tenant: the approvals are read with its tenant).
-func (v viewer) mayDecide(a *approval.Approval) bool {
-	return v.CanApprove && a.State == approval.ApprovalPending
-}
-
-// mayReveal reports whether v may see the originals of a's summary and
-// reason.
-func (v viewer) mayReveal(a *approval.Approval) bool { return v.CanUnseal || v.mayDecide(a) }
+// mayReveal reports whether v may see the originals of an approval's
+// texts: the unseal scope, or approve (the approval is of v's tenant: the
+// console reads approvals with its tenant). The approvals API
+// (server/approvals_unseal.go) applies the same rule.
+func (v viewer) mayReveal() bool { return v.CanUnseal || v.CanApprove }
 
 // open opens rec's originals for the request's viewer, recording the
 // unseal. A failure is logged and said on the page; nothing is shown then.
@@ -107,7 +106,7 @@ func (c *Console) revealRecord(ctx context.Context, r *http.Request, rec *audit.
 
 // mayRevealRecord reports whether the request's viewer may see rec's
 // originals: with the unseal scope, or with approve when rec is the asking
-// (or deciding, or retrying) record of an approval it may decide.
+// (or deciding, or retrying) record of an approval of its tenant.
 func (c *Console) mayRevealRecord(ctx context.Context, v viewer, rec *audit.Record) bool {
 	if v.CanUnseal {
 		return true
@@ -122,15 +121,17 @@ func (c *Console) mayRevealRecord(ctx context.Context, v viewer, rec *audit.Reco
 		}
 		return false
 	}
-	names := a.RecordID == rec.ID || a.DecisionRecordID == rec.ID || a.UsedRecordID == rec.ID
-	return names && v.mayDecide(a)
+	return a.RecordID == rec.ID || a.DecisionRecordID == rec.ID || a.UsedRecordID == rec.ID
 }
 
-// revealApproval returns a copy of a with its summary and reason revealed
-// from the asking record (a itself when there is nothing to show). The
-// caller has checked that the viewer may see them (mayReveal).
+// revealApproval returns a copy of a with its summary, reason, event and
+// tool revealed from the asking record (a itself when there is nothing to
+// show). The record is read, and an unseal recorded, only when one of
+// those texts holds a mark. The caller has checked that the viewer may see
+// them (mayReveal).
 func (c *Console) revealApproval(ctx context.Context, r *http.Request, a *approval.Approval) (*approval.Approval, shown) {
-	if c.o.Unseal == nil || c.o.Store == nil || a.RecordID == "" {
+	marked := hasMark(a.Summary) || hasMark(a.Reason) || hasMark(a.Event) || hasMark(a.Tool)
+	if c.o.Unseal == nil || c.o.Store == nil || a.RecordID == "" || !marked {
 		return a, shown{}
 	}
 	rec, err := findRecord(ctx, c.o.Store, a.RecordID, warden.PrincipalFrom(r.Context()).Tenant)
@@ -148,8 +149,13 @@ func (c *Console) revealApproval(ctx context.Context, r *http.Request, a *approv
 	cp := *a
 	cp.Summary = redact.RevealString(cp.Summary, opened.Originals)
 	cp.Reason = redact.RevealString(cp.Reason, opened.Originals)
+	cp.Event = redact.RevealString(cp.Event, opened.Originals)
+	cp.Tool = redact.RevealString(cp.Tool, opened.Originals)
 	return &cp, s
 }
+
+// hasMark reports whether s holds a redaction mark.
+func hasMark(s string) bool { return strings.Contains(s, detect.RedactedPrefix) }
 
 // unsealRow is an unseal or forget record as the unseals list and the
 // session timeline show it.

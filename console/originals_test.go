@@ -29,7 +29,7 @@ const (
 	carol = "carol@acme.example"      // r-acme's recipient (tenant acme, ap-acme)
 	dave  = "dave@decided.example"    // r-old's recipient (ap-old, approved)
 	erin  = "erin@forgotten.example"  // r-gone's recipient (its session forgotten)
-	frank = "frank@unrelated.example" // r-frank's, named by no approval
+	frank = "frank@unrelated.example" // r-frank's, a record that names no approval
 )
 
 var originals = []string{bob, card, carol, dave, erin, frank}
@@ -94,10 +94,13 @@ func newSealedFixture(t *testing.T) *sealedFixture {
 		{ID: "ap-mail", RecordID: "r-ask", SessionID: "s-mail", Summary: summary(bob), Reason: rd.String("mail to " + bob + " needs approval")},
 		{ID: "ap-acme", RecordID: "r-acme", SessionID: "s-acme", Tenant: "acme", Summary: summary(carol), Reason: "sending email needs approval"},
 		{ID: "ap-old", RecordID: "r-old", SessionID: "s-old", Summary: summary(dave), Reason: "sending email needs approval"},
+		// Its record holds sealed values, its texts no mark: nothing to
+		// open, no unseal recorded.
+		{ID: "ap-nomark", RecordID: "r-frank", SessionID: "s-mail", Summary: "send_email (no arguments)", Reason: "sending email needs approval"},
 	} {
 		a.State, a.Event, a.Surface, a.Tool, a.PolicyID, a.Key = approval.ApprovalPending, "steps/toolCallRequest", "aos", "send_email", "ask-email", a.ID
 		a.Created, a.Expires = at, at.Add(time.Hour)
-		if strings.Contains(a.Summary, "@") {
+		if strings.Contains(a.Summary, "@") || a.ID != "ap-nomark" && !strings.Contains(a.Summary, "[REDACTED:email:") {
 			t.Fatalf("%s: summary not redacted: %s", a.ID, a.Summary)
 		}
 		if err := st.CreateApproval(ctx, &a); err != nil {
@@ -185,8 +188,9 @@ func TestOriginalsShown(t *testing.T) {
 		{"approve without read: the queue", approver, auth.Approve, "/approvals", 200, []string{bob}, nil, 2},
 		{"approve: the asking record", ops, auth.Read | auth.Approve, "/decisions/r-ask", 200, []string{bob, shownNote}, nil, 1},
 		{"approve: not a record no approval names", ops, auth.Read | auth.Approve, "/decisions/r-card", 200, []string{"[REDACTED:credit_card:"}, []string{card, shownNote}, 0},
-		{"approve: not a decided approval", ops, auth.Read | auth.Approve, "/approvals/ap-old", 200, []string{"[REDACTED:email:"}, []string{dave, shownNote}, 0},
-		{"approve: not a decided approval's record", ops, auth.Read | auth.Approve, "/decisions/r-old", 200, nil, []string{dave, shownNote}, 0},
+		{"approve: a decided approval", ops, auth.Read | auth.Approve, "/approvals/ap-old", 200, []string{dave, shownNote}, nil, 1},
+		{"approve: a decided approval's record", ops, auth.Read | auth.Approve, "/decisions/r-old", 200, []string{dave, shownNote}, nil, 1},
+		{"approve: an approval without a mark records nothing", ops, auth.Read | auth.Approve, "/approvals/ap-nomark", 200, []string{"send_email (no arguments)"}, []string{frank, shownNote}, 0},
 		{"approve: not another record of the session", ops, auth.Read | auth.Approve, "/decisions/r-frank", 200, nil, []string{frank}, 0},
 
 		// A tenant's viewer: its tenant's records only.
@@ -263,7 +267,7 @@ func TestReadSeesNoOriginal(t *testing.T) {
 	for _, s := range []string{"s-mail", "s-card", "s-acme", "s-old", "s-gone"} {
 		paths = append(paths, "/sessions/"+s)
 	}
-	for _, a := range []string{"ap-mail", "ap-acme", "ap-old"} {
+	for _, a := range []string{"ap-mail", "ap-acme", "ap-old", "ap-nomark"} {
 		paths = append(paths, "/approvals/"+a)
 	}
 	// Every unseal record's own page too.
