@@ -173,6 +173,10 @@ type viewer struct {
 	// CanUnseal: the pages show the originals of redacted values (the
 	// unseal scope, which admin implies; everyone without auth).
 	SignedIn, CanApprove, CanRead, CanUnseal bool
+	// Originals: the script asks the approvals API for the originals of a
+	// pending approval that arrives live (sealing on, and the viewer may
+	// see an approval's: mayReveal).
+	Originals bool
 }
 
 func (c *Console) viewer(r *http.Request) viewer {
@@ -182,6 +186,7 @@ func (c *Console) viewer(r *http.Request) viewer {
 		v.CanApprove, v.CanRead, v.CanUnseal = s.Allows(auth.Approve), s.Allows(auth.Read), s.Allows(auth.Unseal)
 		v.SignedIn = c.signInOn()
 	}
+	v.Originals = c.o.Unseal != nil && v.mayReveal()
 	return v
 }
 

@@ -284,8 +284,8 @@ func TestReadSeesNoOriginal(t *testing.T) {
 				t.Errorf("%s shows the original %q to a read caller", p, o)
 			}
 		}
-		if strings.Contains(body, `id="originals"`) {
-			t.Errorf("%s: the originals note for a read caller", p)
+		if strings.Contains(body, `id="originals"`) || !strings.Contains(body, `data-originals="false"`) {
+			t.Errorf("%s: the originals note for a read caller, or its script would ask for them", p)
 		}
 	}
 	if n := len(f.unseals(t)); n != before {
@@ -330,6 +330,12 @@ func TestUnsealsListed(t *testing.T) {
 	_, acme := f.get(t, "/decisions?surface=unseal", &warden.Principal{Name: "acme-reader", Tenant: "acme"}, auth.Read)
 	if !strings.Contains(acme, `href="/decisions/r-acme"`) || strings.Contains(acme, "r-card") || strings.Contains(acme, "r-ask") || strings.Contains(acme, "privacy-officer") {
 		t.Errorf("a tenant's unseals list shows another tenant's: %.5000s", acme)
+	}
+	// The script of an approver's queue asks for the originals of the
+	// approvals that arrive live; with none shown yet, its note waits.
+	_, q := f.get(t, "/approvals", &warden.Principal{Name: "globex-ops", Tenant: "globex"}, auth.Approve)
+	if !strings.Contains(q, `data-originals="true"`) || !strings.Contains(q, `id="originals-live" hidden`) {
+		t.Errorf("an approver's empty queue: %.3000s", q)
 	}
 	// Nav: a reader gets the link; an approver without read does not.
 	if _, b := f.get(t, "/approvals", &warden.Principal{Name: "approver"}, auth.Approve); strings.Contains(b, "surface=unseal") {
@@ -376,6 +382,9 @@ func TestOriginalsOff(t *testing.T) {
 	f.c = New(Options{Store: f.st, Approvals: memApprovals{f.st}})
 	for _, p := range []string{"/decisions/r-card", "/approvals/ap-mail", "/approvals"} {
 		_, body := f.get(t, p, nil, 0)
+		if !strings.Contains(body, `data-originals="false"`) {
+			t.Errorf("%s: the script would ask for originals", p)
+		}
 		for _, o := range originals {
 			if strings.Contains(body, o) {
 				t.Errorf("%s shows %q without a Service", p, o)

@@ -8,6 +8,10 @@
   const $ = (sel, root) => (root || document).querySelector(sel);
   const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
   const canApprove = document.body.dataset.approve === "true";
+  // originals: the viewer may see the originals of an approval's redacted
+  // texts (the approvals API reveals them, recording the unseal).
+  const originals = document.body.dataset.originals === "true";
+  const MARK = "[REDACTED:";
   const MAX_ROWS = 50;
 
   // postJSON posts body as JSON to the same origin and returns {status, data}.
@@ -178,6 +182,29 @@
       form.dataset.id = a.id;
       wireDecide(form);
     }
+    revealPending(li, a);
+  }
+
+  // revealPending replaces a live approval's redacted texts with their
+  // originals from the approvals API (GET /api/approvals/{id}, which shows
+  // them to a caller that may decide it and records the unseal), for a
+  // viewer who may see them; the stream carries them redacted.
+  async function revealPending(li, a) {
+    if (!originals || ![a.summary, a.reason, a.tool, a.event].some((s) => (s || "").includes(MARK))) return;
+    let b;
+    try {
+      const res = await fetch("/api/approvals/" + encodeURIComponent(a.id), { credentials: "same-origin", headers: { Accept: "application/json" } });
+      if (!res.ok) return;
+      b = await res.json();
+    } catch (_) {
+      return; // it stays redacted
+    }
+    if (!b || li.dataset.id !== a.id || b.summary === a.summary && b.reason === a.reason && b.tool === a.tool) return;
+    $("a.id", li).textContent = b.tool || b.event;
+    $(".summary", li).textContent = b.summary || "";
+    $(".f-reason", li).textContent = b.reason || "";
+    const note = $("#originals-live");
+    if (note) note.hidden = false;
   }
 
   function decidedRow(a) {
