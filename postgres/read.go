@@ -40,15 +40,15 @@ var chunkCols = strings.ReplaceAll(`SELECT seq, id, time, event, surface, direct
 	policy_id, policy_version, latency_us,
 	CASE WHEN z.n <= {inline} THEN results END, CASE WHEN z.n <= {inline} THEN input END,
 	CASE WHEN z.n <= {inline} THEN output END, CASE WHEN z.n <= {inline} THEN views END,
-	policy_revision, caller, tenant, approval_id, tool, prev_hash, hash, z.n > {inline}
+	policy_revision, caller, tenant, approval_id, tool, prev_hash, hash, sealed, z.n > {inline}
 	FROM runs, LATERAL (SELECT octet_length(results) + octet_length(input) +
 	octet_length(output) + octet_length(views) AS n) z`, "{inline}", strconv.Itoa(inlineBlobs))
 
 const scanCols = `SELECT seq, id, time, event, surface, direction, request_id,
 	agent_id, session_id, turn_id, step_id, decision, reason, reason_codes,
 	policy_id, policy_version, latency_us, results, input, output,
-	policy_revision, views, caller, tenant, approval_id, tool, prev_hash, hash
-	FROM runs`
+	policy_revision, views, caller, tenant, approval_id, tool, prev_hash, hash,
+	sealed FROM runs`
 
 // row is one scanned row.
 type row struct {
@@ -57,7 +57,8 @@ type row struct {
 	us                           int64
 	codes, results, in, out, vws []byte
 	prevHash, hash               []byte
-	big                          bool // a chunk's row whose blobs are not read yet
+	sealed                       []byte // nil when NULL: no allocation for a record without
+	big                          bool   // a chunk's row whose blobs are not read yet
 }
 
 // chunkDest is dest for chunkCols.
@@ -67,7 +68,7 @@ func (w *row) chunkDest() []any {
 		&r.RequestID, &r.AgentID, &r.SessionID, &r.TurnID, &r.StepID,
 		&r.Decision, &r.Reason, &w.codes, &r.PolicyID, &r.PolicyVersion,
 		&r.LatencyUS, &w.results, &w.in, &w.out, &w.vws, &r.PolicyRevision,
-		&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool, &w.prevHash, &w.hash, &w.big}
+		&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool, &w.prevHash, &w.hash, &w.sealed, &w.big}
 }
 
 // loadBlobs reads a big row's blobs; false when the row is gone.
@@ -90,7 +91,7 @@ func (w *row) dest() []any {
 		&r.RequestID, &r.AgentID, &r.SessionID, &r.TurnID, &r.StepID,
 		&r.Decision, &r.Reason, &w.codes, &r.PolicyID, &r.PolicyVersion,
 		&r.LatencyUS, &w.results, &w.in, &w.out, &r.PolicyRevision, &w.vws,
-		&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool, &w.prevHash, &w.hash}
+		&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool, &w.prevHash, &w.hash, &w.sealed}
 }
 
 // Scan calls fn with each record matching q, in recording order, newest
@@ -247,6 +248,9 @@ func record(w *row) (*audit.Record, error) {
 	}
 	if len(w.vws) > 0 {
 		r.Views = json.RawMessage(w.vws)
+	}
+	if len(w.sealed) > 0 {
+		r.Sealed = json.RawMessage(w.sealed)
 	}
 	r.Time = time.UnixMicro(w.us).UTC()
 	r.PrevHash, r.Hash = hex.EncodeToString(w.prevHash), hex.EncodeToString(w.hash)

@@ -50,13 +50,13 @@ var copyColumns = []string{"seq", "id", "time", "event", "surface", "direction",
 	"request_id", "agent_id", "session_id", "turn_id", "step_id", "decision",
 	"reason", "reason_codes", "policy_id", "policy_version", "latency_us",
 	"results", "input", "output", "policy_revision", "views", "caller", "tenant",
-	"approval_id", "tool", "shadow", "prev_hash", "hash"}
+	"approval_id", "tool", "shadow", "sealed", "prev_hash", "hash"}
 
 // Indexes in request.row of the columns the writer sets.
 const (
 	seqCol  = 0
-	prevCol = 27
-	hashCol = 28
+	prevCol = 28
+	hashCol = 29
 )
 
 // nonNil is b, or an empty slice for nil (pgx sends nil as NULL).
@@ -100,16 +100,21 @@ func newRequest(rec *audit.Record, timeout time.Duration) (*request, error) {
 		LatencyUS: rec.LatencyUS, Results: res, Input: in, Output: out,
 		PolicyRevision: rec.PolicyRevision, Views: views, Caller: rec.Caller,
 		Tenant: rec.Tenant, ApprovalID: rec.ApprovalID, Tool: rec.Tool, Shadow: shadow,
+		Sealed: rec.Sealed,
 	}, &r.content)
 	var codesArg any
 	if codes != nil {
 		codesArg = codes
 	}
+	var sealed any // NULL when there are none
+	if len(rec.Sealed) > 0 {
+		sealed = []byte(rec.Sealed) // as Input: the caller's until Record returns
+	}
 	r.row = []any{int64(0), rec.ID, us, rec.Event, rec.Surface, rec.Direction,
 		rec.RequestID, rec.AgentID, rec.SessionID, rec.TurnID, rec.StepID, rec.Decision,
 		rec.Reason, codesArg, rec.PolicyID, rec.PolicyVersion, rec.LatencyUS,
 		res, in, out, rec.PolicyRevision, views, rec.Caller, rec.Tenant,
-		rec.ApprovalID, rec.Tool, shadow, nil, nil}
+		rec.ApprovalID, rec.Tool, shadow, sealed, nil, nil}
 	return r, nil
 }
 
@@ -248,22 +253,22 @@ func (s *Store) commit(b []*request) {
 const insertSQL = `INSERT INTO runs (seq, id, time, event, surface, direction,
 	request_id, agent_id, session_id, turn_id, step_id, decision, reason,
 	reason_codes, policy_id, policy_version, latency_us, results, input, output,
-	policy_revision, views, caller, tenant, approval_id, tool, shadow, prev_hash, hash)
+	policy_revision, views, caller, tenant, approval_id, tool, shadow, sealed, prev_hash, hash)
 	SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[],
 	$6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
 	$13::text[], $14::bytea[], $15::text[], $16::text[], $17::bigint[], $18::bytea[],
 	$19::bytea[], $20::bytea[], $21::text[], $22::bytea[], $23::text[], $24::text[],
-	$25::text[], $26::text[], $27::text[], $28::bytea[], $29::bytea[])`
+	$25::text[], $26::text[], $27::text[], $28::bytea[], $29::bytea[], $30::bytea[])`
 
 // fastInsertSQL is insertSQL made conditional on the chain head being the
-// one this Store wrote last ($32, $33): in one statement (its own
-// transaction) it moves the head to $30, $31 and inserts the batch, or,
+// one this Store wrote last ($33, $34): in one statement (its own
+// transaction) it moves the head to $31, $32 and inserts the batch, or,
 // when another writer moved the head since (another replica), does
 // nothing (0 rows). The UPDATE takes the head's row lock, so writers
 // are serialized as in write's locked path; a writer that waited re-reads
 // the head before deciding (READ COMMITTED re-checks the WHERE).
-var fastInsertSQL = `WITH h AS (UPDATE trace_head SET seq = $30, hash = $31
-	WHERE seq = $32 AND hash = $33 RETURNING 1) ` +
+var fastInsertSQL = `WITH h AS (UPDATE trace_head SET seq = $31, hash = $32
+	WHERE seq = $33 AND hash = $34 RETURNING 1) ` +
 	strings.Replace(insertSQL, "SELECT * FROM unnest(", "SELECT u.* FROM unnest(", 1) +
 	` AS u WHERE EXISTS (SELECT 1 FROM h)`
 

@@ -247,6 +247,14 @@ var migrations = []migration{
 		PRIMARY KEY (tenant, period, session, kind, id)
 	);
 	CREATE UNIQUE INDEX seal_keys_live ON seal_keys (tenant, period, session, kind) WHERE destroyed IS NULL`),
+	// 7 → 8: the sealed originals of the values the redaction replaced
+	// (audit.Record.Sealed: a JSON object from mark to envelope), NULL
+	// when there are none, as in every older row (adding a NULL column
+	// rewrites no row). bytea, as the other JSON columns and for the same
+	// reason: the hash chain covers these bytes (tracehash.Row.Sealed),
+	// which jsonb would rewrite, and bytea travels as the bytes, without
+	// text's encoding checks and conversions (client_encoding).
+	sqlStep(`ALTER TABLE runs ADD COLUMN sealed bytea`),
 }
 
 // A migration changes the schema inside migrate's transaction.

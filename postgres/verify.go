@@ -120,7 +120,7 @@ func (s *Store) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport,
 	if marker != nil {
 		anchor = marker.AnchorPos
 	}
-	rows, err := tx.Query(ctx, strings.Replace(scanCols, "prev_hash, hash", "prev_hash, hash, shadow", 1)+` ORDER BY seq`)
+	rows, err := tx.Query(ctx, strings.Replace(scanCols, " FROM runs", ", shadow FROM runs", 1)+` ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: verify: %w", err)
 	}
@@ -169,11 +169,17 @@ func (s *Store) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport,
 				LatencyUS: r.LatencyUS, Results: w.results, Input: w.in, Output: w.out,
 				PolicyRevision: r.PolicyRevision, Views: w.vws, Caller: r.Caller,
 				Tenant: r.Tenant, ApprovalID: r.ApprovalID, Tool: r.Tool, Shadow: shadow,
+				Sealed: w.sealed,
 			}
 			if after {
 				c.DigestV2(rc, &content)
 				sum = keyed.Chain(&content, ph)
 			} else {
+				// v1 does not cover sealed values, and no record had any
+				// before the chain key.
+				if len(w.sealed) > 0 {
+					return broken(BrokenEdited, "it is from before the chain key, but it has sealed values, which records got only later: they were added")
+				}
 				c.Digest(rc, &content)
 				sum = tracehash.Chain(&content, ph)
 			}

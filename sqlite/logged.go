@@ -491,7 +491,9 @@ func (s *Store) closeLog() error {
 
 // The encoding of a record in the log: its content digest (32 bytes),
 // then each of request.args but blob_off, prev_hash and hash (set when it
-// is indexed) as a tag and a value, then the blob.
+// is indexed) as a tag and a value, then the blob. An entry written before
+// schema 17 has no sealed argument (the last one): decodeLogged reads it
+// as having none, so a log a crash left behind is indexed after an upgrade.
 const (
 	tagNil byte = iota
 	tagString
@@ -548,6 +550,12 @@ func decodeLogged(p []byte) (*request, error) {
 		}
 		if len(p) == 0 {
 			return nil, errLogged
+		}
+		if i == sealedArg && p[0] == '[' {
+			// Written before schema 17: the args end at shadow and the
+			// blob follows, its results first (a JSON array, never
+			// empty), where a tag would be. No sealed values.
+			continue
 		}
 		tag := p[0]
 		p = p[1:]

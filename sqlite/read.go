@@ -34,7 +34,7 @@ const scanSQL = `SELECT rowid, id, time, event, surface, direction, request_id,
 	agent_id, session_id, turn_id, step_id, decision, reason, reason_codes,
 	policy_id, policy_version, latency_us, blob_off, results_len, input_len,
 	output_len, policy_revision, views_len, caller, tenant, approval_id, tool,
-	prev_hash, hash FROM runs`
+	prev_hash, hash, sealed FROM runs`
 
 // row is one scanned row, its blob not yet read.
 type row struct {
@@ -43,6 +43,7 @@ type row struct {
 	us, off, nRes, nIn, nOut, nVws int64
 	codes                          []byte
 	prevHash, hash                 []byte
+	sealed                         []byte // nil when NULL: no allocation for a record without
 	fields                         []byte // a text chunk's small fields, NUL-joined
 }
 
@@ -350,7 +351,7 @@ func (s *Store) readChunk(ctx context.Context, query string, args []any, buf []r
 			&r.RequestID, &r.AgentID, &r.SessionID, &r.TurnID, &r.StepID,
 			&r.Decision, &r.Reason, &w.codes, &r.PolicyID, &r.PolicyVersion,
 			&r.LatencyUS, &w.off, &w.nRes, &w.nIn, &w.nOut, &r.PolicyRevision, &w.nVws,
-			&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool, &w.prevHash, &w.hash); err != nil {
+			&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool, &w.prevHash, &w.hash, &w.sealed); err != nil {
 			return nil, s.readErr(ctx, "read run", err)
 		}
 	}
@@ -390,6 +391,9 @@ func record(w *row, blob []byte) (*audit.Record, error) {
 	}
 	if w.nVws > 0 {
 		r.Views = json.RawMessage(rest[w.nOut:])
+	}
+	if len(w.sealed) > 0 {
+		r.Sealed = json.RawMessage(w.sealed) // its own copy (database/sql's)
 	}
 	r.Time = time.UnixMicro(w.us).UTC()
 	r.PrevHash, r.Hash = hex.EncodeToString(w.prevHash), hex.EncodeToString(w.hash)

@@ -21,7 +21,7 @@ const (
 	abandoned              // its Record gave up (context done): skip it
 )
 
-const nCols = 29
+const nCols = 30
 
 // prevHashArg and hashArg are the indexes of prev_hash and hash in
 // request.args: the writer sets them (hash.go).
@@ -29,6 +29,10 @@ const (
 	prevHashArg = 26
 	hashArg     = 27
 	shadowArg   = 28 // the shadow set's verdict (schema 9)
+	// sealedArg is the record's sealed originals (schema 17), nil for
+	// none; the last argument, so that a trace log entry written before
+	// it is the same encoding without it (logged.go).
+	sealedArg = 29
 )
 
 // request is one Record call in flight. Its args are built on the caller's
@@ -122,7 +126,7 @@ func (r *request) fill(rec *audit.Record) error {
 		LatencyUS: rec.LatencyUS, Results: r.blob[:resLen], Input: r.blob[resLen:in],
 		Output: r.blob[in:out], PolicyRevision: rec.PolicyRevision, Views: r.blob[out:],
 		Caller: rec.Caller, Tenant: rec.Tenant, ApprovalID: rec.ApprovalID, Tool: rec.Tool,
-		Shadow: shadow,
+		Shadow: shadow, Sealed: rec.Sealed,
 	}, &r.content)
 	a := &r.args
 	a[0].Value = rec.ID
@@ -154,6 +158,13 @@ func (r *request) fill(rec *audit.Record) error {
 	a[prevHashArg].Value = nil // set by the writer
 	a[hashArg].Value = nil
 	a[shadowArg].Value = shadow
+	// NULL when there are none: no box, nothing stored. Otherwise the
+	// caller's bytes, which it leaves alone until Record returns (the
+	// trace log copies them).
+	a[sealedArg].Value = nil
+	if len(rec.Sealed) > 0 {
+		a[sealedArg].Value = []byte(rec.Sealed)
+	}
 	return nil
 }
 
@@ -179,8 +190,8 @@ const insertSQL = `INSERT INTO runs (id, time, event, surface, direction,
 	request_id, agent_id, session_id, turn_id, step_id, decision, reason,
 	reason_codes, policy_id, policy_version, latency_us, blob_off, results_len,
 	input_len, output_len, policy_revision, views_len, caller, tenant, approval_id, tool,
-	prev_hash, hash, shadow)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	prev_hash, hash, shadow, sealed)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // Record stores rec and returns once the transaction holding it has
 // committed (see the package documentation for what that guarantees). An

@@ -275,6 +275,15 @@ var migrations = []migration{
 		PRIMARY KEY (tenant, period, session, kind, id)
 	) WITHOUT ROWID;
 	CREATE UNIQUE INDEX seal_keys_live ON seal_keys (tenant, period, session, kind) WHERE destroyed IS NULL;`),
+	// 16 → 17: the sealed originals of the values the redaction replaced
+	// (audit.Record.Sealed: a JSON object from mark to envelope), NULL
+	// when there are none, as in every older row. A column, not a part of
+	// the row's blob, so that a record without them costs nothing (no
+	// length column, no bytes) and one with them a few hundred bytes in
+	// its row. BLOB, not TEXT: the hash chain covers these bytes
+	// (tracehash.Row.Sealed), and SQLite never converts a BLOB's encoding
+	// or reads it as a number. No index: nothing looks records up by it.
+	sqlStep(`ALTER TABLE runs ADD COLUMN sealed BLOB;`),
 }
 
 // migrateCursor adds the policy revision and the views (stored after the

@@ -81,7 +81,7 @@ const verifySQL = `SELECT rowid, id, time, event, surface, direction, request_id
 	agent_id, session_id, turn_id, step_id, decision, reason, reason_codes,
 	policy_id, policy_version, latency_us, blob_off, results_len, input_len,
 	output_len, policy_revision, views_len, caller, tenant, approval_id, tool,
-	shadow, prev_hash, hash FROM runs ORDER BY rowid`
+	shadow, prev_hash, hash, sealed FROM runs ORDER BY rowid`
 
 // VerifyOptions say what Verify checks with.
 type VerifyOptions struct {
@@ -228,6 +228,7 @@ func (s *Store) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport,
 		w       row
 		shadow  string
 		ph, h   []byte
+		sealed  sql.RawBytes // valid until the next row: hashed, not kept
 		blob    []byte
 		pos     int64
 		chained = cp != nil && cp.LastHash != "" // a hashed row has been seen (or deleted)
@@ -241,7 +242,7 @@ func (s *Store) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport,
 			&r.RequestID, &r.AgentID, &r.SessionID, &r.TurnID, &r.StepID,
 			&r.Decision, &r.Reason, &w.codes, &r.PolicyID, &r.PolicyVersion,
 			&r.LatencyUS, &w.off, &w.nRes, &w.nIn, &w.nOut, &r.PolicyRevision, &w.nVws,
-			&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool, &shadow, &ph, &h); err != nil {
+			&r.Caller, &r.Tenant, &r.ApprovalID, &r.Tool, &shadow, &ph, &h, &sealed); err != nil {
 			return nil, s.readErr(ctx, "verify: read run", err)
 		}
 		pos++
@@ -251,6 +252,9 @@ func (s *Store) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport,
 			return rep, nil
 		}
 		if !chained && len(h) == 0 && len(ph) == 0 {
+			if len(sealed) > 0 {
+				return broken(BrokenEdited, "it has no hash, so it is from before the hash chain, but it has sealed values, which records got only later: they were added")
+			}
 			if marker != nil && rep.Legacy >= marker.Legacy {
 				return broken(BrokenEdited, fmt.Sprintf("it has no hash, but the trace's chain marker says the trace starts with %d records from before the hash chain: its hashes were removed", marker.Legacy))
 			}
@@ -288,11 +292,17 @@ func (s *Store) VerifyWith(ctx context.Context, o VerifyOptions) (*VerifyReport,
 				LatencyUS: r.LatencyUS, Results: blob[:i], Input: blob[i:o], Output: blob[o:v],
 				PolicyRevision: r.PolicyRevision, Views: blob[v:], Caller: r.Caller,
 				Tenant: r.Tenant, ApprovalID: r.ApprovalID, Tool: r.Tool, Shadow: shadow,
+				Sealed: sealed,
 			}
 			if after {
 				c.DigestV2(rc, &content)
 				sum = keyed.Chain(&content, ph)
 			} else {
+				// v1 does not cover sealed values, and no record had any
+				// before the chain key.
+				if len(sealed) > 0 {
+					return broken(BrokenEdited, "it is from before the chain key, but it has sealed values, which records got only later: they were added")
+				}
 				c.Digest(rc, &content)
 				sum = chainHash(&content, ph)
 			}

@@ -174,6 +174,10 @@ func clone(r *audit.Record) *audit.Record {
 	c.ReasonCodes = slices.Clone(r.ReasonCodes)
 	c.Results = append([]warden.Result{}, r.Results...)
 	c.Input, c.Output, c.Views = slices.Clone(r.Input), slices.Clone(r.Output), slices.Clone(r.Views)
+	c.Sealed = slices.Clone(r.Sealed)
+	if len(c.Sealed) == 0 {
+		c.Sealed = nil // as the stores give it: none is nil
+	}
 	return &c
 }
 

@@ -52,7 +52,9 @@ import (
 //   - every Record field round-trips; Time comes back in UTC with (at most)
 //     microsecond precision; Input, Output and Views come back as equivalent
 //     JSON; Results is never nil; empty ReasonCodes, Output and Views come
-//     back empty;
+//     back empty; Sealed comes back byte for byte, nil when the record had
+//     none, and is the store's copy (changing the caller's bytes after
+//     Record, or the scanned record's, changes no stored record);
 //   - Scan visits records in recording order (not Time order), newest first
 //     or, with Oldest, oldest first; Query fields combine with AND; Since is
 //     inclusive and Until exclusive; Tool is exact, Text as
@@ -81,6 +83,7 @@ func Run(t *testing.T, open func(t *testing.T) audit.Store) {
 	}{
 		{"RoundTrip", testRoundTrip},
 		{"MinimalRecord", testMinimal},
+		{"Sealed", testSealed},
 		{"TimePrecision", testTimePrecision},
 		{"Order", testOrder},
 		{"Filters", testFilters},
@@ -285,6 +288,13 @@ func checkEqual(t *testing.T, got, want *audit.Record) {
 			t.Errorf("%s = %s, want %s", f.name, f.got, f.want)
 		}
 	}
+	// Sealed is what the hash chain covers: the bytes, not the JSON value.
+	switch {
+	case len(want.Sealed) == 0 && got.Sealed != nil:
+		t.Errorf("Sealed = %q, want nil (the record had none)", got.Sealed)
+	case !bytes.Equal(got.Sealed, want.Sealed):
+		t.Errorf("Sealed = %q, want %q byte for byte", got.Sealed, want.Sealed)
+	}
 }
 
 func testRoundTrip(t *testing.T, open func(*testing.T) audit.Store) {
@@ -347,6 +357,66 @@ func testMinimal(t *testing.T, open func(*testing.T) audit.Store) {
 		t.Fatalf("Scan visited %d records, want 1", len(got))
 	}
 	checkEqual(t, &got[0], want)
+}
+
+// sealedValue is a record's sealed originals as the redactor writes them:
+// a JSON object from mark to envelope (unpadded base64url), members sorted.
+// The spacing and member order are part of what must come back.
+var sealedValue = json.RawMessage(`{"email:e87ea35c":"AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAQ-_Wq3v","secret:0badc0de":"AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8"}`)
+
+// testSealed: a record's sealed originals round-trip byte for byte and a
+// record without has nil Sealed, also after Close and reopen; the store
+// keeps its own copy (changing the caller's bytes after Record, or a
+// scanned record's, changes nothing stored).
+func testSealed(t *testing.T, open func(*testing.T) audit.Store) {
+	s := open(t)
+	with := rec("sealed", base)
+	with.Input = json.RawMessage(`{"to":"[REDACTED:email:e87ea35c]","key":"[REDACTED:secret:0badc0de]"}`)
+	with.Sealed = slices.Clone(sealedValue)
+	odd := rec("sealed-odd", base.Add(time.Second)) // not what the redactor writes: the bytes still are what comes back
+	odd.Sealed = json.RawMessage(" {\"b\": \"x\",\n \"a\":\"\\u00e9\"} ")
+	without := rec("unsealed", base.Add(2*time.Second))
+	empty := rec("sealed-empty", base.Add(3*time.Second))
+	empty.Sealed = json.RawMessage{} // empty: none
+	want := map[string]*audit.Record{}
+	for _, r := range []*audit.Record{with, odd, without, empty} {
+		record(t, s, r)
+		c := *r
+		c.Sealed = slices.Clone(r.Sealed)
+		want[r.ID] = &c
+	}
+	// The caller may reuse its buffer once Record has returned.
+	for i := range with.Sealed {
+		with.Sealed[i] = 'x'
+	}
+	want["sealed-empty"].Sealed = nil
+	check := func(when string) {
+		t.Helper()
+		got := scan(t, s, audit.Query{Oldest: true})
+		if g := ids(got); !slices.Equal(g, []string{"sealed", "sealed-odd", "unsealed", "sealed-empty"}) {
+			t.Fatalf("%s: Scan = %q", when, g)
+		}
+		for i := range got {
+			checkEqual(t, &got[i], want[got[i].ID])
+		}
+		// fn owns what it is given: changing it changes nothing stored.
+		for i := range got[0].Sealed {
+			got[0].Sealed[i] = 'y'
+		}
+		again := scan(t, s, audit.Query{ID: "sealed"})
+		if len(again) != 1 {
+			t.Fatalf("%s: Query{ID: sealed} found %d records", when, len(again))
+		}
+		if !bytes.Equal(again[0].Sealed, sealedValue) {
+			t.Errorf("%s: after changing a scanned record's Sealed, the stored one is %q", when, again[0].Sealed)
+		}
+	}
+	check("recorded")
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	s = open(t)
+	check("after Close and reopen")
 }
 
 func testTimePrecision(t *testing.T, open func(*testing.T) audit.Store) {

@@ -1,0 +1,300 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/audit"
+
+	"github.com/wardenhq/warden"
+)
+
+// goldenKey is the chain key of the golden records.
+var goldenKey = bytes.Repeat([]byte{7}, 32)
+
+// goldenHash is goldenRecord's hash as the first record of a trace chained
+// under goldenKey, computed by this package before records had sealed
+// values (schema 16, commit c2210af): a record without sealed values must
+// still hash exactly so. The PostgreSQL store's test holds the same.
+const goldenHash = "caeeddf9f0faf4c90b1193ff310025240a61ef798dbc52951526ba228127c440"
+
+// goldenRecord is a fixed record with a redaction mark in its input.
+func goldenRecord(id string) *audit.Record {
+	return &audit.Record{
+		ID: id, Time: time.Date(2026, 11, 21, 10, 0, 0, 123456000, time.UTC),
+		Event: "steps/toolCallRequest", Surface: "aos", RequestID: "req-1", AgentID: "agent-1",
+		SessionID: "sess-1", TurnID: "turn-1", StepID: "step-1", Decision: "modify",
+		Reason: "redacted: email", ReasonCodes: []string{"redacted"}, PolicyID: "redact-pii", PolicyVersion: "3",
+		Results:   []warden.Result{{Guardian: "policy", PolicyID: "redact-pii", Decision: "modify", Mode: "enforce", LatencyUS: 7}},
+		LatencyUS: 21, Input: json.RawMessage(`{"to":"[REDACTED:email:e87ea35c]"}`),
+		PolicyRevision: "rev", Caller: "agent", Tenant: "acme", Tool: "send_email",
+	}
+}
+
+// testSealed is the sealed originals of goldenRecord's mark (an envelope's
+// shape; what the stores keep is the bytes).
+var testSealed = json.RawMessage(`{"email:e87ea35c":"AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAQ-_Wq3v"}`)
+
+// collectAll returns every record of s, oldest first.
+func collectAll(t *testing.T, s *Store) []audit.Record {
+	t.Helper()
+	got, err := audit.Collect(context.Background(), s, audit.Query{Oldest: true}, everything)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestSealedHash: a record without sealed values hashes as before they
+// existed (the golden hash), the same record with them hashes otherwise,
+// and a trace holding both verifies, with the trace log too.
+func TestSealedHash(t *testing.T) {
+	for _, opts := range []Options{{ChainKey: goldenKey}, {ChainKey: goldenKey, Log: true}} {
+		t.Run(fmt.Sprintf("log=%v", opts.Log), func(t *testing.T) {
+			dir := t.TempDir()
+			s := open(t, dir, opts)
+			sealed := goldenRecord("sealed")
+			sealed.Sealed = testSealed
+			recordAll(t, s, goldenRecord("golden"), sealed)
+			got := collectAll(t, s)
+			if got[0].Hash != goldenHash {
+				t.Errorf("a record without sealed values hashes to %s, want %s as before schema 17", got[0].Hash, goldenHash)
+			}
+			if got[0].Sealed != nil || !bytes.Equal(got[1].Sealed, testSealed) {
+				t.Errorf("Sealed read back %q and %q, want nil and %q", got[0].Sealed, got[1].Sealed, testSealed)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			rep := verifyDirWith(t, dir, VerifyOptions{Key: goldenKey})
+			if !rep.OK() || rep.Verified != 2 || rep.Keyed != 2 || rep.Head != got[1].Hash {
+				t.Fatalf("%+v %+v", rep, rep.Broken)
+			}
+			// The same record with its sealed values as the first one.
+			other := open(t, t.TempDir(), opts)
+			recordAll(t, other, sealed)
+			if h := collectAll(t, other)[0].Hash; h == goldenHash {
+				t.Errorf("a record with sealed values hashes as the same record without")
+			}
+		})
+	}
+}
+
+// sealedTrace records n records one at a time (rowid i+1 is record i);
+// every third one, from the first, has sealed values.
+func sealedTrace(t *testing.T, dir string, n int) {
+	t.Helper()
+	s := open(t, dir, Options{})
+	for i := range n {
+		r := testRecord(fmt.Sprintf("s%03d", i), time.Now())
+		if i%3 == 0 {
+			r.Sealed = json.RawMessage(fmt.Sprintf(`{"email:%08x":"AQID%03d-_w"}`, i, i))
+		}
+		recordAll(t, s, r)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVerifySealed: the hash chain covers the stored sealed bytes: a byte
+// changed, the value removed or emptied, or a value given to a record that
+// had none breaks the chain at that record; so do sealed values given to a
+// record from before the chain key or from before the hash chain, which
+// v1 and no hash do not cover.
+func TestVerifySealed(t *testing.T) {
+	flip := func(t *testing.T, db *sql.DB, rowid int) {
+		var b []byte
+		if err := db.QueryRow(`SELECT sealed FROM runs WHERE rowid = ?`, rowid).Scan(&b); err != nil || len(b) < 20 {
+			t.Fatalf("sealed of rowid %d: %q, %v", rowid, b, err)
+		}
+		b[17] ^= 0x01 // inside the envelope
+		sqlExec(t, db, `UPDATE runs SET sealed = ? WHERE rowid = ?`, b, rowid)
+	}
+	for _, tc := range []struct {
+		name   string
+		tamper func(t *testing.T, db *sql.DB)
+		pos    int64
+	}{
+		{"one byte changed", func(t *testing.T, db *sql.DB) { flip(t, db, 13) }, 13},
+		{"one byte changed, first record", func(t *testing.T, db *sql.DB) { flip(t, db, 1) }, 1},
+		{"removed", func(t *testing.T, db *sql.DB) {
+			sqlExec(t, db, `UPDATE runs SET sealed = NULL WHERE rowid = 22`)
+		}, 22},
+		{"emptied", func(t *testing.T, db *sql.DB) {
+			sqlExec(t, db, `UPDATE runs SET sealed = x'' WHERE rowid = 7`)
+		}, 7},
+		{"stored as text", func(t *testing.T, db *sql.DB) { // the same bytes, another type: still them
+			sqlExec(t, db, `UPDATE runs SET sealed = CAST(sealed AS TEXT) WHERE rowid = 10`)
+		}, 0},
+		{"added", func(t *testing.T, db *sql.DB) {
+			sqlExec(t, db, `UPDATE runs SET sealed = x'7b7d' WHERE rowid = 5`)
+		}, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sealedTrace(t, dir, 30)
+			if rep := verifyDir(t, dir); !rep.OK() || rep.Verified != 30 {
+				t.Fatalf("the untouched trace: %+v %+v", rep, rep.Broken)
+			}
+			tc.tamper(t, rawDB(t, dir))
+			rep := verifyDir(t, dir)
+			if tc.pos == 0 {
+				if !rep.OK() || rep.Verified != 30 {
+					t.Fatalf("want ok, got %+v %+v", rep, rep.Broken)
+				}
+				return
+			}
+			if rep.OK() || rep.Broken.Reason != BrokenEdited || rep.Broken.Position != tc.pos || rep.Verified != tc.pos-1 {
+				t.Fatalf("want %s at %d, got %+v %+v", BrokenEdited, tc.pos, rep, rep.Broken)
+			}
+			t.Logf("%s at %d: %s", rep.Broken.Reason, rep.Broken.Position, rep.Broken.Detail)
+		})
+	}
+
+	// Records from before the chain key (v1 hashes) and from before the
+	// hash chain (none) had no sealed values, and nothing covers one
+	// given to them.
+	for _, tc := range []struct {
+		name   string
+		before func(t *testing.T, dir string)
+		want   string
+	}{
+		{"before the chain key", func(t *testing.T, dir string) {
+			rehashV1(t, dir)
+			sqlExec(t, rawDB(t, dir), `DELETE FROM trace_chain`)
+		}, "before the chain key"},
+		{"before the hash chain", func(t *testing.T, dir string) { makeLegacy(t, dir, `true`) }, "before the hash chain"},
+	} {
+		t.Run("added "+tc.name, func(t *testing.T) {
+			dir := attackTrace(t)
+			tc.before(t, dir)
+			open(t, dir, Options{}).Close() // anchors the chain key after them
+			if rep := verifyDir(t, dir); !rep.OK() {
+				t.Fatalf("the untouched trace: %+v %+v", rep, rep.Broken)
+			}
+			sqlExec(t, rawDB(t, dir), `UPDATE runs SET sealed = x'7b7d' WHERE id = 'a3'`)
+			rep := verifyDir(t, dir)
+			if rep.OK() || rep.Broken.Reason != BrokenEdited || rep.Broken.ID != "a3" || !strings.Contains(rep.Broken.Detail, tc.want) {
+				t.Fatalf("want %s at a3, got %+v %+v", BrokenEdited, rep, rep.Broken)
+			}
+			t.Logf("%s at %s: %s", rep.Broken.Reason, rep.Broken.ID, rep.Broken.Detail)
+		})
+	}
+}
+
+// TestMigrateSealedColumn upgrades a schema-16 trace in place: its records
+// read back with no sealed values and still verify (their hashes are what
+// schema 16 wrote: the golden hash), new records keep theirs, and the
+// chain goes on across the upgrade.
+func TestMigrateSealedColumn(t *testing.T) {
+	dir := privateDir(t)
+	s := open(t, dir, Options{ChainKey: goldenKey})
+	recordAll(t, s, goldenRecord("golden"), testRecord("old2", time.Now()))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Back to schema 16: the runs table without sealed.
+	db := rawDB(t, dir)
+	sqlExec(t, db, `ALTER TABLE runs DROP COLUMN sealed`)
+	sqlExec(t, db, `PRAGMA user_version = 16`)
+	db.Close()
+	if _, err := OpenReadOnly(dir); err == nil || !strings.Contains(err.Error(), "older") {
+		t.Errorf("OpenReadOnly of schema 16: %v, want an 'older' error", err)
+	}
+
+	s = open(t, dir, Options{ChainKey: goldenKey})
+	var v int
+	if err := s.rdb.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != schemaVersion || v != 17 {
+		t.Fatalf("user_version = %d, %v; want %d", v, err, 17)
+	}
+	nr := testRecord("new", time.Now())
+	nr.Sealed = testSealed
+	recordAll(t, s, nr, testRecord("new-unsealed", time.Now()))
+	got := collectAll(t, s)
+	if g := idsOf(got); !slices.Equal(g, []string{"golden", "old2", "new", "new-unsealed"}) {
+		t.Fatalf("records %q", g)
+	}
+	if got[0].Hash != goldenHash {
+		t.Errorf("the old golden record's hash is %s, want %s", got[0].Hash, goldenHash)
+	}
+	for _, r := range got {
+		switch {
+		case r.ID == "new" && !bytes.Equal(r.Sealed, testSealed):
+			t.Errorf("new record: Sealed %q, want %q", r.Sealed, testSealed)
+		case r.ID != "new" && r.Sealed != nil:
+			t.Errorf("record %s: Sealed %q, want nil", r.ID, r.Sealed)
+		}
+	}
+	if got[2].PrevHash != got[1].Hash {
+		t.Errorf("the first record after the upgrade names %s, not the last one before (%s)", got[2].PrevHash, got[1].Hash)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if rep := verifyDirWith(t, dir, VerifyOptions{Key: goldenKey}); !rep.OK() || rep.Verified != 4 || rep.Keyed != 4 {
+		t.Fatalf("%+v %+v", rep, rep.Broken)
+	}
+}
+
+// TestLoggedBeforeSealed: a trace log entry written before schema 17 (no
+// sealed argument: what a crash left in the log of an older warden) is
+// read as a record without sealed values; a new entry keeps them.
+func TestLoggedBeforeSealed(t *testing.T) {
+	for _, sealed := range []json.RawMessage{nil, testSealed} {
+		r := requestPool.Get().(*request)
+		rec := goldenRecord("logged")
+		rec.Sealed = sealed
+		if err := r.fill(rec); err != nil {
+			t.Fatal(err)
+		}
+		enc := appendLogged(nil, r)
+		q, err := decodeLogged(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := q.args[sealedArg].Value.([]byte); !bytes.Equal(got, sealed) || !bytes.Equal(q.blob, r.blob) || q.content != r.content {
+			t.Errorf("round trip of sealed %q: sealed %q, blob equal %v", sealed, got, bytes.Equal(q.blob, r.blob))
+		}
+		if sealed != nil {
+			putRequest(r)
+			continue
+		}
+		// The old encoding: the same without the sealed argument (its nil
+		// tag is the byte just before the blob).
+		at := len(enc) - len(r.blob) - 1
+		if enc[at] != tagNil {
+			t.Fatalf("the byte before the blob is %d, not the sealed argument's nil tag", enc[at])
+		}
+		old := slices.Delete(slices.Clone(enc), at, at+1)
+		q, err = decodeLogged(old)
+		if err != nil {
+			t.Fatalf("an entry from before schema 17: %v", err)
+		}
+		for i := range q.args {
+			if loggedArg(i) && !argEqual(q.args[i].Value, r.args[i].Value) {
+				t.Errorf("arg %d = %#v, want %#v", i, q.args[i].Value, r.args[i].Value)
+			}
+		}
+		if !bytes.Equal(q.blob, r.blob) || q.content != r.content {
+			t.Errorf("an entry from before schema 17: blob or content differ")
+		}
+		putRequest(r)
+	}
+}
+
+// argEqual compares two driver values of a request.
+func argEqual(a, b any) bool {
+	if x, ok := a.([]byte); ok {
+		y, ok := b.([]byte)
+		return ok && bytes.Equal(x, y)
+	}
+	return a == b
+}
