@@ -84,8 +84,9 @@ func parseRunsQuery(v url.Values, paging bool, now time.Time) (q audit.Query, li
 		Session: v.Get("session"), Agent: v.Get("agent"), Surface: v.Get("surface"), Text: v.Get("q"),
 		After: v.Get("cursor"),
 	}
-	if q.Surface != "" && !slices.Contains(audit.Surfaces, q.Surface) {
-		return q, 0, &paramError{"surface", fmt.Sprintf("expected aos, mcp, a2a, hooks or sdk, got %q", q.Surface)}
+	// unseal: the records of unseals and erasures (package unseal).
+	if q.Surface != "" && !slices.Contains(audit.Surfaces, q.Surface) && q.Surface != unseal.Surface {
+		return q, 0, &paramError{"surface", fmt.Sprintf("expected one of %s, %s, got %q", strings.Join(audit.Surfaces, ", "), unseal.Surface, q.Surface)}
 	}
 	if q.Decision != "" {
 		if _, err := warden.ParseRecorded(q.Decision); err != nil {

@@ -301,7 +301,8 @@ func TestRunsAPIUnseal(t *testing.T) {
 		t.Errorf("cross-tenant refusal record: %+v %s", last, last.Input)
 	}
 	// The unseal records are themselves records the runs API lists.
-	if w := call(f.h, "GET", "/api/runs?surface=unseal", tokRead, ""); w.Code != 400 && !strings.Contains(w.Body.String(), `"event":"unseal"`) {
+	if w := call(f.h, "GET", "/api/runs?surface=unseal", tokRead, ""); w.Code != 200 || !strings.Contains(w.Body.String(), `"event":"unseal"`) ||
+		strings.Contains(w.Body.String(), `"surface":"aos"`) {
 		t.Errorf("the unseal records on /api/runs: %d %.300s", w.Code, w.Body)
 	}
 }
