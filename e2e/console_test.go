@@ -47,16 +47,17 @@ func browserGroup(t *testing.T) string {
 }
 
 // consoleServer starts server-everything and `warden serve` in front of it
-// with three tokens (ops: read and approve; viewer: read; agent: decide),
-// the policies of mcp.yaml and console.yaml, and extra config; it returns
-// the server and the tokens.
+// with four tokens (ops: read and approve; viewer: read; auditor: read and
+// unseal; agent: decide), the policies of mcp.yaml and console.yaml,
+// sealed originals under a KEK of the test's own (outside the data
+// directory), and extra config; it returns the server and the tokens.
 func consoleServer(t *testing.T, nodeDir, extra string) (*server, map[string]string) {
 	t.Helper()
 	upstream := serverEverything(t, nodeDir)
 	tokens := map[string]string{}
 	var conf strings.Builder
 	fmt.Fprintf(&conf, "mcp:\n  servers:\n    everything: {url: %q}\nauth:\n  tokens:\n", upstream)
-	for _, e := range []struct{ name, scopes string }{{"ops", "read, approve"}, {"viewer", "read"}, {"agent", "decide"}} {
+	for _, e := range []struct{ name, scopes string }{{"ops", "read, approve"}, {"viewer", "read"}, {"auditor", "read, unseal"}, {"agent", "decide"}} {
 		tok, sum, err := auth.NewToken()
 		if err != nil {
 			t.Fatal(err)
@@ -64,8 +65,9 @@ func consoleServer(t *testing.T, nodeDir, extra string) (*server, map[string]str
 		tokens[e.name] = tok
 		fmt.Fprintf(&conf, "    - {name: %s, sha256: %q, scopes: [%s]}\n", e.name, sum, e.scopes)
 	}
-	conf.WriteString(extra)
 	dir := t.TempDir()
+	fmt.Fprintf(&conf, "trace: {seal: {kek_file: %q}}\n", filepath.Join(dir, "seal.kek"))
+	conf.WriteString(extra)
 	cfg := filepath.Join(dir, "warden.yaml")
 	if err := os.WriteFile(cfg, []byte(conf.String()), 0o600); err != nil {
 		t.Fatal(err)
@@ -107,6 +109,27 @@ func TestConsoleApprovalTimeout(t *testing.T) {
 	nodeDir := browserGroup(t)
 	srv, tokens := consoleServer(t, nodeDir, "approvals: {wait: 2s}\n")
 	runScript(t, nodeDir, 2*time.Minute, "console_browser.mjs", browserArgs(srv, tokens, "timeout")...)
+	if t.Failed() {
+		t.Logf("warden serve output:\n%s", srv.out)
+	}
+}
+
+// TestConsoleSealedOriginals is issue 28's console acceptance in real
+// Chromium (console_sealed.mjs): an approver with approve sees the real
+// recipient of an ask on the approval's page (and the queue, live too, and
+// the asking decision), a read token sees only the redaction on every
+// page, the modify diff shows an unseal viewer the original and the
+// modified value, and the unseals are listed (who, which record, from
+// where, via).
+func TestConsoleSealedOriginals(t *testing.T) {
+	nodeDir := browserGroup(t)
+	srv, tokens := consoleServer(t, nodeDir, "")
+	a := []string{"--url", srv.url, "--ops", tokens["ops"], "--viewer", tokens["viewer"], "--auditor", tokens["auditor"],
+		"--agent", tokens["agent"], "--chromium", chromiumPath}
+	if dir := os.Getenv("WARDEN_UI_SCREENSHOTS"); dir != "" {
+		a = append(a, "--shots", dir)
+	}
+	runScript(t, nodeDir, 2*time.Minute, "console_sealed.mjs", a...)
 	if t.Failed() {
 		t.Logf("warden serve output:\n%s", srv.out)
 	}
