@@ -25,6 +25,7 @@ import (
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/hooks"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/unseal"
 )
 
 // Replayer re-decides records under a candidate policy set. It is safe for
@@ -33,6 +34,9 @@ type Replayer struct {
 	shared  *candidate
 	tenants map[string]*candidate // by tenant name; nil without tenants
 	hooks   []hooks.Decl          // the config's sync hooks, to name those a record lacks
+	// originals opens the records' sealed originals (WithOriginals); nil:
+	// records are decided as stored.
+	originals *unseal.Service
 }
 
 // candidate is one policy set to decide by, with its default decision.

@@ -28,8 +28,14 @@ type Summary struct {
 	// SkippedApprovals counts the records of an approval's own decision
 	// (surface approval): not a step an agent took, not decided again.
 	SkippedApprovals int `json:"skipped_approvals"`
+	// SkippedUnseal counts the records of an unseal or an erasure of
+	// sealed originals (surface unseal): not steps, not decided again.
+	SkippedUnseal int `json:"skipped_unseal"`
 	// Redacted counts the changed records noted NoteRedacted.
 	Redacted int `json:"redacted"`
+	// Originals says what the records were decided on: their originals
+	// (Replayer.WithOriginals) or the redacted form.
+	Originals Originals `json:"originals"`
 	// Transitions counts the records per recorded → replayed decision,
 	// unchanged ones included.
 	Transitions []Transition `json:"transitions"`
@@ -111,8 +117,10 @@ func newTally() *tally {
 }
 
 // add counts rec, the seq-th record of the scan, replayed as out by r.
-func (t *tally) add(r *Replayer, rec *audit.Record, out *warden.Outcome, seq int) {
+// dec is rec as it was decided: with the originals o holds put back.
+func (t *tally) add(r *Replayer, rec, dec *audit.Record, o *opened, out *warden.Outcome, seq int) {
 	t.sum.Replayed++
+	t.sum.Originals.count(dec, o)
 	if sh, ok := audit.ShadowSummary(rec.Results); ok {
 		t.sum.Shadow.Records++
 		if rec.ShadowDisagrees() {
@@ -142,9 +150,9 @@ func (t *tally) add(r *Replayer, rec *audit.Record, out *warden.Outcome, seq int
 	ch := Change{
 		ID: rec.ID, Time: rec.Time, Event: rec.Event, Surface: rec.Surface, Tool: rec.Tool, Session: rec.SessionID,
 		Old: Verdict{Decision: rec.Decision, Policy: rec.PolicyID, Reason: rec.Reason},
-		New: Verdict{Decision: now, Policy: out.PolicyID, Reason: out.Reason}, seq: seq,
+		New: Verdict{Decision: now, Policy: out.PolicyID, Reason: conceal(out.Reason, o.originals)}, seq: seq,
 	}
-	if touched != 0 && redactedGroups(rec)&touched != 0 {
+	if touched != 0 && redactedGroups(dec)&touched != 0 {
 		ch.Notes = append(ch.Notes, NoteRedacted)
 		t.sum.Redacted++
 	}

@@ -10,14 +10,17 @@ import (
 	"github.com/wardenhq/warden/audit"
 
 	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/unseal"
 )
 
 // batchSize is how many records the scan hands a worker at once.
 const batchSize = 64
 
 // Run replays the records q selects from st, oldest first (q.Oldest is
-// set), and returns the report. Records of surface approval are counted
-// and skipped. The scan streams the trace (one chunk of rows in memory);
+// set), and returns the report. Records of surface approval (an
+// approval's own decision) and unseal (an unseal or erasure of originals)
+// are not steps an agent took: they are counted and skipped. With
+// WithOriginals, each record is decided on its originals. The scan streams the trace (one chunk of rows in memory);
 // the records are decided by GOMAXPROCS workers beside it, so reading the
 // trace and deciding overlap. Only the changed records are kept, for the
 // report.
@@ -46,18 +49,19 @@ func (r *Replayer) Run(ctx context.Context, st audit.Store, q audit.Query) (*Rep
 					continue // drain
 				}
 				for j, rec := range b.recs {
-					out, err := r.Replay(ctx, rec)
+					dec, o := r.reveal(ctx, rec)
+					out, err := r.Replay(ctx, dec)
 					if err != nil {
 						cancel(err)
 						break
 					}
-					t.add(r, rec, &out, b.seq+j)
+					t.add(r, rec, dec, &o, &out, b.seq+j)
 				}
 			}
 		})
 	}
 
-	skipped, seq := 0, 0
+	skipped, unsealed, seq := 0, 0, 0
 	cur := batch{recs: make([]*audit.Record, 0, batchSize)}
 	send := func() bool {
 		select {
@@ -70,8 +74,12 @@ func (r *Replayer) Run(ctx context.Context, st audit.Store, q audit.Query) (*Rep
 		return true
 	}
 	err := st.Scan(ctx, q, func(rec *audit.Record) bool {
-		if rec.Surface == warden.SurfaceApproval {
+		switch rec.Surface {
+		case warden.SurfaceApproval:
 			skipped++
+			return true
+		case unseal.Surface:
+			unsealed++
 			return true
 		}
 		cur.recs = append(cur.recs, rec)
@@ -93,6 +101,7 @@ func (r *Replayer) Run(ctx context.Context, st audit.Store, q audit.Query) (*Rep
 	}
 	total := merge(tallies)
 	total.sum.SkippedApprovals = skipped
+	total.sum.SkippedUnseal = unsealed
 	return total.report(r.Policies().Revision()), nil
 }
 
@@ -105,6 +114,7 @@ func merge(ts []*tally) *tally {
 		out.sum.Redacted += t.sum.Redacted
 		out.sum.Shadow.Records += t.sum.Shadow.Records
 		out.sum.Shadow.Disagree += t.sum.Shadow.Disagree
+		out.sum.Originals.add(t.sum.Originals)
 		for k, n := range t.trans {
 			out.trans[k] += n
 		}
