@@ -89,7 +89,7 @@ func (s *Service) Sealer() *seal.Sealer {
 // Reveal returns rec with its originals revealed for v, and records the
 // unseal. A record without sealed values is returned as it is, and no
 // unseal is recorded. A record of another tenant than v's (v held to one)
-// is refused: ErrOtherTenant, recorded. Values whose keys were destroyed
+// is refused, with or without sealed values: ErrOtherTenant, recorded. Values whose keys were destroyed
 // stay redacted (Opened.Erased says how many).
 func (s *Service) Reveal(ctx context.Context, v Viewer, rec *audit.Record) (*audit.Record, redact.Opened, error) {
 	opened, err := s.Open(ctx, v, rec)
@@ -106,13 +106,18 @@ func (s *Service) Reveal(ctx context.Context, v Viewer, rec *audit.Record) (*aud
 // does, for a caller that reveals something else than the record with
 // them (an approval's summary: redact.RevealString).
 func (s *Service) Open(ctx context.Context, v Viewer, rec *audit.Record) (redact.Opened, error) {
-	if s == nil || len(rec.Sealed) == 0 {
+	if s == nil {
 		return redact.Opened{}, nil
 	}
 	if v.Tenant != "" && v.Tenant != rec.Tenant {
+		// Refused and recorded whether or not the record holds sealed
+		// values: the attempt is what is recorded.
 		err := s.note(ctx, v, v.Tenant, "", warden.Deny, CodeOtherTenant,
 			fmt.Sprintf("unseal refused: record %s belongs to another tenant", rec.ID), rec.ID, 0)
 		return redact.Opened{}, errors.Join(ErrOtherTenant, err)
+	}
+	if len(rec.Sealed) == 0 {
+		return redact.Opened{}, nil
 	}
 	opened, err := redact.Open(ctx, s.sealer, rec)
 	if err != nil {

@@ -100,6 +100,14 @@ func TestReveal(t *testing.T) {
 	if n := len(unseals(t, trace)); n != 3 {
 		t.Fatalf("%d unseal records, want 3", n)
 	}
+	// Another tenant's record without sealed values is refused and
+	// recorded too: the attempt is what counts.
+	if _, _, err := svc.Reveal(ctx, unseal.Viewer{Name: "mallory", Tenant: "globex"}, plain); !errors.Is(err, unseal.ErrOtherTenant) {
+		t.Fatalf("cross-tenant, nothing sealed: %v", err)
+	}
+	if us := unseals(t, trace); len(us) != 4 || us[3].Decision != "deny" || us[3].Caller != "mallory" {
+		t.Fatalf("refusal of a record without sealed values not recorded: %+v", us)
+	}
 }
 
 func TestForget(t *testing.T) {

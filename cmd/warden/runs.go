@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/ocsf"
 	"github.com/wardenhq/warden/server"
+	"github.com/wardenhq/warden/unseal"
 )
 
 // followPoll is how often --follow reads the trace for new records.
@@ -37,7 +39,7 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.Session, "session", "", "only this session id")
 	fs.StringVar(&f.Event, "event", "", "only this event")
 	fs.StringVar(&f.Decision, "decision", "", "only this decision (allow, deny, modify, ask, defer)")
-	fs.StringVar(&f.Surface, "surface", "", "only this surface (aos, mcp, a2a, hooks, sdk)")
+	fs.StringVar(&f.Surface, "surface", "", "only this surface (aos, acs, mcp, a2a, hooks, sdk; unseal: the unseals and erasures of sealed originals)")
 	fs.StringVar(&f.Tool, "tool", "", "only this tool")
 	fs.StringVar(&f.Policy, "policy", "", "only the records this policy decided")
 	disagree := fs.String("disagree", "", "shadow: only the records whose shadow set would have decided otherwise")
@@ -60,8 +62,8 @@ func cmdRuns(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return fail(stderr, "--decision: expected allow, deny, modify, ask or defer, got %q", f.Decision)
 		}
 	}
-	if f.Surface != "" && !slices.Contains(audit.Surfaces, f.Surface) {
-		return fail(stderr, "--surface: expected aos, mcp, a2a, hooks or sdk, got %q", f.Surface)
+	if f.Surface != "" && !slices.Contains(audit.Surfaces, f.Surface) && f.Surface != unseal.Surface {
+		return fail(stderr, "--surface: expected %s or %s, got %q", strings.Join(audit.Surfaces, ", "), unseal.Surface, f.Surface)
 	}
 	switch *disagree {
 	case "":
