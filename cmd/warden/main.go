@@ -38,7 +38,8 @@ var commands = []struct {
 	{"migrate", "migrate --store postgres://… | migrate --config F", cmdMigrate},
 	{"agbom", agbomUsage, cmdAgBOM},
 	{"approvals", "approvals list [--state S] [-o table|json] | approvals approve|deny ID [--reason R]  [--server URL] [--token-file F] (token: $WARDEN_TOKEN)", cmdApprovals},
-	{"keys", "keys new [--alg ml-dsa-65|slh-dsa-128s] [--out PREFIX] [--force]", cmdKeys},
+	{"forget", forgetUsage, cmdForget},
+	{"keys", keysUsage, cmdKeys},
 	{"token", "token new --name N --scopes S[,S...] [--tenant T]", cmdToken},
 	{"version", "version", cmdVersion},
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wardenhq/warden/replay"
 	"github.com/wardenhq/warden/server"
+	"github.com/wardenhq/warden/unseal"
 )
 
 // Exit codes of `warden replay`: nothing changed, something changed (a CI
@@ -56,15 +57,28 @@ func cmdReplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		q.Since = t
 	}
-	r, err := replay.Open(gf.options())
+	opts := gf.options()
+	cfg, err := opts.LoadConfig()
 	if err != nil {
 		return failed("%v", err)
 	}
-	store, _, err := openReadTrace(*storeURL, *data)
+	opts.Config, opts.ConfigFile = cfg, ""
+	r, err := replay.Open(opts)
 	if err != nil {
 		return failed("%v", err)
 	}
-	defer store.Close()
+	b, where, err := openReadBackend(*storeURL, *data)
+	if err != nil {
+		return failed("%v", err)
+	}
+	defer b.Close()
+	store := b.Trace
+	// With the sealing key, each record is decided on the originals of its
+	// redacted values; without it, on the redacted form, as before.
+	sealer, noKey := existingSealer(cfg.Trace.Seal, b, where)
+	if noKey == nil {
+		r = r.WithOriginals(unseal.New(sealer, store))
+	}
 	if os.Getenv("GOGC") == "" {
 		// A replay allocates fast and keeps little (a chunk of rows, the
 		// changed records): collecting a fifth as often saves a fifth of
@@ -76,6 +90,9 @@ func cmdReplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	rep, err := r.Run(ctx, store, q)
 	if err != nil {
 		return failed("replaying the trace: %v", err)
+	}
+	if noKey != nil {
+		rep.Summary.Originals.Unavailable = noKey.Error()
 	}
 	if *out == "json" {
 		b, err := json.MarshalIndent(rep, "", "  ")
@@ -101,14 +118,25 @@ func cmdReplay(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 func writeReplay(w io.Writer, rep *replay.Report) error {
 	s := rep.Summary
 	fmt.Fprintf(w, "replayed %d %s", s.Replayed, plural(s.Replayed, "record", "records"))
+	var skipped []string
 	if s.SkippedApprovals > 0 {
-		fmt.Fprintf(w, " (%d approval %s skipped)", s.SkippedApprovals, plural(s.SkippedApprovals, "record", "records"))
+		skipped = append(skipped, fmt.Sprintf("%d approval", s.SkippedApprovals))
+	}
+	if s.SkippedUnseal > 0 {
+		skipped = append(skipped, fmt.Sprintf("%d unseal", s.SkippedUnseal))
+	}
+	if len(skipped) > 0 {
+		n := s.SkippedApprovals + s.SkippedUnseal
+		fmt.Fprintf(w, " (%s %s skipped)", strings.Join(skipped, " and "), plural(n, "record", "records"))
 	}
 	fmt.Fprintf(w, " under policy revision %s: %d changed", clip(s.Revision, 12), s.Changed)
 	if s.Redacted > 0 {
 		fmt.Fprintf(w, ", %d of them on redacted input", s.Redacted)
 	}
 	fmt.Fprintln(w)
+	if line := redactedInput(s.Originals); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nRECORDED\tREPLAYED\tRECORDS")
 	for _, t := range s.Transitions {
@@ -147,6 +175,31 @@ func writeReplay(w io.Writer, rep *replay.Report) error {
 			dash(strings.Join(c.Notes, "; ")))
 	}
 	return tw.Flush()
+}
+
+// redactedInput is the one line saying how many records were decided on
+// redacted input and why their originals were not available ("" for
+// none): no sealing key (o.Unavailable), originals erased, not opened, or
+// never sealed.
+func redactedInput(o replay.Originals) string {
+	if o.Redacted == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("%d %s decided on redacted input: ", o.Redacted, plural(o.Redacted, "record", "records"))
+	if o.Unavailable != "" {
+		return line + "the originals were not available: " + o.Unavailable
+	}
+	var why []string
+	if o.Erased > 0 {
+		why = append(why, fmt.Sprintf("%d with originals erased (warden forget, trace.seal.retention)", o.Erased))
+	}
+	if o.Failed > 0 {
+		why = append(why, fmt.Sprintf("%d whose originals did not open (%s)", o.Failed, o.Error))
+	}
+	if len(why) == 0 || o.Redacted > o.Erased+o.Failed {
+		why = append(why, "originals not sealed (recorded before sealing, with trace.seal off, or a tag collision)")
+	}
+	return line + strings.Join(why, "; ")
 }
 
 func plural(n int, one, many string) string {
