@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"time"
 
 	"github.com/wardenhq/warden/internal/tracesql"
 	"github.com/wardenhq/warden/seal"
@@ -49,22 +50,39 @@ func (k sealKeys) DestroySession(ctx context.Context, tenant, session string) (i
 }
 
 // truncateWAL runs a TRUNCATE checkpoint after n keys were destroyed
-// (none: nothing to do; err: returned as it is). A checkpoint kept from
-// finishing by a reader is not an error: the keys are destroyed, and the
-// WAL's old frames go at the next finished checkpoint.
+// (none: nothing to do; err: returned as it is). The store's own
+// checkpointer, or a reader, may keep it from running (busy): it is tried
+// again every truncateRetry for up to truncateWait. One that never
+// finishes is not an error: the keys are destroyed, and the WAL's old
+// frames go at the next finished checkpoint.
 func (s *Store) truncateWAL(ctx context.Context, n int, err error) error {
 	if err != nil || n == 0 {
 		return err
 	}
-	if err := s.checkOpen(); err != nil {
-		return err
+	for waited := time.Duration(0); ; waited += truncateRetry {
+		if err := s.checkOpen(); err != nil {
+			return err
+		}
+		var busy, logFrames, done int64
+		if err := s.adb.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
+			return s.approvalErr(ctx, "checkpoint after destroying sealing keys", err)
+		}
+		if busy == 0 || waited >= truncateWait {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(truncateRetry):
+		}
 	}
-	var busy, logFrames, done int64
-	if err := s.adb.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
-		return s.approvalErr(ctx, "checkpoint after destroying sealing keys", err)
-	}
-	return nil
 }
+
+// truncateRetry and truncateWait pace truncateWAL's attempts.
+const (
+	truncateRetry = 20 * time.Millisecond
+	truncateWait  = 2 * time.Second
+)
 
 // secureDelete runs drop with PRAGMA secure_delete on, then sets it back
 // as it was on the connection.
