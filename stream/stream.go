@@ -455,12 +455,13 @@ func (p *Publisher) publish(ctx context.Context, recs []audit.Record) (acked int
 }
 
 // TruncatedHeader names the fields left out of a record too large for the
-// server's max_payload (input, output, views, results), comma-separated.
+// server's max_payload (input, output, views, results, sealed),
+// comma-separated.
 const TruncatedHeader = "Warden-Truncated"
 
 // message is r's message: its JSON, as GET /api/runs/{id} gives it. A
 // record larger than the server's max_payload is sent without its input,
-// output, views and results, named in the Warden-Truncated header, so that
+// output, views, results and sealed originals, named in the Warden-Truncated header, so that
 // one large record does not stop the stream.
 func (p *Publisher) message(r *audit.Record) (*nats.Msg, error) {
 	body, err := json.Marshal(r)
@@ -470,11 +471,11 @@ func (p *Publisher) message(r *audit.Record) (*nats.Msg, error) {
 	msg := nats.NewMsg(Subject(p.o.Subject, r))
 	if max := p.nc.MaxPayload(); max > 0 && int64(len(body)) > max-1024 {
 		c := *r
-		c.Input, c.Output, c.Views, c.Results = nil, nil, nil, nil
+		c.Input, c.Output, c.Views, c.Results, c.Sealed = nil, nil, nil, nil, nil
 		if body, err = json.Marshal(&c); err != nil {
 			return nil, fmt.Errorf("encode record %s: %w", r.ID, err)
 		}
-		msg.Header.Set(TruncatedHeader, "input,output,views,results")
+		msg.Header.Set(TruncatedHeader, "input,output,views,results,sealed")
 	}
 	msg.Data = body
 	return msg, nil

@@ -22,7 +22,7 @@ import (
 // therefore chained under a secret key, the chain key (32 random bytes),
 // kept outside the trace's directory:
 //
-//	content = SHA-256(canonicalV2(record))     (DigestV2: v1's fields, then shadow)
+//	content = SHA-256(canonicalV2(record))     (DigestV2: v1's fields, then shadow, then sealed when present)
 //	hash    = HMAC-SHA256(key, content || prev)
 //
 // Without the key, nobody can compute a record's hash: an editor of the
