@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/labels"
@@ -110,6 +111,8 @@ type Guardian struct {
 	ownsStore   bool
 	approvals   *approval.Manager // nil without a store that keeps approvals
 	unseal      *unseal.Service   // nil without sealed originals
+	// sealFailures counts records stored without their originals.
+	sealFailures atomic.Int64
 	// sealStop ends expireSealed, which closes sealDone (nil without
 	// trace.seal retention).
 	sealStop, sealDone chan struct{}

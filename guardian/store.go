@@ -87,8 +87,38 @@ func (g *Guardian) traceSetup(opts Options) (audit.RecordFilter, func(string) st
 	if err != nil {
 		return nil, nil, err
 	}
-	return r.RecordFilter(sealer), r.String, nil
+	filter := r.RecordFilter(sealer)
+	if sealer != nil {
+		filter = g.withoutOriginalsOnError(filter)
+	}
+	return filter, r.String, nil
 }
+
+// withoutOriginalsOnError stores a record whose originals could not be
+// sealed (the key store unreachable, a DEK wrapped by a KEK this process
+// does not hold after a rotation it has not picked up) redacted, without
+// its originals, instead of refusing the step: originals make the trace
+// usable, they are never a reason to deny an agent. Each such record is
+// counted (SealFailures) and logged, the first and then at each power of
+// two, so a lasting failure is loud without flooding the log.
+func (g *Guardian) withoutOriginalsOnError(f audit.RecordFilter) audit.RecordFilter {
+	return func(ctx context.Context, rec *audit.Record) error {
+		err := f(ctx, rec)
+		if err == nil {
+			return nil
+		}
+		rec.Sealed = nil // rec is redacted: Filter ran before sealing failed
+		if n := g.sealFailures.Add(1); n&(n-1) == 0 {
+			g.log.Warn("a record is stored redacted without its originals: they could not be sealed",
+				"record", rec.ID, "failures", n, "err", err)
+		}
+		return nil
+	}
+}
+
+// SealFailures counts the records stored without their originals because
+// sealing them failed (see docs/security.md).
+func (g *Guardian) SealFailures() int64 { return g.sealFailures.Load() }
 
 // sealExpireEvery is how often the keys of expired periods are destroyed
 // (trace.seal.retention), besides once at start.

@@ -45,6 +45,9 @@
 // Rotate unwraps every live DEK with the old KEK and wraps it with the new
 // one; session keys and sealed values are untouched. A Sealer caches
 // unwrapped keys (DefaultKeyCache entries for DefaultKeyTTL), so a warm
-// Seal or Open costs one AES-GCM operation; a key destroyed by another
-// process stays usable in this one's cache for at most that TTL.
+// Seal costs one AES-GCM operation. Open also reads the session key's row
+// from the store each time, so a key destroyed by another process opens
+// nothing from the moment it is destroyed; Seal may still seal under it,
+// from its cache, for at most the TTL — values that are then unrecoverable
+// at once, as the session's are.
 package seal

@@ -187,6 +187,24 @@ func TestForgetThenContinue(t *testing.T) {
 	}
 }
 
+// A key another process destroys opens nothing in this one from that
+// moment, though this one had it cached (a fleet's replicas, the forget
+// command beside a server).
+func TestOpenSeesDestroyElsewhere(t *testing.T) {
+	st := &sealtest.Mem{}
+	server, cli := newSealer(t, kek(t, 1), st), newSealer(t, kek(t, 1), st)
+	v := mustSeal(t, server, "acme", "s-1", t0, "bob@external.example", "a")
+	if p, err := server.Open(ctx, "acme", v, []byte("a")); err != nil || string(p) != "bob@external.example" {
+		t.Fatalf("open: %q %v", p, err)
+	}
+	if _, err := cli.ForgetSession(ctx, "acme", "s-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.Open(ctx, "acme", v, []byte("a")); !errors.Is(err, seal.ErrErased) {
+		t.Fatalf("open after another process forgot the session: %v", err)
+	}
+}
+
 // TestHierarchy: one DEK per tenant and period, one session key per
 // session and period, each wrapped (none holds a key in the clear).
 func TestHierarchy(t *testing.T) {

@@ -110,6 +110,16 @@ func (s *Sealer) Open(ctx context.Context, tenant string, sealed, aad []byte) ([
 		return nil, fmt.Errorf("%w: asked for tenant %q", ErrWrongTenant, tenant)
 	}
 	ref := KeyRef{Kind: KindSession, Tenant: e.Tenant, Period: e.Period, Session: e.Session}
+	// The session key's row is read on every Open, cached or not: a key
+	// another process destroyed (forget, retention) is seen at once, not
+	// after the cache's TTL. Opening is for people and replay, never on
+	// the decision path; Seal alone relies on the cache.
+	if _, err := s.get(ctx, ref, e.Key); err != nil {
+		if errors.Is(err, ErrErased) {
+			s.cache.drop(func(r KeyRef) bool { return r == ref })
+		}
+		return nil, err
+	}
 	aead, err := s.byID(ctx, ref, e.Key, sessionLevel)
 	if err != nil {
 		return nil, err
