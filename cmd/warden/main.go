@@ -37,7 +37,7 @@ var commands = []struct {
 	{"verify", "verify [--data DIR] [--pubkey F] [-o text|json] | verify --store postgres://… [-o text|json]", cmdVerify},
 	{"migrate", "migrate --store postgres://… | migrate --config F", cmdMigrate},
 	{"agbom", agbomUsage, cmdAgBOM},
-	{"approvals", "approvals list [--state S] [-o table|json] | approvals approve|deny ID [--reason R]  [--server URL] [--token-file F] (token: $WARDEN_TOKEN)", cmdApprovals},
+	{"approvals", "approvals list [--state S] [-o table|json] | approvals show ID [-o table|json] | approvals approve|deny ID [--reason R]  [--server URL] [--token-file F] (token: $WARDEN_TOKEN)", cmdApprovals},
 	{"forget", forgetUsage, cmdForget},
 	{"keys", keysUsage, cmdKeys},
 	{"token", "token new --name N --scopes S[,S...] [--tenant T]", cmdToken},
