@@ -11,7 +11,6 @@ import (
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/guardian"
 	"github.com/wardenhq/warden/redact"
-	"github.com/wardenhq/warden/seal"
 	"github.com/wardenhq/warden/seal/sealtest"
 	"github.com/wardenhq/warden/storetest"
 )
@@ -59,14 +58,7 @@ func BenchmarkRecordFilter(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	kek, err := seal.NewKEK([]byte("0123456789abcdef0123456789abcdef"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	sealer, err := seal.New(seal.Options{KEK: kek, Store: &sealtest.Mem{}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	sealer := sealtest.NewSealer(b)
 	r := redact.New(make([]byte, redact.KeySize))
 	// "redact" is the redaction alone; "seal" also seals what it replaced
 	// (the keys warm: one session's key, cached, as in steady state).
@@ -119,14 +111,7 @@ func BenchmarkDecideRecordRedacted(b *testing.B) {
 // directory): the key store in memory, the session's key warm after the
 // first decision, as in steady state.
 func BenchmarkDecideRecordSealed(b *testing.B) {
-	kek, err := seal.NewKEK([]byte("0123456789abcdef0123456789abcdef"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	sealer, err := seal.New(seal.Options{KEK: kek, Store: &sealtest.Mem{}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	sealer := sealtest.NewSealer(b)
 	benchDecide(b, guardian.Options{Store: newNopStore(), RecordFilter: redact.New(make([]byte, redact.KeySize)).RecordFilter(sealer)})
 }
 

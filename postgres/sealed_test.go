@@ -10,38 +10,12 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/storetest"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wardenhq/warden"
 )
-
-// goldenKey is the chain key of the golden records.
-var goldenKey = bytes.Repeat([]byte{7}, 32)
-
-// goldenHash is goldenRecord's hash as the first record of a trace chained
-// under goldenKey, computed by this package before records had sealed
-// values (schema 7, commit c2210af): a record without sealed values must
-// still hash exactly so. The SQLite store's test holds the same: the
-// stores hash alike.
-const goldenHash = "caeeddf9f0faf4c90b1193ff310025240a61ef798dbc52951526ba228127c440"
-
-// goldenRecord is a fixed record with a redaction mark in its input.
-func goldenRecord(id string) *audit.Record {
-	return &audit.Record{
-		ID: id, Time: time.Date(2026, 11, 21, 10, 0, 0, 123456000, time.UTC),
-		Event: "steps/toolCallRequest", Surface: "aos", RequestID: "req-1", AgentID: "agent-1",
-		SessionID: "sess-1", TurnID: "turn-1", StepID: "step-1", Decision: "modify",
-		Reason: "redacted: email", ReasonCodes: []string{"redacted"}, PolicyID: "redact-pii", PolicyVersion: "3",
-		Results:   []warden.Result{{Guardian: "policy", PolicyID: "redact-pii", Decision: "modify", Mode: "enforce", LatencyUS: 7}},
-		LatencyUS: 21, Input: json.RawMessage(`{"to":"[REDACTED:email:e87ea35c]"}`),
-		PolicyRevision: "rev", Caller: "agent", Tenant: "acme", Tool: "send_email",
-	}
-}
-
-// testSealed is the sealed originals of goldenRecord's mark (an envelope's
-// shape; what the stores keep is the bytes).
-var testSealed = json.RawMessage(`{"email:e87ea35c":"AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAQ-_Wq3v"}`)
 
 func recordAll(t *testing.T, s *Store, rs ...*audit.Record) {
 	t.Helper()
@@ -75,27 +49,27 @@ func verifyWith(t *testing.T, s *Store, o VerifyOptions) *VerifyReport {
 // and a trace holding both verifies. A record too big to ride in a scan's
 // chunk keeps its sealed values too.
 func TestSealedHash(t *testing.T) {
-	s := openTest(t, testSchemaURL(t), Options{ChainKey: goldenKey})
-	sealed := goldenRecord("sealed")
-	sealed.Sealed = testSealed
-	big := goldenRecord("big")
+	s := openTest(t, testSchemaURL(t), Options{ChainKey: storetest.GoldenKey})
+	sealed := storetest.GoldenRecord("sealed")
+	sealed.Sealed = storetest.GoldenSealed
+	big := storetest.GoldenRecord("big")
 	big.Input = json.RawMessage(`{"to":"[REDACTED:email:e87ea35c]","pad":"` + strings.Repeat("x", 2*inlineBlobs) + `"}`)
-	big.Sealed = testSealed
-	recordAll(t, s, goldenRecord("golden"), sealed, big)
+	big.Sealed = storetest.GoldenSealed
+	recordAll(t, s, storetest.GoldenRecord("golden"), sealed, big)
 	got := collectAll(t, s)
-	if got[0].Hash != goldenHash {
-		t.Errorf("a record without sealed values hashes to %s, want %s as before schema 8", got[0].Hash, goldenHash)
+	if got[0].Hash != storetest.GoldenHash {
+		t.Errorf("a record without sealed values hashes to %s, want %s as before schema 8", got[0].Hash, storetest.GoldenHash)
 	}
-	if got[0].Sealed != nil || !bytes.Equal(got[1].Sealed, testSealed) || !bytes.Equal(got[2].Sealed, testSealed) {
-		t.Errorf("Sealed read back %q, %q and %q; want nil, then %q twice", got[0].Sealed, got[1].Sealed, got[2].Sealed, testSealed)
+	if got[0].Sealed != nil || !bytes.Equal(got[1].Sealed, storetest.GoldenSealed) || !bytes.Equal(got[2].Sealed, storetest.GoldenSealed) {
+		t.Errorf("Sealed read back %q, %q and %q; want nil, then %q twice", got[0].Sealed, got[1].Sealed, got[2].Sealed, storetest.GoldenSealed)
 	}
-	rep := verifyWith(t, s, VerifyOptions{Key: goldenKey})
+	rep := verifyWith(t, s, VerifyOptions{Key: storetest.GoldenKey})
 	if !rep.OK() || rep.Verified != 3 || rep.Keyed != 3 || rep.Head != got[2].Hash {
 		t.Fatalf("%+v %+v", rep, rep.Broken)
 	}
-	other := openTest(t, testSchemaURL(t), Options{ChainKey: goldenKey})
+	other := openTest(t, testSchemaURL(t), Options{ChainKey: storetest.GoldenKey})
 	recordAll(t, other, sealed)
-	if h := collectAll(t, other)[0].Hash; h == goldenHash {
+	if h := collectAll(t, other)[0].Hash; h == storetest.GoldenHash {
 		t.Errorf("a record with sealed values hashes as the same record without")
 	}
 }
@@ -185,30 +159,30 @@ func TestVerifySealed(t *testing.T) {
 func TestMigrateSealedColumn(t *testing.T) {
 	ctx := context.Background()
 	url := testSchemaURL(t)
-	s := openTest(t, url, Options{ChainKey: goldenKey})
-	recordAll(t, s, goldenRecord("golden"), goldenRecord("old2"))
+	s := openTest(t, url, Options{ChainKey: storetest.GoldenKey})
+	recordAll(t, s, storetest.GoldenRecord("golden"), storetest.GoldenRecord("old2"))
 	s.Close()
 	// Back to schema 7: the runs table without sealed.
 	pgExec(t, url, `ALTER TABLE runs DROP COLUMN sealed`)
 	pgExec(t, url, `UPDATE warden_schema SET version = 7`)
-	if _, err := Open(ctx, url, Options{ChainKey: goldenKey, NoMigrate: true}); err == nil || !strings.Contains(err.Error(), "older") {
+	if _, err := Open(ctx, url, Options{ChainKey: storetest.GoldenKey, NoMigrate: true}); err == nil || !strings.Contains(err.Error(), "older") {
 		t.Errorf("Open(NoMigrate) of schema 7: %v, want an 'older' error", err)
 	}
-	s = openTest(t, url, Options{ChainKey: goldenKey})
+	s = openTest(t, url, Options{ChainKey: storetest.GoldenKey})
 	var v int
 	if err := s.pool.QueryRow(ctx, `SELECT version FROM warden_schema`).Scan(&v); err != nil || v != SchemaVersion || v != 8 {
 		t.Fatalf("version %d, %v; want 8", v, err)
 	}
-	nr := goldenRecord("new")
-	nr.Sealed = testSealed
-	recordAll(t, s, nr, goldenRecord("new-unsealed"))
+	nr := storetest.GoldenRecord("new")
+	nr.Sealed = storetest.GoldenSealed
+	recordAll(t, s, nr, storetest.GoldenRecord("new-unsealed"))
 	got := collectAll(t, s)
 	var ids []string
 	for _, r := range got {
 		ids = append(ids, r.ID)
 		switch {
-		case r.ID == "new" && !bytes.Equal(r.Sealed, testSealed):
-			t.Errorf("new record: Sealed %q, want %q", r.Sealed, testSealed)
+		case r.ID == "new" && !bytes.Equal(r.Sealed, storetest.GoldenSealed):
+			t.Errorf("new record: Sealed %q, want %q", r.Sealed, storetest.GoldenSealed)
 		case r.ID != "new" && r.Sealed != nil:
 			t.Errorf("record %s: Sealed %q, want nil", r.ID, r.Sealed)
 		}
@@ -216,13 +190,13 @@ func TestMigrateSealedColumn(t *testing.T) {
 	if strings.Join(ids, ",") != "golden,old2,new,new-unsealed" {
 		t.Fatalf("records %q", ids)
 	}
-	if got[0].Hash != goldenHash {
-		t.Errorf("the old golden record's hash is %s, want %s", got[0].Hash, goldenHash)
+	if got[0].Hash != storetest.GoldenHash {
+		t.Errorf("the old golden record's hash is %s, want %s", got[0].Hash, storetest.GoldenHash)
 	}
 	if got[2].PrevHash != got[1].Hash {
 		t.Errorf("the first record after the upgrade names %s, not the last one before (%s)", got[2].PrevHash, got[1].Hash)
 	}
-	if rep := verifyWith(t, s, VerifyOptions{Key: goldenKey}); !rep.OK() || rep.Verified != 4 || rep.Keyed != 4 {
+	if rep := verifyWith(t, s, VerifyOptions{Key: storetest.GoldenKey}); !rep.OK() || rep.Verified != 4 || rep.Keyed != 4 {
 		t.Fatalf("%+v %+v", rep, rep.Broken)
 	}
 }

@@ -15,19 +15,6 @@ import (
 	"github.com/wardenhq/warden/seal/sealtest"
 )
 
-func testSealer(t *testing.T) *seal.Sealer {
-	t.Helper()
-	kek, err := seal.NewKEK([]byte("0123456789abcdef0123456789abcdef"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := seal.New(seal.Options{KEK: kek, Store: &sealtest.Mem{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // sameJSON reports whether a and b are the same JSON value.
 func sameJSON(t *testing.T, a, b []byte) bool {
 	t.Helper()
@@ -49,7 +36,7 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 // and the stored record holds no original.
 func TestSealRevealRoundTrip(t *testing.T) {
 	r := New([]byte("0123456789abcdef0123456789abcdef"))
-	s := testSealer(t)
+	s := sealtest.NewSealer(t)
 	ctx := context.Background()
 	inputs := []string{
 		`{"body":"aws_access_key_id=AKIAIOSFODNN7EXAMPLE","n":1}`,
@@ -100,7 +87,7 @@ func TestSealRevealRoundTrip(t *testing.T) {
 // forgotten session's values stay redacted and are counted as erased.
 func TestSealedBinding(t *testing.T) {
 	r := New([]byte("0123456789abcdef0123456789abcdef"))
-	s := testSealer(t)
+	s := sealtest.NewSealer(t)
 	ctx := context.Background()
 	newRec := func(id, tenant, session string) *audit.Record {
 		rec := &audit.Record{ID: id, Tenant: tenant, SessionID: session, Time: time.Now(),
@@ -150,7 +137,7 @@ func TestOriginalsConflict(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 	rec := &audit.Record{ID: "x", Time: time.Now()}
-	if err := Seal(context.Background(), testSealer(t), rec, o); err != nil || strings.Contains(string(rec.Sealed), "0000abcd") {
+	if err := Seal(context.Background(), sealtest.NewSealer(t), rec, o); err != nil || strings.Contains(string(rec.Sealed), "0000abcd") {
 		t.Errorf("sealed %s, %v", rec.Sealed, err)
 	}
 }

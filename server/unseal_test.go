@@ -13,7 +13,6 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/redact"
-	"github.com/wardenhq/warden/seal"
 	"github.com/wardenhq/warden/seal/sealtest"
 	"github.com/wardenhq/warden/storetest"
 	"github.com/wardenhq/warden/unseal"
@@ -51,14 +50,7 @@ type sealedFixture struct {
 
 func newSealedFixture(t *testing.T, withAuth bool) *sealedFixture {
 	t.Helper()
-	kek, err := seal.NewKEK([]byte("0123456789abcdef0123456789abcdef"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := seal.New(seal.Options{KEK: kek, Store: &sealtest.Mem{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sealer := sealtest.NewSealer(t)
 	st := storetest.NewMem()
 	red := redact.New(make([]byte, redact.KeySize))
 	filter := red.RecordFilter(sealer)

@@ -12,35 +12,8 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
-
-	"github.com/wardenhq/warden"
+	"github.com/wardenhq/warden/storetest"
 )
-
-// goldenKey is the chain key of the golden records.
-var goldenKey = bytes.Repeat([]byte{7}, 32)
-
-// goldenHash is goldenRecord's hash as the first record of a trace chained
-// under goldenKey, computed by this package before records had sealed
-// values (schema 16, commit c2210af): a record without sealed values must
-// still hash exactly so. The PostgreSQL store's test holds the same.
-const goldenHash = "caeeddf9f0faf4c90b1193ff310025240a61ef798dbc52951526ba228127c440"
-
-// goldenRecord is a fixed record with a redaction mark in its input.
-func goldenRecord(id string) *audit.Record {
-	return &audit.Record{
-		ID: id, Time: time.Date(2026, 11, 21, 10, 0, 0, 123456000, time.UTC),
-		Event: "steps/toolCallRequest", Surface: "aos", RequestID: "req-1", AgentID: "agent-1",
-		SessionID: "sess-1", TurnID: "turn-1", StepID: "step-1", Decision: "modify",
-		Reason: "redacted: email", ReasonCodes: []string{"redacted"}, PolicyID: "redact-pii", PolicyVersion: "3",
-		Results:   []warden.Result{{Guardian: "policy", PolicyID: "redact-pii", Decision: "modify", Mode: "enforce", LatencyUS: 7}},
-		LatencyUS: 21, Input: json.RawMessage(`{"to":"[REDACTED:email:e87ea35c]"}`),
-		PolicyRevision: "rev", Caller: "agent", Tenant: "acme", Tool: "send_email",
-	}
-}
-
-// testSealed is the sealed originals of goldenRecord's mark (an envelope's
-// shape; what the stores keep is the bytes).
-var testSealed = json.RawMessage(`{"email:e87ea35c":"AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAQ-_Wq3v"}`)
 
 // collectAll returns every record of s, oldest first.
 func collectAll(t *testing.T, s *Store) []audit.Record {
@@ -56,31 +29,31 @@ func collectAll(t *testing.T, s *Store) []audit.Record {
 // existed (the golden hash), the same record with them hashes otherwise,
 // and a trace holding both verifies, with the trace log too.
 func TestSealedHash(t *testing.T) {
-	for _, opts := range []Options{{ChainKey: goldenKey}, {ChainKey: goldenKey, Log: true}} {
+	for _, opts := range []Options{{ChainKey: storetest.GoldenKey}, {ChainKey: storetest.GoldenKey, Log: true}} {
 		t.Run(fmt.Sprintf("log=%v", opts.Log), func(t *testing.T) {
 			dir := t.TempDir()
 			s := open(t, dir, opts)
-			sealed := goldenRecord("sealed")
-			sealed.Sealed = testSealed
-			recordAll(t, s, goldenRecord("golden"), sealed)
+			sealed := storetest.GoldenRecord("sealed")
+			sealed.Sealed = storetest.GoldenSealed
+			recordAll(t, s, storetest.GoldenRecord("golden"), sealed)
 			got := collectAll(t, s)
-			if got[0].Hash != goldenHash {
-				t.Errorf("a record without sealed values hashes to %s, want %s as before schema 17", got[0].Hash, goldenHash)
+			if got[0].Hash != storetest.GoldenHash {
+				t.Errorf("a record without sealed values hashes to %s, want %s as before schema 17", got[0].Hash, storetest.GoldenHash)
 			}
-			if got[0].Sealed != nil || !bytes.Equal(got[1].Sealed, testSealed) {
-				t.Errorf("Sealed read back %q and %q, want nil and %q", got[0].Sealed, got[1].Sealed, testSealed)
+			if got[0].Sealed != nil || !bytes.Equal(got[1].Sealed, storetest.GoldenSealed) {
+				t.Errorf("Sealed read back %q and %q, want nil and %q", got[0].Sealed, got[1].Sealed, storetest.GoldenSealed)
 			}
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			rep := verifyDirWith(t, dir, VerifyOptions{Key: goldenKey})
+			rep := verifyDirWith(t, dir, VerifyOptions{Key: storetest.GoldenKey})
 			if !rep.OK() || rep.Verified != 2 || rep.Keyed != 2 || rep.Head != got[1].Hash {
 				t.Fatalf("%+v %+v", rep, rep.Broken)
 			}
 			// The same record with its sealed values as the first one.
 			other := open(t, t.TempDir(), opts)
 			recordAll(t, other, sealed)
-			if h := collectAll(t, other)[0].Hash; h == goldenHash {
+			if h := collectAll(t, other)[0].Hash; h == storetest.GoldenHash {
 				t.Errorf("a record with sealed values hashes as the same record without")
 			}
 		})
@@ -196,8 +169,8 @@ func TestVerifySealed(t *testing.T) {
 // chain goes on across the upgrade.
 func TestMigrateSealedColumn(t *testing.T) {
 	dir := privateDir(t)
-	s := open(t, dir, Options{ChainKey: goldenKey})
-	recordAll(t, s, goldenRecord("golden"), testRecord("old2", time.Now()))
+	s := open(t, dir, Options{ChainKey: storetest.GoldenKey})
+	recordAll(t, s, storetest.GoldenRecord("golden"), testRecord("old2", time.Now()))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -210,25 +183,25 @@ func TestMigrateSealedColumn(t *testing.T) {
 		t.Errorf("OpenReadOnly of schema 16: %v, want an 'older' error", err)
 	}
 
-	s = open(t, dir, Options{ChainKey: goldenKey})
+	s = open(t, dir, Options{ChainKey: storetest.GoldenKey})
 	var v int
 	if err := s.rdb.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != schemaVersion || v != 17 {
 		t.Fatalf("user_version = %d, %v; want %d", v, err, 17)
 	}
 	nr := testRecord("new", time.Now())
-	nr.Sealed = testSealed
+	nr.Sealed = storetest.GoldenSealed
 	recordAll(t, s, nr, testRecord("new-unsealed", time.Now()))
 	got := collectAll(t, s)
 	if g := idsOf(got); !slices.Equal(g, []string{"golden", "old2", "new", "new-unsealed"}) {
 		t.Fatalf("records %q", g)
 	}
-	if got[0].Hash != goldenHash {
-		t.Errorf("the old golden record's hash is %s, want %s", got[0].Hash, goldenHash)
+	if got[0].Hash != storetest.GoldenHash {
+		t.Errorf("the old golden record's hash is %s, want %s", got[0].Hash, storetest.GoldenHash)
 	}
 	for _, r := range got {
 		switch {
-		case r.ID == "new" && !bytes.Equal(r.Sealed, testSealed):
-			t.Errorf("new record: Sealed %q, want %q", r.Sealed, testSealed)
+		case r.ID == "new" && !bytes.Equal(r.Sealed, storetest.GoldenSealed):
+			t.Errorf("new record: Sealed %q, want %q", r.Sealed, storetest.GoldenSealed)
 		case r.ID != "new" && r.Sealed != nil:
 			t.Errorf("record %s: Sealed %q, want nil", r.ID, r.Sealed)
 		}
@@ -239,7 +212,7 @@ func TestMigrateSealedColumn(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if rep := verifyDirWith(t, dir, VerifyOptions{Key: goldenKey}); !rep.OK() || rep.Verified != 4 || rep.Keyed != 4 {
+	if rep := verifyDirWith(t, dir, VerifyOptions{Key: storetest.GoldenKey}); !rep.OK() || rep.Verified != 4 || rep.Keyed != 4 {
 		t.Fatalf("%+v %+v", rep, rep.Broken)
 	}
 }
@@ -248,9 +221,9 @@ func TestMigrateSealedColumn(t *testing.T) {
 // sealed argument: what a crash left in the log of an older warden) is
 // read as a record without sealed values; a new entry keeps them.
 func TestLoggedBeforeSealed(t *testing.T) {
-	for _, sealed := range []json.RawMessage{nil, testSealed} {
+	for _, sealed := range []json.RawMessage{nil, storetest.GoldenSealed} {
 		r := requestPool.Get().(*request)
-		rec := goldenRecord("logged")
+		rec := storetest.GoldenRecord("logged")
 		rec.Sealed = sealed
 		if err := r.fill(rec); err != nil {
 			t.Fatal(err)
@@ -310,7 +283,7 @@ func BenchmarkSealed(b *testing.B) {
 		rec := func(id string) *audit.Record {
 			r := benchRecord(id)
 			if with {
-				r.Sealed = testSealed
+				r.Sealed = storetest.GoldenSealed
 			}
 			return r
 		}

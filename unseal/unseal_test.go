@@ -10,7 +10,6 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/redact"
-	"github.com/wardenhq/warden/seal"
 	"github.com/wardenhq/warden/seal/sealtest"
 	"github.com/wardenhq/warden/storetest"
 	"github.com/wardenhq/warden/unseal"
@@ -18,14 +17,7 @@ import (
 
 func newService(t *testing.T) (*unseal.Service, *storetest.Mem, audit.RecordFilter) {
 	t.Helper()
-	kek, err := seal.NewKEK([]byte("0123456789abcdef0123456789abcdef"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := seal.New(seal.Options{KEK: kek, Store: &sealtest.Mem{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := sealtest.NewSealer(t)
 	trace := storetest.NewMem()
 	return unseal.New(s, trace), trace, redact.New(make([]byte, redact.KeySize)).RecordFilter(s)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/redact"
-	"github.com/wardenhq/warden/seal"
 	"github.com/wardenhq/warden/seal/sealtest"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/storetest"
@@ -33,14 +32,7 @@ const (
 // It returns the server's URL, the approvals' ids and the trace.
 func sealedApprovalsServer(t *testing.T) (string, string, string, *storetest.Mem) {
 	t.Helper()
-	kek, err := seal.NewKEK([]byte("0123456789abcdef0123456789abcdef"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := seal.New(seal.Options{KEK: kek, Store: &sealtest.Mem{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sealer := sealtest.NewSealer(t)
 	st := storetest.NewMem()
 	red := redact.New(make([]byte, redact.KeySize))
 	ctx := context.Background()
