@@ -399,7 +399,7 @@ var layers = []struct {
 	{"wire", []string{"conf", "jsonrpc", "jsonstrict", "sse", "relay", "surface", "internal/canon", "sigkey", "seal", "seal/sealtest", "auth",
 		"webhook", "command", "internal/glob", "internal/jsonpointer", "internal/keyfile", "internal/noredirect",
 		"internal/payload", "internal/sealid", "internal/traceparent", "internal/acsschema", "internal/acsclient",
-		"internal/tracehash", "internal/seglog", "internal/jsontest", "internal/handlertest", "internal/sharedtest",
+		"internal/tracehash", "internal/seglog", "internal/jsontest", "internal/handlertest", "internal/sharedtest", "internal/buftest",
 		"internal/pgtest"}},
 	{"features", []string{"audit", "approval", "labels", "acsstate", "fleet/registry", "labels/labelstest"}},
 	{"core", []string{"catalog", "detect", "redact", "unseal", "policy", "hooks", "pipeline", "agbom", "aosclient"}},

@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/internal/buftest"
 )
 
 // conformanceTargetVersion is the go-sdk whose conformance/everything-server is
@@ -88,7 +90,7 @@ func runConformance(t *testing.T, nodeDir, url string) conformanceResult {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	out := &syncBuffer{}
+	out := &buftest.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	err := cmd.Run()
 	if cmd.Process != nil {

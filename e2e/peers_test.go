@@ -34,10 +34,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/internal/buftest"
 )
 
 const nodeEnv = "WARDEN_E2E_NODE"
@@ -87,24 +88,6 @@ func nodeGroup(t *testing.T, group string) string {
 	return dir
 }
 
-// syncBuffer is a bytes.Buffer safe for a process's concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // tail returns the last n bytes of s, for failure messages.
 func tail(s string, n int) string {
 	if len(s) > n {
@@ -118,7 +101,7 @@ func tail(s string, n int) string {
 type proc struct {
 	name string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *buftest.Buffer
 	done chan struct{}
 	err  error
 }
@@ -128,7 +111,7 @@ func startProc(t *testing.T, name, dir string, env []string, argv ...string) *pr
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	out := &syncBuffer{}
+	out := &buftest.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -232,7 +215,7 @@ func runScript(t *testing.T, nodeDir string, timeout time.Duration, script strin
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	var stdout bytes.Buffer
-	stderr := &syncBuffer{}
+	stderr := &buftest.Buffer{}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	runErr := cmd.Run()
 	// Whatever the script left behind in its group goes too.

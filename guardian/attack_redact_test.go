@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 
 	"github.com/wardenhq/warden"
 	"github.com/wardenhq/warden/guardian"
+	"github.com/wardenhq/warden/internal/buftest"
 	"github.com/wardenhq/warden/internal/pgtest"
 	"github.com/wardenhq/warden/seal"
 	"github.com/wardenhq/warden/server"
@@ -49,25 +49,7 @@ type attackBackend struct {
 	dir   string // the data directory (SQLite trace, or the key beside PostgreSQL)
 	pgURL string // "" for SQLite
 	kek   string // the sealing KEK's file, outside dir
-	log   *syncBuffer
-}
-
-// syncBuffer is a log destination that tests read afterwards.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	log   *buftest.Buffer
 }
 
 // forEachBackend runs f over a SQLite data directory and, with
@@ -76,7 +58,7 @@ func (s *syncBuffer) String() string {
 func forEachBackend(t *testing.T, policies string, f func(t *testing.T, b *attackBackend)) {
 	for _, name := range []string{"sqlite", "postgres"} {
 		t.Run(name, func(t *testing.T) {
-			b := &attackBackend{dir: filepath.Join(t.TempDir(), "data"), kek: filepath.Join(t.TempDir(), "seal.kek"), log: &syncBuffer{}}
+			b := &attackBackend{dir: filepath.Join(t.TempDir(), "data"), kek: filepath.Join(t.TempDir(), "seal.kek"), log: &buftest.Buffer{}}
 			t.Setenv(seal.KEKFileEnv, b.kek)
 			cfgDir := t.TempDir()
 			yaml := ""

@@ -1,7 +1,6 @@
 package mcpgate
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -13,25 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/wardenhq/warden/internal/buftest"
 )
-
-// syncBuffer is a bytes.Buffer safe for a process's stderr and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 var (
 	buildOnce sync.Once
@@ -85,7 +67,7 @@ func TestStdioBinary(t *testing.T) {
 	data := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	connect := func(stderr *syncBuffer) *mcp.ClientSession {
+	connect := func(stderr *buftest.Buffer) *mcp.ClientSession {
 		cmd := exec.Command(wardenBin, "mcp", "stdio", "--policy", "testdata/policies", "--data", data, "--name", "tests", "--", serverBin)
 		cmd.Stderr = stderr
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).
@@ -96,7 +78,7 @@ func TestStdioBinary(t *testing.T) {
 		return cs
 	}
 
-	var stderr1 syncBuffer
+	var stderr1 buftest.Buffer
 	cs := connect(&stderr1)
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
@@ -119,7 +101,7 @@ func TestStdioBinary(t *testing.T) {
 		t.Fatalf("the server's stderr was not passed through: %q", stderr1.String())
 	}
 
-	var stderr2 syncBuffer
+	var stderr2 buftest.Buffer
 	cs = connect(&stderr2)
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "crash"})
 	if err == nil || !strings.Contains(err.Error(), "MCP server exited before answering") {

@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/internal/buftest"
 	"github.com/wardenhq/warden/internal/sharedtest"
 
 	"github.com/wardenhq/warden"
@@ -376,24 +376,6 @@ func TestRunsFilters(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe to read while a command writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // --follow prints the newest records, then those recorded while it runs by
 // a writer it shares the trace with, filtered, until interrupted.
 func TestRunsFollow(t *testing.T) {
@@ -424,7 +406,7 @@ func TestRunsFollow(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			ctx, stop := context.WithCancel(context.Background())
 			interrupted = func() (context.Context, context.CancelFunc) { return ctx, stop }
-			var out, errOut syncBuffer
+			var out, errOut buftest.Buffer
 			code := make(chan int, 1)
 			go func() {
 				code <- run([]string{"runs", "--data", dir, "--follow", "--decision", "deny", "--last", "2", "-o", format}, nil, &out, &errOut)
