@@ -193,5 +193,7 @@ func Collect(ctx context.Context, s Store, q Query, n int) ([]Record, error) {
 // fields but must not write into the bytes or slices they hold: those are
 // shared with the outcome the caller gets. An error means the record could
 // not be made fit to store (its originals could not be sealed): the record
-// is not stored, as when the store fails.
+// is not stored, as when the store fails. ctx is the decision's: a filter
+// that waits on something bounds its own wait and outlives a caller that
+// went away (a decided step is recorded), as Store.Record's callers do.
 type RecordFilter func(ctx context.Context, rec *Record) error

@@ -29,10 +29,7 @@ func (d *decision) recordResults(rs ...warden.Result) {
 // record the filter fails on is not stored: the outcome becomes the deny a
 // failed store gives (trace_unavailable).
 func (p *Pipeline) filterRecord(ctx context.Context, d *decision) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), audit.RecordTimeout)
-	err := p.filter(rctx, d.rec)
-	cancel()
-	if err != nil {
+	if err := p.filter(ctx, d.rec); err != nil {
 		d.unrecorded(err)
 	}
 }

@@ -94,7 +94,12 @@ func (r *Redactor) RecordFilter(s *seal.Sealer) audit.RecordFilter {
 		if len(o) == 0 {
 			return nil
 		}
-		return Seal(ctx, s, rec, o)
+		// A session's first value reads and writes the key store: bounded
+		// as the record's own write is, and not cut short by a caller
+		// that went away.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), audit.RecordTimeout)
+		defer cancel()
+		return Seal(sctx, s, rec, o)
 	}
 }
 
