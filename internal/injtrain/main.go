@@ -1,0 +1,373 @@
+// Command injtrain trains the learned injection model (detect.Model) from
+// JSONL data and writes it with its sha256, bit for bit the same for the
+// same data and flags (docs/detectors.md, "The learned injection
+// detector"):
+//
+//	go run ./internal/injtrain -data DIR -out detect/injection.model
+//
+// DIR holds train.jsonl (what the model learns from) and, for the report
+// only, eval.jsonl and benign.jsonl (never trained on). Each line is
+// {"text": "...", "label": 0|1, "source": "...", "span": [start, end]}:
+// span, optional, is where an injection was inserted into a longer benign
+// text (byte offsets), so that only the windows holding it are positives.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"sort"
+
+	"github.com/wardenhq/warden/detect"
+)
+
+// Example is one line of the data.
+type Example struct {
+	Text   string `json:"text"`
+	Label  int    `json:"label"`
+	Source string `json:"source"`
+	Span   []int  `json:"span,omitempty"`
+}
+
+// maxLine bounds a data line (a long document).
+const maxLine = 8 << 20
+
+func readJSONL(path string) ([]Example, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Example
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
+	for n := 1; sc.Scan(); n++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var e Example
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, n, err)
+		}
+		if e.Label != 0 && e.Label != 1 {
+			return nil, fmt.Errorf("%s:%d: label %d, want 0 or 1", path, n, e.Label)
+		}
+		if e.Span != nil && (len(e.Span) != 2 || e.Span[0] < 0 || e.Span[1] > len(e.Text) || e.Span[0] >= e.Span[1]) {
+			return nil, fmt.Errorf("%s:%d: span %v outside the text", path, n, e.Span)
+		}
+		out = append(out, e)
+	}
+	return out, sc.Err()
+}
+
+// window is one training window: its features' weight indices and label.
+type window struct {
+	idx   []uint32
+	label float64
+}
+
+// windows cuts e into the model's windows (detect.LearnedWindow every
+// detect.LearnedStride bytes), each with the features counted in it, and
+// labels them: a benign text's windows 0; an injection's 1, or, with a
+// span, 1 for the windows that hold most of the span and 0 for the rest.
+func windows(m *detect.Model, e Example) []window {
+	var blocks [][]uint32
+	detect.Featurize(e.Text, func(h uint64, end int) {
+		b := (end - 1) / detect.LearnedStride
+		for len(blocks) <= b {
+			blocks = append(blocks, nil)
+		}
+		blocks[b] = append(blocks[b], m.Index(h))
+	})
+	if len(blocks) == 0 {
+		return nil
+	}
+	var out []window
+	add := func(first, last int) { // blocks first..last
+		var idx []uint32
+		for b := first; b <= last; b++ {
+			idx = append(idx, blocks[b]...)
+		}
+		label := float64(e.Label)
+		if e.Label == 1 && e.Span != nil {
+			lo, hi := first*detect.LearnedStride, (last+1)*detect.LearnedStride
+			in := min(hi, e.Span[1]) - max(lo, e.Span[0])
+			if 2*in < e.Span[1]-e.Span[0] {
+				label = 0
+			}
+		}
+		out = append(out, window{idx, label})
+	}
+	if len(blocks) == 1 {
+		add(0, 0)
+		return out
+	}
+	for i := 0; i+1 < len(blocks); i++ {
+		add(i, i+1)
+	}
+	return out
+}
+
+func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
+
+// Options are the training's knobs (flags).
+type Options struct {
+	Bits   int
+	Epochs int
+	Rate   float64
+	L2     float64
+	Seed   uint64
+}
+
+// train fits m's weights and bias to ws by stochastic gradient descent on
+// the logistic loss, classes weighted to balance, in a shuffled order from
+// o.Seed: the same data and options give the same weights, bit for bit.
+func train(m *detect.Model, ws []window, o Options) {
+	var pos, neg float64
+	for _, w := range ws {
+		if w.label == 1 {
+			pos++
+		} else {
+			neg++
+		}
+	}
+	wPos, wNeg := (pos+neg)/(2*max(pos, 1)), (pos+neg)/(2*max(neg, 1))
+	weights := make([]float64, len(m.W))
+	bias := 0.0
+	order := make([]int, len(ws))
+	for i := range order {
+		order[i] = i
+	}
+	r := rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15))
+	step := 0
+	total := o.Epochs * len(ws)
+	for range o.Epochs {
+		r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, k := range order {
+			w := ws[k]
+			z := bias
+			for _, i := range w.idx {
+				z += weights[i]
+			}
+			cw := wNeg
+			if w.label == 1 {
+				cw = wPos
+			}
+			g := cw * (sigmoid(z) - w.label)
+			rate := o.Rate * (1 - float64(step)/float64(total+1))
+			step++
+			for _, i := range w.idx {
+				weights[i] -= rate * (g + o.L2*weights[i])
+			}
+			bias -= rate * g
+		}
+	}
+	for i, w := range weights {
+		m.W[i] = float32(w)
+	}
+	m.Bias = float32(bias)
+}
+
+// calibrate fits Platt scaling (A, B) on the texts' logits and labels by
+// damped Newton steps on the logistic loss, with Platt's smoothed targets
+// and a weak prior towards A = 1, B = 0.
+func calibrate(m *detect.Model, es []Example) {
+	z := make([]float64, len(es))
+	var pos, neg float64
+	for i, e := range es {
+		z[i] = float64(m.Logit(e.Text))
+		if e.Label == 1 {
+			pos++
+		} else {
+			neg++
+		}
+	}
+	hi, lo := (pos+1)/(pos+2), 1/(neg+2)
+	a, b := 1.0, 0.0
+	for range 100 {
+		var ga, gb, haa, hab, hbb float64
+		for i, e := range es {
+			t := lo
+			if e.Label == 1 {
+				t = hi
+			}
+			p := sigmoid(a*z[i] + b)
+			d := p - t
+			w := max(p*(1-p), 1e-12)
+			ga += d * z[i]
+			gb += d
+			haa += w * z[i] * z[i]
+			hab += w * z[i]
+			hbb += w
+		}
+		// A weak prior (a near 1, b near 0) keeps the fit finite on
+		// texts the model already separates.
+		lambda := 1e-3 * float64(len(es)+1)
+		ga += lambda * (a - 1)
+		gb += lambda * b
+		haa += lambda
+		hbb += lambda
+		det := haa*hbb - hab*hab
+		if det <= 0 {
+			break
+		}
+		da, db := (hbb*ga-hab*gb)/det, (haa*gb-hab*ga)/det
+		// Damped: at most one unit per step.
+		if n := math.Abs(da) + math.Abs(db); n > 1 {
+			da, db = da/n, db/n
+		}
+		a, b = a-da, b-db
+		if math.Abs(da)+math.Abs(db) < 1e-10 {
+			break
+		}
+	}
+	m.A, m.B = float32(a), float32(b)
+}
+
+// split puts every example whose text hashes into the last tenth aside
+// for calibration (deterministic; never the same text on both sides).
+func split(es []Example) (fit, cal []Example) {
+	for _, e := range es {
+		h := sha256.Sum256([]byte(e.Text))
+		if h[0] < 26 { // ~10%
+			cal = append(cal, e)
+		} else {
+			fit = append(fit, e)
+		}
+	}
+	return fit, cal
+}
+
+// Stats are a detector's results on labelled texts at a threshold.
+type Stats struct {
+	N, Pos, Neg, TP, FP int
+}
+
+func (s Stats) String() string {
+	recall, fpr := "-", "-"
+	if s.Pos > 0 {
+		recall = fmt.Sprintf("%.1f%%", 100*float64(s.TP)/float64(s.Pos))
+	}
+	if s.Neg > 0 {
+		fpr = fmt.Sprintf("%.2f%%", 100*float64(s.FP)/float64(s.Neg))
+	}
+	return fmt.Sprintf("n=%d recall=%s (%d/%d) fp=%s (%d/%d)", s.N, recall, s.TP, s.Pos, fpr, s.FP, s.Neg)
+}
+
+func evaluate(score func(string) float64, es []Example, threshold float64) map[string]*Stats {
+	out := map[string]*Stats{"all": {}}
+	for _, e := range es {
+		p := score(e.Text)
+		for _, k := range []string{"all", e.Source} {
+			s := out[k]
+			if s == nil {
+				s = &Stats{}
+				out[k] = s
+			}
+			s.N++
+			if e.Label == 1 {
+				s.Pos++
+				if p >= threshold {
+					s.TP++
+				}
+			} else {
+				s.Neg++
+				if p >= threshold {
+					s.FP++
+				}
+			}
+		}
+	}
+	return out
+}
+
+func report(w io.Writer, name string, st map[string]*Stats) {
+	keys := make([]string, 0, len(st))
+	for k := range st {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %-8s %-40s %s\n", name, k, st[k])
+	}
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "injtrain:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("injtrain", flag.ContinueOnError)
+	data := fs.String("data", "", "directory of train.jsonl (and eval.jsonl, benign.jsonl for the report)")
+	out := fs.String("out", "detect/injection.model", "the model file to write (its sha256 is written beside it, .sha256)")
+	var o Options
+	fs.IntVar(&o.Bits, "bits", 18, "log2 of the number of weights")
+	fs.IntVar(&o.Epochs, "epochs", 6, "passes over the training windows")
+	fs.Float64Var(&o.Rate, "rate", 0.05, "initial learning rate (decays linearly to 0)")
+	fs.Float64Var(&o.L2, "l2", 1e-5, "L2 penalty on the weights a window touches")
+	fs.Uint64Var(&o.Seed, "seed", 28, "the shuffling's seed")
+	threshold := fs.Float64("threshold", 0.5, "the score at which the report counts a text as detected")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *data == "" {
+		return errors.New("-data is required")
+	}
+	if o.Bits < 8 || o.Bits > 24 {
+		return fmt.Errorf("-bits %d: want 8..24", o.Bits)
+	}
+	all, err := readJSONL(*data + "/train.jsonl")
+	if err != nil {
+		return err
+	}
+	fit, cal := split(all)
+	m := detect.NewModel(uint8(o.Bits))
+	var ws []window
+	for _, e := range fit {
+		ws = append(ws, windows(m, e)...)
+	}
+	fmt.Fprintf(stdout, "train: %d texts (%d windows), calibration: %d texts\n", len(fit), len(ws), len(cal))
+	train(m, ws, o)
+	calibrate(m, cal)
+	b := m.Marshal()
+	sum := sha256.Sum256(b)
+	if err := os.WriteFile(*out, b, 0o644); err != nil {
+		return err
+	}
+	line := hex.EncodeToString(sum[:]) + "  " + baseName(*out) + "\n"
+	if err := os.WriteFile(*out+".sha256", []byte(line), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "model: %s (%d bytes) bias %.4f A %.4f B %.4f\nsha256: %s", *out, len(b), m.Bias, m.A, m.B, line)
+	for _, f := range []string{"eval", "benign"} {
+		es, err := readJSONL(*data + "/" + f + ".jsonl")
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		report(stdout, f, evaluate(m.Score, es, *threshold))
+	}
+	return nil
+}
+
+func baseName(p string) string {
+	if i := bytes.LastIndexByte([]byte(p), '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
