@@ -370,4 +370,3 @@ func baseName(p string) string {
 	}
 	return p
 }
-
