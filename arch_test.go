@@ -407,7 +407,7 @@ var layers = []struct {
 	{"outputs", []string{"otelx", "ocsf", "stats", "stream", "fleet", "notify"}},
 	{"assembly", []string{"config", "guardian", "replay"}},
 	{"surfaces", []string{"aos", "acs", "mcpgate", "a2agate", "hostadapter", "server", "console", "policytest"}},
-	{"commands", []string{"cmd/warden", "internal/injtrain", "bench", "bench/floor", "bench/loadgen"}},
+	{"commands", []string{"cmd/warden", "internal/injtrain", "internal/injdata", "bench", "bench/floor", "bench/loadgen"}},
 }
 
 // TestLayers: every package has a layer, and imports only from its own
