@@ -17,11 +17,11 @@ import (
 // definition of the features: the trainer (internal/injtrain) and Score
 // both call it.
 
-// The window geometry: a text is cut in blocks of LearnedStride bytes, and
-// window i is blocks i and i+1 (a text of at most LearnedWindow bytes is
-// one window).
+// The default window geometry: a text is cut in blocks of a model's
+// stride (LearnedStride unless the model says otherwise), and window i is
+// blocks i and i+1 (a text of at most two blocks is one window).
 const (
-	LearnedWindow = 512
+	LearnedWindow = 2 * LearnedStride
 	LearnedStride = 256
 )
 
@@ -115,14 +115,20 @@ func Featurize(s string, fn func(h uint64, end int)) {
 // (Platt scaling: sigmoid(A·logit + B)). Its zero value scores nothing.
 type Model struct {
 	bits uint8
-	Bias float32
+	// Stride is the block size in bytes (a window is two blocks).
+	Stride int
+	// Sqrt divides a window's sum of weights by the square root of its
+	// number of features, so that a window's logit does not grow with
+	// how much text it holds.
+	Sqrt bool
+	Bias   float32
 	A, B float32
 	W    []float32 // 1 << bits weights
 }
 
 // NewModel returns a model of 2^bits zero weights (for the trainer).
 func NewModel(bits uint8) *Model {
-	return &Model{bits: bits, A: 1, W: make([]float32, 1<<bits)}
+	return &Model{bits: bits, Stride: LearnedStride, A: 1, W: make([]float32, 1<<bits)}
 }
 
 // Bits is the log2 of the model's number of weights.
@@ -134,12 +140,18 @@ func (m *Model) Index(h uint64) uint32 { return uint32(h >> (64 - m.bits)) }
 // modelMagic starts a model file.
 const modelMagic = "WDNINJ1\n"
 
-// Marshal encodes m: modelMagic, bits (one byte, then three zero bytes),
-// Bias, A and B, then the weights, all float32 little-endian.
+// Marshal encodes m: modelMagic, bits (one byte), flags (one byte: 1 for
+// Sqrt), Stride (uint16), Bias, A and B, then the weights, all
+// little-endian float32.
 func (m *Model) Marshal() []byte {
 	b := make([]byte, 0, len(modelMagic)+16+4*len(m.W))
 	b = append(b, modelMagic...)
-	b = append(b, m.bits, 0, 0, 0)
+	var flags byte
+	if m.Sqrt {
+		flags |= 1
+	}
+	b = append(b, m.bits, flags)
+	b = binary.LittleEndian.AppendUint16(b, uint16(m.Stride))
 	for _, f := range []float32{m.Bias, m.A, m.B} {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
 	}
@@ -162,12 +174,19 @@ func ParseModel(b []byte) (*Model, error) {
 	if bits == 0 || bits > maxModelBits {
 		return nil, fmt.Errorf("detect: injection model: %d bits, want 1..%d", bits, maxModelBits)
 	}
+	stride := int(binary.LittleEndian.Uint16(b[len(modelMagic)+2:]))
+	if stride < 16 {
+		return nil, fmt.Errorf("detect: injection model: stride %d, want at least 16", stride)
+	}
 	n := 1 << bits
 	if len(b) != hdr+4*n {
 		return nil, fmt.Errorf("detect: injection model: %d bytes, want %d for %d bits", len(b), hdr+4*n, bits)
 	}
 	f := func(off int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b[off:])) }
-	m := &Model{bits: bits, Bias: f(len(modelMagic) + 4), A: f(len(modelMagic) + 8), B: f(len(modelMagic) + 12), W: make([]float32, n)}
+	if b[len(modelMagic)+1]&^1 != 0 {
+		return nil, fmt.Errorf("detect: injection model: unknown flags %#x", b[len(modelMagic)+1])
+	}
+	m := &Model{bits: bits, Stride: stride, Sqrt: b[len(modelMagic)+1]&1 != 0, Bias: f(len(modelMagic) + 4), A: f(len(modelMagic) + 8), B: f(len(modelMagic) + 12), W: make([]float32, n)}
 	for i := range m.W {
 		m.W[i] = f(hdr + 4*i)
 		if math.IsNaN(float64(m.W[i])) || math.IsInf(float64(m.W[i]), 0) {
@@ -178,29 +197,37 @@ func ParseModel(b []byte) (*Model, error) {
 }
 
 // Logit returns the largest window logit of s (Bias for an empty text):
-// windows of LearnedWindow bytes every LearnedStride bytes, a feature
+// windows of two blocks of Stride bytes every Stride bytes, a feature
 // counted in the block its last byte falls in. It does not allocate.
 func (m *Model) Logit(s string) float32 {
 	if len(m.W) == 0 {
 		return 0
 	}
 	var cur, prev float32 // the sums of the current and previous block
+	var ncur, nprev int   // their numbers of features
 	block, blocks := 0, 0
 	best := float32(math.Inf(-1))
+	window := func() float32 {
+		if m.Sqrt && nprev+ncur > 0 {
+			return (prev + cur) / float32(math.Sqrt(float64(nprev+ncur)))
+		}
+		return prev + cur
+	}
 	Featurize(s, func(h uint64, end int) {
-		b := (end - 1) / LearnedStride
+		b := (end - 1) / m.Stride
 		for block < b { // close the blocks before b
 			if blocks > 0 {
-				best = max(best, prev+cur)
+				best = max(best, window())
 			}
-			prev, cur = cur, 0
+			prev, cur, nprev, ncur = cur, 0, ncur, 0
 			block++
 			blocks++
 		}
 		cur += m.W[m.Index(h)]
+		ncur++
 	})
 	// The last window: the last two blocks (or the only one).
-	best = max(best, prev+cur)
+	best = max(best, window())
 	return m.Bias + best
 }
 

@@ -21,28 +21,50 @@ func randomModel(bits uint8, seed uint64) *Model {
 // block's sum, each window's (two consecutive blocks, or the only one).
 func windowsBrute(m *Model, s string) float32 {
 	var sums []float32
+	var counts []int
 	Featurize(s, func(h uint64, end int) {
-		b := (end - 1) / LearnedStride
+		b := (end - 1) / m.Stride
 		for len(sums) <= b {
-			sums = append(sums, 0)
+			sums, counts = append(sums, 0), append(counts, 0)
 		}
 		sums[b] += m.W[m.Index(h)]
+		counts[b]++
 	})
+	win := func(sum float32, n int) float32 {
+		if m.Sqrt && n > 0 {
+			return sum / float32(math.Sqrt(float64(n)))
+		}
+		return sum
+	}
 	if len(sums) == 0 {
 		return m.Bias
 	}
 	if len(sums) == 1 {
-		return m.Bias + sums[0]
+		return m.Bias + win(sums[0], counts[0])
 	}
 	best := float32(math.Inf(-1))
 	for i := 0; i+1 < len(sums); i++ {
-		best = max(best, sums[i]+sums[i+1])
+		best = max(best, win(sums[i]+sums[i+1], counts[i]+counts[i+1]))
 	}
 	return m.Bias + best
 }
 
 func TestLogitWindows(t *testing.T) {
-	m := randomModel(12, 7)
+	for _, sq := range []bool{false, true} {
+		m := randomModel(12, 7)
+		m.Sqrt, m.Stride = sq, 64+192*btoi(sq)
+		testLogitWindows(t, m)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func testLogitWindows(t *testing.T, m *Model) {
 	r := rand.New(rand.NewPCG(3, 4))
 	words := []string{"ignore", "the", "previous", "instructions", "|", "2026-11-28", "ERROR", "\n", "naïve", "forward", "email", "  ", "{\"k\":1}"}
 	for n := range 200 {
@@ -99,11 +121,12 @@ func TestFeaturize(t *testing.T) {
 
 func TestModelMarshal(t *testing.T) {
 	m := randomModel(10, 5)
+	m.Sqrt, m.Stride = true, 128
 	got, err := ParseModel(m.Marshal())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Bits() != 10 || got.Bias != m.Bias || got.A != m.A || got.B != m.B || len(got.W) != len(m.W) || got.W[77] != m.W[77] {
+	if !got.Sqrt || got.Stride != 128 || got.Bits() != 10 || got.Bias != m.Bias || got.A != m.A || got.B != m.B || len(got.W) != len(m.W) || got.W[77] != m.W[77] {
 		t.Fatal("round trip differs")
 	}
 	for _, bad := range [][]byte{nil, []byte("WDNINJ1\n"), append([]byte("XXXXXXX\n"), m.Marshal()[8:]...), m.Marshal()[:100]} {

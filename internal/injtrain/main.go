@@ -82,7 +82,7 @@ type window struct {
 func windows(m *detect.Model, e Example) []window {
 	var blocks [][]uint32
 	detect.Featurize(e.Text, func(h uint64, end int) {
-		b := (end - 1) / detect.LearnedStride
+		b := (end - 1) / m.Stride
 		for len(blocks) <= b {
 			blocks = append(blocks, nil)
 		}
@@ -99,7 +99,7 @@ func windows(m *detect.Model, e Example) []window {
 		}
 		label := float64(e.Label)
 		if e.Label == 1 && e.Span != nil {
-			lo, hi := first*detect.LearnedStride, (last+1)*detect.LearnedStride
+			lo, hi := first*m.Stride, (last+1)*m.Stride
 			in := min(hi, e.Span[1]) - max(lo, e.Span[0])
 			if 2*in < e.Span[1]-e.Span[0] {
 				label = 0
@@ -154,10 +154,15 @@ func train(m *detect.Model, ws []window, o Options) {
 		r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, k := range order {
 			w := ws[k]
-			z := bias
+			scale := 1.0
+			if m.Sqrt && len(w.idx) > 0 {
+				scale = 1 / math.Sqrt(float64(len(w.idx)))
+			}
+			z := 0.0
 			for _, i := range w.idx {
 				z += weights[i]
 			}
+			z = bias + scale*z
 			cw := wNeg
 			if w.label == 1 {
 				cw = wPos
@@ -166,7 +171,7 @@ func train(m *detect.Model, ws []window, o Options) {
 			rate := o.Rate * (1 - float64(step)/float64(total+1))
 			step++
 			for _, i := range w.idx {
-				weights[i] -= rate * (g + o.L2*weights[i])
+				weights[i] -= rate * (scale*g + o.L2*weights[i])
 			}
 			bias -= rate * g
 		}
@@ -314,6 +319,8 @@ func run(args []string, stdout io.Writer) error {
 	out := fs.String("out", "detect/injection.model", "the model file to write (its sha256 is written beside it, .sha256)")
 	var o Options
 	fs.IntVar(&o.Bits, "bits", 18, "log2 of the number of weights")
+	sqrtNorm := fs.Bool("sqrt", true, "divide a window's sum by the square root of its number of features")
+	stride := fs.Int("stride", detect.LearnedStride, "the block size in bytes (a window is two blocks)")
 	fs.IntVar(&o.Epochs, "epochs", 6, "passes over the training windows")
 	fs.Float64Var(&o.Rate, "rate", 0.05, "initial learning rate (decays linearly to 0)")
 	fs.Float64Var(&o.L2, "l2", 1e-5, "L2 penalty on the weights a window touches")
@@ -334,6 +341,8 @@ func run(args []string, stdout io.Writer) error {
 	}
 	fit, cal := split(all)
 	m := detect.NewModel(uint8(o.Bits))
+	m.Stride = *stride
+	m.Sqrt = *sqrtNorm
 	var ws []window
 	for _, e := range fit {
 		ws = append(ws, windows(m, e)...)
