@@ -40,6 +40,7 @@ var commands = []struct {
 	{"approvals", "approvals list [--state S] [-o table|json] | approvals show ID [-o table|json] | approvals approve|deny ID [--reason R]  [--server URL] [--token-file F] (token: $WARDEN_TOKEN)", cmdApprovals},
 	{"forget", forgetUsage, cmdForget},
 	{"keys", keysUsage, cmdKeys},
+	{"detect", detectUsage, cmdDetect},
 	{"token", "token new --name N --scopes S[,S...] [--tenant T]", cmdToken},
 	{"version", "version", cmdVersion},
 }
