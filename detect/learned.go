@@ -21,8 +21,8 @@ import (
 // stride (LearnedStride unless the model says otherwise), and window i is
 // blocks i and i+1 (a text of at most two blocks is one window).
 const (
-	LearnedWindow = 2 * LearnedStride
-	LearnedStride = 256
+	LearnedWindow = InjectionWindow
+	LearnedStride = InjectionStride
 )
 
 // Feature kinds, mixed into each feature's hash.
@@ -121,7 +121,7 @@ type Model struct {
 	// number of features, so that a window's logit does not grow with
 	// how much text it holds.
 	Sqrt bool
-	Bias   float32
+	Bias float32
 	A, B float32
 	W    []float32 // 1 << bits weights
 }
