@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -156,6 +157,7 @@ func dedupe(e env, ls []loaded) {
 type instr struct {
 	text, source string
 	code         bool // a code attack: preferred in code documents
+	direct       bool // a direct injection reused as an inserted one
 }
 
 // outputs are the files' contents before shuffling.
@@ -198,7 +200,7 @@ func build(e env, ls []loaded) *outputs {
 			case roleDirect:
 				o.add(sp, example{Text: it.text, Label: 1, Source: "direct:" + l.src.name}, "items")
 				if len(it.text) <= directInDocLen {
-					pools[sp] = append(pools[sp], instr{text: it.text, source: l.src.name})
+					pools[sp] = append(pools[sp], instr{text: it.text, source: l.src.name, direct: true})
 				}
 			case roleInstr:
 				pools[sp] = append(pools[sp], instr{text: it.text, source: l.src.name, code: strings.Contains(l.src.name, "code")})
@@ -223,6 +225,21 @@ func build(e env, ls []loaded) *outputs {
 		}
 		sort.Strings(ns)
 		return ns
+	}
+	// a source's share of the inserted instructions grows with the square
+	// root of its size: small sources (three DAN prompts short enough) are
+	// not repeated hundreds of times, large ones do not drown the rest.
+	// Instructions proper (the indirect kind: "write…", "forward…", "add
+	// this to your answer") weigh twice what reused direct injections do.
+	weights := map[string][]float64{}
+	for sp := range bySource {
+		for _, n := range names(sp) {
+			w := math.Sqrt(float64(len(bySource[sp][n])))
+			if !bySource[sp][n][0].direct {
+				w *= 2
+			}
+			weights[sp] = append(weights[sp], w)
+		}
 	}
 	for _, l := range ls {
 		if l.src.role != roleDoc {
@@ -259,7 +276,7 @@ func build(e env, ls []loaded) *outputs {
 				}
 			}
 			if in.text == "" {
-				in = pick(r, bySource[sp][pick(r, ns)])
+				in = pick(r, bySource[sp][pickWeighted(r, ns, weights[sp])])
 			}
 			text, pos, added, _ := insert(r, w, in.text, it.kind)
 			o.add(sp, example{text, 1, "indirect:" + it.kind + "+" + in.source, span(pos, added)}, "indirect")
@@ -269,4 +286,21 @@ func build(e env, ls []loaded) *outputs {
 	shuffle(newRNG(e.seed, "shuffle", "eval"), o.eval)
 	shuffle(newRNG(e.seed, "shuffle", "benign"), o.benign)
 	return o
+}
+
+// pickWeighted returns one of names, each with a probability proportional
+// to its weight.
+func pickWeighted(r *rng, names []string, weights []float64) string {
+	total := 0.0
+	for _, w := range weights {
+		total += w
+	}
+	x := float64(r.next()>>11) / (1 << 53) * total
+	for i, w := range weights {
+		if x < w {
+			return names[i]
+		}
+		x -= w
+	}
+	return names[len(names)-1]
 }

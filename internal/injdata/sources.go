@@ -489,6 +489,13 @@ var detok = strings.NewReplacer(
 	" / ", "/", " @ ", "@", " - - ", "--", " .\n", ".\n", " ,\n", ",\n", " ?\n", "?\n", " !\n", "!\n", " :\n", ":\n",
 )
 
+var (
+	// "60, 000", "11: 15", "1. 027" → "60,000", "11:15", "1.027"
+	enronNum = regexp.MustCompile(`(\d)([,:.]) (\d)`)
+	// "enron. com" → "enron.com"
+	enronDot = regexp.MustCompile(`(\w)\. (com|net|org|gov|edu)\b`)
+)
+
 func readEnron(t tree, _ env) ([]item, error) {
 	b, err := t.read("email/plaintext/enron1.zip")
 	if err != nil {
@@ -515,6 +522,8 @@ func readEnron(t tree, _ env) ([]item, error) {
 		s := toUTF8(body)
 		// two passes: the replacer does not see overlapping matches
 		s = detok.Replace(detok.Replace(s))
+		s = enronNum.ReplaceAllString(s, "$1$2$3")
+		s = enronDot.ReplaceAllString(s, "$1.$2")
 		out = append(out, item{text: s, group: path.Base(f.Name), kind: "email"})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].group < out[j].group })
