@@ -144,7 +144,7 @@ func sourceTable() []*source {
 		// --- benign user prompts ---
 		{name: "self-instruct-seed", repo: siRepo, commit: siCommit, paths: "data/seed_tasks.jsonl",
 			license: "Apache-2.0", use: "175 human-written task instructions (with their first input)", role: rolePrompt, read: readSelfInstruct},
-		{name: "t0-train-prompts", repo: siRepo, commit: siCommit, paths: "data/finetuning/t0_train_50k/data_per_template/*.jsonl (prompt field; news-article templates left out)",
+		{name: "t0-train-prompts", repo: siRepo, commit: siCommit, paths: "data/finetuning/t0_train_50k/data_per_template/*.jsonl (prompt field; news-article and Yelp/Amazon-review templates left out)",
 			license: "Apache-2.0 (self-instruct; P3/promptsource templates) over the TRAIN splits of the underlying datasets, each under its own licence",
 			use:     "task prompts (a text and a question or instruction about it), 8 per template; split by template", role: rolePrompt, read: readT0},
 		{name: "bipia-questions", repo: bipiaRepo, commit: bipiaCommit, paths: "benchmark/{email,table,code}/train.jsonl (question field)",
@@ -721,10 +721,12 @@ func readDebianDoc(t tree, _ env) ([]item, error) {
 	return out, nil
 }
 
-// t0Skip are P3 templates over news articles (XSum, CNN/DailyMail,
-// Multi-News, Gigaword): BIPIA builds contexts from such articles, so
-// they are left out rather than risk an overlap with its test contexts.
-var t0Skip = []string{"xsum", "cnn_dailymail", "multi_news", "gigaword"}
+// t0Skip are P3 templates left out: those over news articles (XSum,
+// CNN/DailyMail, Multi-News, Gigaword), from which BIPIA builds contexts,
+// rather than risk an overlap with its test contexts; and those over
+// review corpora whose terms restrict use to non-commercial research
+// (Yelp, Amazon reviews).
+var t0Skip = []string{"xsum", "cnn_dailymail", "multi_news", "gigaword", "yelp", "amazon_polarity"}
 
 func readT0(t tree, e env) ([]item, error) {
 	paths, err := t.list("data/finetuning/t0_train_50k/data_per_template/")
