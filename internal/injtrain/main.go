@@ -326,6 +326,7 @@ func run(args []string, stdout io.Writer) error {
 	fs.Float64Var(&o.L2, "l2", 1e-5, "L2 penalty on the weights a window touches")
 	fs.Uint64Var(&o.Seed, "seed", 28, "the shuffling's seed")
 	threshold := fs.Float64("threshold", 0.5, "the score at which the report counts a text as detected")
+	fpr := fs.Float64("fpr", 0, "if set, also report at the threshold where this fraction of the calibration texts' benign ones score at or above it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -360,15 +361,42 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "model: %s (%d bytes) bias %.4f A %.4f B %.4f\nsha256: %s", *out, len(b), m.Bias, m.A, m.B, line)
+	thresholds := []float64{*threshold}
+	if *fpr > 0 {
+		var neg []float64
+		for _, e := range cal {
+			if e.Label == 0 {
+				neg = append(neg, m.Score(e.Text))
+			}
+		}
+		sort.Float64s(neg)
+		if len(neg) > 0 {
+			t := neg[min(len(neg)-1, int(float64(len(neg))*(1-*fpr)))]
+			fmt.Fprintf(stdout, "threshold at %.2f%% of the calibration's benign texts: %.4f\n", 100**fpr, t)
+			thresholds = append(thresholds, t)
+		}
+	}
+	for _, th := range thresholds {
+		fmt.Fprintf(stdout, "at threshold %.4f:\n", th)
+		if err := reportFiles(stdout, *data, m, th); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reportFiles reports m on eval.jsonl and benign.jsonl (those present) at
+// threshold.
+func reportFiles(stdout io.Writer, data string, m *detect.Model, threshold float64) error {
 	for _, f := range []string{"eval", "benign"} {
-		es, err := readJSONL(*data + "/" + f + ".jsonl")
+		es, err := readJSONL(data + "/" + f + ".jsonl")
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		report(stdout, f, evaluate(m.Score, es, *threshold))
+		report(stdout, f, evaluate(m.Score, es, threshold))
 	}
 	return nil
 }
