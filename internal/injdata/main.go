@@ -1,5 +1,5 @@
 // Command injdata builds the training and evaluation data of the learned
-// prompt-injection detector (issue 29) from public repositories fetched to
+// prompt-injection detector (docs/detectors.md) from public repositories fetched to
 // this machine, local benign text (GOROOT, pinned modules of the module
 // cache, Debian's docs) and templates written here.
 //
