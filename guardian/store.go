@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/audit"
@@ -137,7 +135,7 @@ func (g *Guardian) sealSetup(opts Options) (*seal.Sealer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace.seal: %w", err)
 	}
-	if dir := g.backend.Dir; dir != "" && where != "" && within(where, dir) {
+	if dir := g.backend.Dir; dir != "" && where != "" && seal.InDir(where, dir) {
 		g.log.Warn("trace.seal: the KEK file is inside the data directory: a copy of the directory then opens every sealed original", "kek_file", where)
 	}
 	s, err := seal.New(seal.Options{KEK: kek, Store: g.backend.Seal, Granularity: sc.Granularity()})
@@ -180,17 +178,6 @@ func (g *Guardian) expireSealed(s *seal.Sealer, keep time.Duration) {
 		case <-t.C:
 		}
 	}
-}
-
-// within reports whether path is inside dir.
-func within(path, dir string) bool {
-	p, err1 := filepath.Abs(path)
-	d, err2 := filepath.Abs(dir)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	rel, err := filepath.Rel(d, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // Unseal returns the service that opens and erases the trace's sealed

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/conf"
@@ -106,6 +107,19 @@ func (c Config) KEK() (KEK, string, error) {
 	}
 	k, err := FileKEK(path)
 	return k, path, err
+}
+
+// InDir reports whether the KEK file path lies inside dir — a data
+// directory: a copy of the directory then opens every sealed original, so
+// callers warn.
+func InDir(path, dir string) bool {
+	p, err1 := filepath.Abs(path)
+	d, err2 := filepath.Abs(dir)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // ErrNoKEK is returned by ExistingKEK when the KEK's file does not exist.

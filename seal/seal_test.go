@@ -517,3 +517,21 @@ func BenchmarkOpen(b *testing.B) {
 		}
 	}
 }
+
+func TestInDir(t *testing.T) {
+	for _, c := range []struct {
+		path, dir string
+		want      bool
+	}{
+		{"/data/seal.kek", "/data", true},
+		{"/data/sub/seal.kek", "/data/", true},
+		{"/data-keys/seal.kek", "/data", false},
+		{"/etc/warden/seal.kek", "/data", false},
+		{"/data/../etc/seal.kek", "/data", false},
+		{"..foo/seal.kek", ".", true},
+	} {
+		if got := seal.InDir(c.path, c.dir); got != c.want {
+			t.Errorf("InDir(%q, %q) = %v, want %v", c.path, c.dir, got, c.want)
+		}
+	}
+}

@@ -142,7 +142,7 @@ func keysRotate(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if created {
 		fmt.Fprintf(stdout, "created the new KEK %s in %s (mode 0600): keep it outside the data directory, and back it up — without it no sealed original opens\n", newKEK.ID(), newFrom)
 	}
-	if b.Dir != "" && *newFile != "" && inside(*newFile, b.Dir) {
+	if b.Dir != "" && *newFile != "" && seal.InDir(*newFile, b.Dir) {
 		fmt.Fprintf(stderr, "warden: keys rotate: warning: the new KEK file is inside the data directory %s: a copy of the directory then opens every sealed original\n", b.Dir)
 	}
 	if newKEK.ID() == oldKEK.ID() {

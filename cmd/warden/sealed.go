@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/user"
-	"path/filepath"
-	"strings"
 
 	"github.com/wardenhq/warden/backend"
 	"github.com/wardenhq/warden/config"
@@ -150,16 +148,4 @@ func openReadBackend(url, data string) (*backend.Backend, string, error) {
 		return nil, data, fmt.Errorf("opening the trace in %s: %v", data, err)
 	}
 	return b, "the trace in " + data, nil
-}
-
-// inside reports whether path is inside dir (a KEK kept with the data it
-// protects: a copy of the directory then opens every original).
-func inside(path, dir string) bool {
-	p, err1 := filepath.Abs(path)
-	d, err2 := filepath.Abs(dir)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	rel, err := filepath.Rel(d, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
