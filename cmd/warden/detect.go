@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -11,17 +12,19 @@ import (
 	"maps"
 	"math"
 	"os"
+	"os/signal"
 	"slices"
-	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/detect"
 )
 
 // detectUsage is `warden detect`'s usage line.
-const detectUsage = "detect eval FILE... [--threshold T] [--detector injection] [-o text|json]"
+const detectUsage = "detect eval FILE... [--threshold T] [--detector injection] [--pack [--event NAME]] [-o text|json]"
 
 // maxEvalLine bounds one JSONL row of `warden detect eval` (16 MiB): a
 // longer line is an error naming its file and line, not a crash.
@@ -46,11 +49,26 @@ func cmdDetect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return fail(stderr, "detect: expected 'detect eval FILE...' (usage: warden %s)", detectUsage)
 }
 
-const detectEvalHelp = `Usage: warden detect eval FILE... [--threshold T] [--detector injection] [-o text|json]
+const detectEvalHelp = `Usage: warden detect eval FILE... [--threshold T] [--detector injection] [--pack [--event NAME]] [-o text|json]
 
 Scores each row of the JSONL files with a detector and prints, per source and
 for all rows: n, positives, negatives, detected (score >= threshold), recall
 on the positives, false-positive rate on the negatives, and the threshold.
+
+With --pack, each row's text is instead decided as one AOS step by the
+built-in policy pack, in process, as 'warden serve' decides it without
+--config or --policy (no trace is written, nothing is sent): the step is
+--event (default steps/toolCallResult: the text is the tool result's
+output; steps/knowledgeRetrieval: a retrieved document's content;
+steps/memoryContextRetrieval: a retrieved memory), with the params an AOS
+client would send, so the policies' text holds the row's text as it would
+over HTTP. A row is detected when the decision is not allow (deny, ask or
+modify), whichever policy decided it. The threshold reads "pack" (JSON:
+"threshold": null, "detector": "pack", and "via": "pack", "event" and
+"policies": the ids of the policies that decided the detected rows, the
+top 3 with their counts; the text output lists them on a line per source
+after the table). A row the Guardian cannot decide stops the evaluation
+with FILE:LINE. --threshold and --detector do not apply.
 
 Each line of a FILE (- is standard input) is a JSON object:
   {"text": "...", "label": 1, "source": "emails"}
@@ -75,9 +93,19 @@ type evalRow struct {
 type evalStats struct {
 	N, Positives, Negatives, Detected int
 	TruePositives, FalsePositives     int
+	// Policies counts the detected rows by the policy that decided them
+	// (--pack; nil otherwise).
+	Policies map[string]int
 }
 
-func (s *evalStats) add(positive, detected bool) {
+// add counts a row; policy, when not "", decided it (a detected row).
+func (s *evalStats) add(positive, detected bool, policy string) {
+	if detected && policy != "" {
+		if s.Policies == nil {
+			s.Policies = map[string]int{}
+		}
+		s.Policies[policy]++
+	}
 	s.N++
 	if positive {
 		s.Positives++
@@ -130,16 +158,24 @@ func (s *evalStats) result(source, detector string, threshold float64) evalResul
 		Recall: opt(ratio(s.TruePositives, s.Positives)), FPR: opt(ratio(s.FalsePositives, s.Negatives))}
 }
 
+// evalJudge decides one row's text (at line of its file): whether it is
+// detected, and the policy that decided it ("" outside --pack).
+type evalJudge func(ctx context.Context, text string, line int) (detected bool, policy string, err error)
+
 // detectEval is `warden detect eval FILE...`: it scores every row of the
 // JSONL files with the detector (detect.Injection, the score the built-in
 // pack's injection policies use) and prints recall and false positives
 // per source and for all rows, at --threshold (default
-// detect.InjectionThreshold, the pack's). It is how a user checks the
-// detector on their own data. Flags may come before or after the files.
+// detect.InjectionThreshold, the pack's); with --pack it decides every
+// row as an AOS step through the built-in pack instead (detect_pack.go).
+// It is how a user checks the detector, or the pack, on their own data.
+// Flags may come before or after the files.
 func detectEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("detect eval", stderr)
 	threshold := fs.Float64("threshold", detect.InjectionThreshold, "the score at and above which a row counts as detected; the default is the built-in pack's threshold")
 	detector := fs.String("detector", "injection", "the score to measure: "+strings.Join(slices.Sorted(maps.Keys(evalDetectors)), ", "))
+	pack := fs.Bool("pack", false, "decide each row as an AOS step through the built-in pack (as 'warden serve' does by default) instead of scoring it; detected: not allowed")
+	event := fs.String("event", catalog.MethodToolCallResult, "with --pack, the AOS step event the text arrives in: "+packEventNames())
 	output := fs.String("o", "text", "output: text (an aligned table) or json (an object per source)")
 	files, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -151,8 +187,22 @@ func detectEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitError // the flag package printed the error
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if len(files) == 0 {
 		return fail(stderr, "detect eval: no FILE given (usage: warden %s)", detectUsage)
+	}
+	if *pack {
+		for _, name := range []string{"threshold", "detector"} {
+			if set[name] {
+				return fail(stderr, "detect eval: --%s does not apply with --pack: the pack's policies decide", name)
+			}
+		}
+		if _, ok := packEvents[*event]; !ok {
+			return fail(stderr, "detect eval: --event %q: want one of %s", *event, packEventNames())
+		}
+	} else if set["event"] {
+		return fail(stderr, "detect eval: --event needs --pack")
 	}
 	if math.IsNaN(*threshold) || *threshold < 0 || *threshold > 1 {
 		return fail(stderr, "detect eval: --threshold %v: want a score in [0, 1]", *threshold)
@@ -165,39 +215,48 @@ func detectEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "detect eval: -o: expected text or json, got %q", *output)
 	}
 
-	var all evalStats
-	bySource := map[string]*evalStats{}
-	for _, name := range files {
-		err := evalFile(name, stdin, func(source string, text string, positive bool) {
-			s := bySource[source]
-			if s == nil {
-				s = &evalStats{}
-				bySource[source] = s
-			}
-			detected := score(text) >= *threshold
-			s.add(positive, detected)
-			all.add(positive, detected)
-		})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	judge := evalJudge(func(_ context.Context, text string, _ int) (bool, string, error) {
+		return score(text) >= *threshold, "", nil
+	})
+	if *pack {
+		gd, err := openPackGuardian()
 		if err != nil {
-			return fail(stderr, "detect eval: %v", err)
+			return fail(stderr, "detect eval: the built-in pack: %v", err)
 		}
+		defer gd.Close(context.Background())
+		judge = (&packJudge{d: gd, event: *event}).judge
+	}
+	all, bySource, err := evalFiles(ctx, files, stdin, judge)
+	if err != nil {
+		return fail(stderr, "detect eval: %v", err)
 	}
 	if all.N == 0 {
 		return fail(stderr, "detect eval: no rows in %s", strings.Join(files, ", "))
 	}
-	sources := make([]string, 0, len(bySource))
-	for s := range bySource {
-		sources = append(sources, s)
-	}
-	sort.Strings(sources)
+	sources := slices.Sorted(maps.Keys(bySource))
 
 	if *output == "json" {
-		out := struct {
-			Sources []evalResult `json:"sources"`
-			All     evalResult   `json:"all"`
-		}{All: all.result("all", *detector, *threshold)}
-		for _, s := range sources {
-			out.Sources = append(out.Sources, bySource[s].result(s, *detector, *threshold))
+		var out any
+		if *pack {
+			o := struct {
+				Sources []packResult `json:"sources"`
+				All     packResult   `json:"all"`
+			}{All: all.packResult("all", *event)}
+			for _, s := range sources {
+				o.Sources = append(o.Sources, bySource[s].packResult(s, *event))
+			}
+			out = o
+		} else {
+			o := struct {
+				Sources []evalResult `json:"sources"`
+				All     evalResult   `json:"all"`
+			}{All: all.result("all", *detector, *threshold)}
+			for _, s := range sources {
+				o.Sources = append(o.Sources, bySource[s].result(s, *detector, *threshold))
+			}
+			out = o
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -206,8 +265,15 @@ func detectEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	fmt.Fprintf(stdout, "detector %s, threshold %g, %d %s in %d %s\n\n", *detector, *threshold,
-		all.N, plural(all.N, "row", "rows"), len(files), plural(len(files), "file", "files"))
+	thresholdCell := strconv.FormatFloat(*threshold, 'g', -1, 64)
+	if *pack {
+		thresholdCell = "pack"
+		fmt.Fprintf(stdout, "built-in pack, event %s, %d %s in %d %s\n\n", *event,
+			all.N, plural(all.N, "row", "rows"), len(files), plural(len(files), "file", "files"))
+	} else {
+		fmt.Fprintf(stdout, "detector %s, threshold %g, %d %s in %d %s\n\n", *detector, *threshold,
+			all.N, plural(all.N, "row", "rows"), len(files), plural(len(files), "file", "files"))
+	}
 	// Numbers align right; the names, padded here to one width, left.
 	names := make([]string, len(sources), len(sources)+1)
 	width := len("SOURCE")
@@ -223,15 +289,61 @@ func detectEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 0, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-*s\t  N\t  POSITIVES\t  NEGATIVES\t  DETECTED\t  RECALL\t  FALSE POSITIVES\t  THRESHOLD\t\n", width, "SOURCE")
 	line := func(name string, s *evalStats) {
-		fmt.Fprintf(tw, "%-*s\t  %d\t  %d\t  %d\t  %d\t  %s\t  %s\t  %g\t\n", width, name, s.N, s.Positives, s.Negatives, s.Detected,
-			percent(s.TruePositives, s.Positives), percent(s.FalsePositives, s.Negatives), *threshold)
+		fmt.Fprintf(tw, "%-*s\t  %d\t  %d\t  %d\t  %d\t  %s\t  %s\t  %s\t\n", width, name, s.N, s.Positives, s.Negatives, s.Detected,
+			percent(s.TruePositives, s.Positives), percent(s.FalsePositives, s.Negatives), thresholdCell)
 	}
 	for i, s := range sources {
 		line(names[i], bySource[s])
 	}
 	line("all", &all)
 	_ = tw.Flush()
+	// With --pack, the policies that decided each source's detected rows,
+	// a line per source that has any, after the table (a line without the
+	// table's cells inside it would break its alignment).
+	first := true
+	policies := func(name string, s *evalStats) {
+		if p := policiesLine(s.Policies); p != "" {
+			if first {
+				fmt.Fprintln(stdout)
+				first = false
+			}
+			fmt.Fprintf(stdout, "%-*s  policies: %s\n", width, name, p)
+		}
+	}
+	for i, s := range sources {
+		policies(names[i], bySource[s])
+	}
+	policies("all", &all)
 	return exitOK
+}
+
+// evalFiles reads the rows of files and counts them, per source and all
+// together, as judge decides them.
+func evalFiles(ctx context.Context, files []string, stdin io.Reader, judge evalJudge) (all evalStats, bySource map[string]*evalStats, err error) {
+	bySource = map[string]*evalStats{}
+	for _, name := range files {
+		err := evalFile(name, stdin, func(source, text string, positive bool, line int) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			detected, policy, err := judge(ctx, text, line)
+			if err != nil {
+				return err
+			}
+			s := bySource[source]
+			if s == nil {
+				s = &evalStats{}
+				bySource[source] = s
+			}
+			s.add(positive, detected, policy)
+			all.add(positive, detected, policy)
+			return nil
+		})
+		if err != nil {
+			return all, nil, err
+		}
+	}
+	return all, bySource, nil
 }
 
 // percent is a/b as a percentage with its counts, or "-" when b is 0.
@@ -243,8 +355,9 @@ func percent(a, b int) string {
 }
 
 // evalFile reads the JSONL rows of the file name ("-": stdin) and calls fn
-// with each; the first malformed row is an error naming name:line.
-func evalFile(name string, stdin io.Reader, fn func(source, text string, positive bool)) error {
+// with each and its line; the first malformed row, or the first error fn
+// returns, is an error naming name:line.
+func evalFile(name string, stdin io.Reader, fn func(source, text string, positive bool, line int) error) error {
 	var r io.Reader
 	if name == "-" {
 		r, name = stdin, "(stdin)"
@@ -269,7 +382,9 @@ func evalFile(name string, stdin io.Reader, fn func(source, text string, positiv
 		if err != nil {
 			return fmt.Errorf("%s:%d: %v", name, line, err)
 		}
-		fn(source, text, positive)
+		if err := fn(source, text, positive, line); err != nil {
+			return fmt.Errorf("%s:%d: %w", name, line, err)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
