@@ -113,11 +113,15 @@ func FuzzInjection(f *testing.F) {
 				t.Fatalf("%s: Injection = %v", what, v)
 			}
 		}
-		alone := Injection(s)
-		in01("alone", alone)
+		in01("alone", Injection(s))
+		// The deterministic signals of a text that fits a block are
+		// found wherever it falls.
+		alone := InjectionSignals(s)
+		in01("signals alone", alone)
 		pad := strings.Repeat("qz ", int(shift%1024)/3) + "\n"
-		padded := Injection(pad + s + "\n" + strings.Repeat("qz ", 400))
-		in01("padded", padded)
+		padded := InjectionSignals(pad + s + "\n" + strings.Repeat("qz ", 400))
+		in01("signals padded", padded)
+		in01("padded", Injection(pad+s+"\n"+strings.Repeat("qz ", 400)))
 		if len(s) <= InjectionStride && padded < alone-1e-9 {
 			t.Fatalf("%q scores %.6f alone but %.6f after %d bytes", s, alone, padded, len(pad))
 		}

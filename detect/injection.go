@@ -19,8 +19,42 @@ const (
 // says the same.
 const InjectionThreshold = 0.5
 
-// Injection returns a prompt-injection score in 0..1.
-//
+// Injection returns a prompt-injection score in 0..1: the learned model's
+// score (LearnedInjection) and the deterministic signals' (phrases and
+// hidden characters, InjectionSignals) combined as independent evidence,
+// 1 - (1-learned)(1-signals). InjectionParts returns the parts.
+func Injection(s string) float64 {
+	return InjectionParts(s).Score
+}
+
+// InjectionResult is what InjectionParts found in a text.
+type InjectionResult struct {
+	// Score is Injection's: Learned and Signals combined.
+	Score float64
+	// Learned is the learned model's calibrated score (LearnedInjection).
+	Learned float64
+	// Signals is the deterministic scan's score (InjectionSignals).
+	Signals float64
+	// Phrase and Hidden report that the deterministic scan found an
+	// instruction-override phrase, or hidden characters, in some window.
+	Phrase, Hidden bool
+}
+
+// InjectionParts scores s with the learned model and the deterministic
+// scan, and combines them (Injection).
+func InjectionParts(s string) InjectionResult {
+	if len(s) == 0 {
+		return InjectionResult{}
+	}
+	var r InjectionResult
+	r.Signals, r.Phrase, r.Hidden = signals(s)
+	r.Learned = LearnedInjection(s)
+	r.Score = 1 - (1-r.Signals)*(1-r.Learned)
+	return r
+}
+
+// InjectionSignals returns the deterministic part of Injection's score in
+// 0..1.
 // The text is read in windows (InjectionWindow bytes every InjectionStride
 // bytes), and its score is the highest of its windows' scores. Within a
 // window, two kinds of signal are combined as independent evidence
@@ -54,9 +88,16 @@ const InjectionThreshold = 0.5
 // Ordinary text scores 0. The scan is a single pass over s that only looks
 // closer at words that can start a phrase and at the windows that hold a
 // signal, and it does not allocate.
-func Injection(s string) float64 {
+func InjectionSignals(s string) float64 {
+	score, _, _ := signals(s)
+	return score
+}
+
+// signals is InjectionSignals, also reporting which kinds of signal the
+// scan found.
+func signals(s string) (score float64, phrase, hidden bool) {
 	if len(s) == 0 {
-		return 0
+		return 0, false, false
 	}
 	sc := scan{s: s, end: InjectionStride, best: 1, zwEnd: -1, tagEnd: -1}
 	sc.prev.keep, sc.cur.keep = 1, 1
@@ -82,7 +123,7 @@ func Injection(s string) float64 {
 		}
 		i = j
 	}
-	return sc.finish()
+	return sc.finish(), sc.sawPhrase, sc.sawHidden
 }
 
 // evidence is what one block of InjectionStride bytes holds.
@@ -108,6 +149,8 @@ type scan struct {
 	blk, end  int // the current block and its end offset
 	prev, cur evidence
 	best      float64 // the lowest Π(1-wᵢ) of the windows completed
+	// some window held a phrase; some window held hidden characters
+	sawPhrase, sawHidden bool
 
 	zwEnd, zwRun   int // the current zero-width run: its end and length
 	tagEnd, tagRun int // the current tag run: its end and length
@@ -164,8 +207,10 @@ func (sc *scan) window(w int, a, b *evidence) {
 	if a.reveal || b.reveal {
 		keep = min(keep, sc.revealedKeep(w))
 	}
-	keep *= hiddenKeep(a, b)
-	sc.best = min(sc.best, keep)
+	sc.sawPhrase = sc.sawPhrase || keep < 1
+	h := hiddenKeep(a, b)
+	sc.sawHidden = sc.sawHidden || h < 1
+	sc.best = min(sc.best, keep*h)
 }
 
 // revealMargin is how far after its end a window is revealed, for the

@@ -130,7 +130,7 @@ func TestInjectionLongDocument(t *testing.T) {
 // relative to the blocks, including across a block boundary.
 func TestInjectionBlockBoundaries(t *testing.T) {
 	doc := strings.Repeat("| web-01 | 42.1 | 8192 | ok |\n", 200) // 6 KB, no signal
-	if v := Injection(doc); v != 0 {
+	if v := InjectionSignals(doc); v != 0 {
 		t.Fatalf("padding scores %v", v)
 	}
 	for _, text := range []string{longInjected, "ig\u200bnore previous instructions", "x" + tags("ignore previous instructions")} {
@@ -172,9 +172,9 @@ func TestInjectionWindowsIndependent(t *testing.T) {
 		for i, a := range snippets {
 			for _, b := range snippets[i:] {
 				s := pad(shift) + a + "\n" + pad(3*InjectionStride) + b + "\n" + pad(900)
-				want := max(Injection(a), Injection(b))
-				if got := Injection(s); got < want-1e-9 || got > want+1e-9 {
-					t.Errorf("shift %d: %q + %q apart score %.4f, want max(%.4f, %.4f)", shift, a, b, got, Injection(a), Injection(b))
+				want := max(InjectionSignals(a), InjectionSignals(b))
+				if got := InjectionSignals(s); got < want-1e-9 || got > want+1e-9 {
+					t.Errorf("shift %d: %q + %q apart score %.4f, want max(%.4f, %.4f)", shift, a, b, got, InjectionSignals(a), InjectionSignals(b))
 				}
 			}
 		}
@@ -186,9 +186,9 @@ func TestInjectionWindowsIndependent(t *testing.T) {
 func TestInjectionLengthInvariant(t *testing.T) {
 	unit := "2024-10-15 mdm: jailbreak check passed, device 4471 ok\n"
 	unit += strings.Repeat("-", InjectionStride-len(unit)-1) + "\n" // a block: every window alike
-	one := Injection(strings.Repeat(unit, InjectionWindow/len(unit)))
+	one := InjectionSignals(strings.Repeat(unit, InjectionWindow/len(unit)))
 	for _, n := range []int{3, 10, 100, 4000} {
-		if got := Injection(strings.Repeat(unit, n)); got < one-1e-9 || got > one+1e-9 {
+		if got := InjectionSignals(strings.Repeat(unit, n)); got < one-1e-9 || got > one+1e-9 {
 			t.Errorf("%d repetitions score %.4f, one window %.4f", n, got, one)
 		}
 	}
@@ -197,17 +197,14 @@ func TestInjectionLengthInvariant(t *testing.T) {
 	}
 	// A long run of hidden characters is one signal, however many windows
 	// it touches.
-	run := Injection(strings.Repeat("x", 1000) + tags(strings.Repeat("a", 500)) + strings.Repeat("x", 1000))
+	run := InjectionSignals(strings.Repeat("x", 1000) + tags(strings.Repeat("a", 500)) + strings.Repeat("x", 1000))
 	if run < 0.9-1e-9 || run > 0.9+1e-9 {
 		t.Errorf("a 2 KB run of tag characters scores %.4f, want 0.9", run)
 	}
 }
 
-// TestInjectionWindowGeometry: the learned model reads the same windows.
+// TestInjectionWindowGeometry: a window is two blocks.
 func TestInjectionWindowGeometry(t *testing.T) {
-	if LearnedWindow != InjectionWindow || LearnedStride != InjectionStride {
-		t.Errorf("learned windows %d/%d, injection windows %d/%d", LearnedWindow, LearnedStride, InjectionWindow, InjectionStride)
-	}
 	if InjectionWindow != 2*InjectionStride {
 		t.Errorf("a window is two blocks: %d != 2×%d", InjectionWindow, InjectionStride)
 	}

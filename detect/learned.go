@@ -1,28 +1,32 @@
 package detect
 
 import (
+	_ "embed" // the built-in model
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 )
 
 // The learned injection model (docs/detectors.md, "The learned injection
-// detector") is a logistic regression over hashed features of a window of
+// detector") is a logistic regression over hashed features of a segment of
 // text: lowercased character 4-grams, words and word pairs, each hashed into
-// a table of 2^bits weights. A text is scored window by window — windows of
-// LearnedWindow bytes every LearnedStride bytes, a feature counted in the
-// window its last byte falls in — and its score is its most suspicious
-// window's, so that length alone does not raise it. Featurize is the one
-// definition of the features: the trainer (internal/injtrain) and Score
-// both call it.
+// a table of 2^bits weights. A text is cut into segments — sentences and
+// lines of at least a model's MinSeg bytes, at most MaxSeg — and scores as
+// its most suspicious segment, so that an instruction inserted into a long
+// document is not diluted by the document around it and length alone does
+// not raise the score. Featurize defines the features and Segments the
+// segments: the trainer (internal/injtrain) and Score both call them.
 
-// The default window geometry: a text is cut in blocks of a model's
-// stride (LearnedStride unless the model says otherwise), and window i is
-// blocks i and i+1 (a text of at most two blocks is one window).
+// The default segment bounds (bytes).
 const (
-	LearnedWindow = InjectionWindow
-	LearnedStride = InjectionStride
+	LearnedMinSeg = 40
+	LearnedMaxSeg = 256
+	// LearnedMinN is the least number of features a segment's sum is
+	// divided by the square root of, so that a short segment's few
+	// features do not decide alone.
+	LearnedMinN = 16
 )
 
 // Feature kinds, mixed into each feature's hash.
@@ -111,24 +115,24 @@ func Featurize(s string, fn func(h uint64, end int)) {
 }
 
 // Model is a learned injection classifier: weights over hashed features, a
-// bias, and the calibration that maps a window's logit to a probability
-// (Platt scaling: sigmoid(A·logit + B)). Its zero value scores nothing.
+// bias, the segment bounds, and the calibration that maps a text's logit to
+// a probability (sigmoid(A·logit + B)). Its zero value scores nothing.
 type Model struct {
 	bits uint8
-	// Stride is the block size in bytes (a window is two blocks).
-	Stride int
-	// Sqrt divides a window's sum of weights by the square root of its
-	// number of features, so that a window's logit does not grow with
-	// how much text it holds.
-	Sqrt bool
+	// MinSeg and MaxSeg bound a segment's length in bytes (Segments).
+	MinSeg, MaxSeg int
+	// MinN is the least divisor count: a segment's sum of weights is
+	// divided by √max(n, MinN) for its n features.
+	MinN int
 	Bias float32
 	A, B float32
 	W    []float32 // 1 << bits weights
 }
 
-// NewModel returns a model of 2^bits zero weights (for the trainer).
+// NewModel returns a model of 2^bits zero weights and the default segment
+// bounds (for the trainer).
 func NewModel(bits uint8) *Model {
-	return &Model{bits: bits, Stride: LearnedStride, A: 1, W: make([]float32, 1<<bits)}
+	return &Model{bits: bits, MinSeg: LearnedMinSeg, MaxSeg: LearnedMaxSeg, MinN: LearnedMinN, A: 1, W: make([]float32, 1<<bits)}
 }
 
 // Bits is the log2 of the model's number of weights.
@@ -137,21 +141,46 @@ func (m *Model) Bits() uint8 { return m.bits }
 // Index is the weight a feature's hash selects.
 func (m *Model) Index(h uint64) uint32 { return uint32(h >> (64 - m.bits)) }
 
-// modelMagic starts a model file.
-const modelMagic = "WDNINJ1\n"
+// SegmentEnd returns the end of the segment of s that starts at start: the
+// first line end ('\n') or sentence end ('.', '!' or '?' before a space or
+// a line end) at least minSeg bytes after start, or start+maxSeg, or len(s).
+func SegmentEnd(s string, start, minSeg, maxSeg int) int {
+	for i := start; i < len(s); i++ {
+		n := i + 1 - start
+		if n >= maxSeg {
+			return i + 1
+		}
+		if n < minSeg {
+			continue
+		}
+		switch s[i] {
+		case '\n':
+			return i + 1
+		case '.', '!', '?':
+			if i+1 < len(s) && (s[i+1] == ' ' || s[i+1] == '\n') {
+				return i + 1
+			}
+		}
+	}
+	return len(s)
+}
 
-// Marshal encodes m: modelMagic, bits (one byte), flags (one byte: 1 for
-// Sqrt), Stride (uint16), Bias, A and B, then the weights, all
+// modelMagic starts a model file.
+const modelMagic = "WDNINJ2\n"
+
+// modelHeader is the header's length: magic, bits and flags (a byte each),
+// MinSeg, MaxSeg and MinN (uint16 each), Bias, A and B (float32 each).
+const modelHeader = len(modelMagic) + 2 + 6 + 12
+
+// Marshal encodes m: the header (modelHeader), then the weights, all
 // little-endian float32.
 func (m *Model) Marshal() []byte {
-	b := make([]byte, 0, len(modelMagic)+16+4*len(m.W))
+	b := make([]byte, 0, modelHeader+4*len(m.W))
 	b = append(b, modelMagic...)
-	var flags byte
-	if m.Sqrt {
-		flags |= 1
+	b = append(b, m.bits, 0)
+	for _, v := range []int{m.MinSeg, m.MaxSeg, m.MinN} {
+		b = binary.LittleEndian.AppendUint16(b, uint16(v))
 	}
-	b = append(b, m.bits, flags)
-	b = binary.LittleEndian.AppendUint16(b, uint16(m.Stride))
 	for _, f := range []float32{m.Bias, m.A, m.B} {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
 	}
@@ -166,29 +195,35 @@ const maxModelBits = 24
 
 // ParseModel decodes what Marshal wrote.
 func ParseModel(b []byte) (*Model, error) {
-	const hdr = len(modelMagic) + 16
-	if len(b) < hdr || string(b[:len(modelMagic)]) != modelMagic {
+	if len(b) < modelHeader || string(b[:len(modelMagic)]) != modelMagic {
 		return nil, errors.New("detect: not an injection model (bad magic)")
 	}
-	bits := b[len(modelMagic)]
+	h := b[len(modelMagic):]
+	bits := h[0]
 	if bits == 0 || bits > maxModelBits {
 		return nil, fmt.Errorf("detect: injection model: %d bits, want 1..%d", bits, maxModelBits)
 	}
-	stride := int(binary.LittleEndian.Uint16(b[len(modelMagic)+2:]))
-	if stride < 16 {
-		return nil, fmt.Errorf("detect: injection model: stride %d, want at least 16", stride)
+	if h[1] != 0 {
+		return nil, fmt.Errorf("detect: injection model: unknown flags %#x", h[1])
+	}
+	u16 := func(off int) int { return int(binary.LittleEndian.Uint16(h[off:])) }
+	f32 := func(off int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(h[off:])) }
+	m := &Model{bits: bits, MinSeg: u16(2), MaxSeg: u16(4), MinN: u16(6), Bias: f32(8), A: f32(12), B: f32(16)}
+	if m.MaxSeg < 16 || m.MinSeg > m.MaxSeg || m.MinN < 1 {
+		return nil, fmt.Errorf("detect: injection model: segments of %d..%d bytes, at least %d features: want 16 <= max, min <= max, at least 1", m.MinSeg, m.MaxSeg, m.MinN)
+	}
+	for _, f := range []float32{m.Bias, m.A, m.B} {
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			return nil, errors.New("detect: injection model: bias or calibration is not finite")
+		}
 	}
 	n := 1 << bits
-	if len(b) != hdr+4*n {
-		return nil, fmt.Errorf("detect: injection model: %d bytes, want %d for %d bits", len(b), hdr+4*n, bits)
+	if len(b) != modelHeader+4*n {
+		return nil, fmt.Errorf("detect: injection model: %d bytes, want %d for %d bits", len(b), modelHeader+4*n, bits)
 	}
-	f := func(off int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b[off:])) }
-	if b[len(modelMagic)+1]&^1 != 0 {
-		return nil, fmt.Errorf("detect: injection model: unknown flags %#x", b[len(modelMagic)+1])
-	}
-	m := &Model{bits: bits, Stride: stride, Sqrt: b[len(modelMagic)+1]&1 != 0, Bias: f(len(modelMagic) + 4), A: f(len(modelMagic) + 8), B: f(len(modelMagic) + 12), W: make([]float32, n)}
+	m.W = make([]float32, n)
 	for i := range m.W {
-		m.W[i] = f(hdr + 4*i)
+		m.W[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[modelHeader+4*i:]))
 		if math.IsNaN(float64(m.W[i])) || math.IsInf(float64(m.W[i]), 0) {
 			return nil, fmt.Errorf("detect: injection model: weight %d is not finite", i)
 		}
@@ -196,47 +231,73 @@ func ParseModel(b []byte) (*Model, error) {
 	return m, nil
 }
 
-// Logit returns the largest window logit of s (Bias for an empty text):
-// windows of two blocks of Stride bytes every Stride bytes, a feature
-// counted in the block its last byte falls in. It does not allocate.
+// Scale is what a segment's sum of weights is multiplied by for its n
+// features: 1/√max(n, MinN).
+func (m *Model) Scale(n int) float32 {
+	return 1 / float32(math.Sqrt(float64(max(n, m.MinN))))
+}
+
+// Logit returns the largest segment logit of s (Bias for a text without
+// features): Bias plus a segment's sum of weights times Scale, a feature
+// counted in the segment its last byte falls in. It does not allocate.
 func (m *Model) Logit(s string) float32 {
 	if len(m.W) == 0 {
 		return 0
 	}
-	var cur, prev float32 // the sums of the current and previous block
-	var ncur, nprev int   // their numbers of features
-	block, blocks := 0, 0
+	var sum float32
+	n := 0
+	segEnd := SegmentEnd(s, 0, m.MinSeg, m.MaxSeg)
 	best := float32(math.Inf(-1))
-	window := func() float32 {
-		if m.Sqrt && nprev+ncur > 0 {
-			return (prev + cur) / float32(math.Sqrt(float64(nprev+ncur)))
-		}
-		return prev + cur
-	}
 	Featurize(s, func(h uint64, end int) {
-		b := (end - 1) / m.Stride
-		for block < b { // close the blocks before b
-			if blocks > 0 {
-				best = max(best, window())
+		for end > segEnd { // close the segments before this feature's
+			if n > 0 {
+				best = max(best, sum*m.Scale(n))
 			}
-			prev, cur, nprev, ncur = cur, 0, ncur, 0
-			block++
-			blocks++
+			sum, n = 0, 0
+			segEnd = SegmentEnd(s, segEnd, m.MinSeg, m.MaxSeg)
 		}
-		cur += m.W[m.Index(h)]
-		ncur++
+		sum += m.W[m.Index(h)]
+		n++
 	})
-	// The last window: the last two blocks (or the only one).
-	best = max(best, window())
+	if n > 0 {
+		best = max(best, sum*m.Scale(n))
+	}
+	if math.IsInf(float64(best), -1) {
+		return m.Bias
+	}
 	return m.Bias + best
 }
 
-// Score returns s's calibrated probability of being (or holding) an
-// injection: Platt scaling of its most suspicious window's logit.
+// Score returns s's calibrated probability of holding an injection:
+// sigmoid(A·Logit + B), from its most suspicious segment.
 func (m *Model) Score(s string) float64 {
 	if len(m.W) == 0 {
 		return 0
 	}
 	z := float64(m.A)*float64(m.Logit(s)) + float64(m.B)
 	return 1 / (1 + math.Exp(-z))
+}
+
+// The built-in model, trained by internal/injtrain (docs/detectors.md);
+// injection.model.sha256 beside it records its checksum.
+//
+//go:embed injection.model
+var builtinModel []byte
+
+// learnedModel parses the built-in model once, on first use.
+var learnedModel = sync.OnceValue(func() *Model {
+	m, err := ParseModel(builtinModel)
+	if err != nil {
+		panic("detect: the built-in injection model: " + err.Error()) // TestBuiltinModel
+	}
+	return m
+})
+
+// LearnedInjection returns the built-in learned model's score of s in
+// 0..1: 0.5 and above is its operating point (docs/detectors.md).
+func LearnedInjection(s string) float64 {
+	if len(s) == 0 {
+		return 0
+	}
+	return learnedModel().Score(s)
 }

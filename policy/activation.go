@@ -25,7 +25,7 @@ type Activation struct {
 	have    uint32
 	vals    [numVars]ref.Val
 	memo    []detectMemo
-	fns     [3]functions.LateBoundOp
+	fns     [4]functions.LateBoundOp
 	// recs back the record variables (agent, session, user, tool, message):
 	// built in place, so a pooled Activation allocates none of them.
 	recs    [numRecs]recordMap
@@ -44,9 +44,11 @@ const (
 
 type detectMemo struct {
 	s            string
-	done         uint8 // bit 0 pii, 1 secrets, 2 injection
+	done         uint8 // bit 0 pii, 1 secrets, 2 injection (and its parts)
 	pii, secrets ref.Val
 	injection    ref.Val
+	parts        detect.InjectionResult
+	partsVal     ref.Val // injection_parts's map, built when asked
 }
 
 var (
@@ -56,10 +58,11 @@ var (
 
 var activationPool = sync.Pool{New: func() any {
 	a := &Activation{}
-	a.fns = [3]functions.LateBoundOp{
+	a.fns = [4]functions.LateBoundOp{
 		func(_ string, args ...ref.Val) ref.Val { return a.detect(0, args) },
 		func(_ string, args ...ref.Val) ref.Val { return a.detect(1, args) },
 		func(_ string, args ...ref.Val) ref.Val { return a.detect(2, args) },
+		func(_ string, args ...ref.Val) ref.Val { return a.detect(3, args) },
 	}
 	return a
 }}
@@ -205,7 +208,7 @@ func (a *Activation) rec(k int, m recordMap) ref.Val {
 }
 
 // ResolveFunction implements interpreter.FunctionActivation: the detector
-// functions pii, secrets and injection.
+// functions pii, secrets, injection and injection_parts.
 func (a *Activation) ResolveFunction(name string) (functions.LateBoundOp, bool) {
 	switch name {
 	case "pii":
@@ -214,12 +217,14 @@ func (a *Activation) ResolveFunction(name string) (functions.LateBoundOp, bool) 
 		return a.fns[1], true
 	case "injection":
 		return a.fns[2], true
+	case "injection_parts":
+		return a.fns[3], true
 	}
 	return nil, false
 }
 
-// detect runs detector k (0 pii, 1 secrets, 2 injection) over args[0], once
-// per distinct string per Activation.
+// detect runs detector k (0 pii, 1 secrets, 2 injection, 3 injection_parts)
+// over args[0], once per distinct string per Activation.
 func (a *Activation) detect(k int, args []ref.Val) ref.Val {
 	if len(args) != 1 {
 		return types.NewErr("detector: want one argument")
@@ -245,7 +250,7 @@ func (a *Activation) detectString(k int, s string) ref.Val {
 		a.memo = append(a.memo, detectMemo{s: s})
 		m = &a.memo[len(a.memo)-1]
 	}
-	bit := uint8(1) << k
+	bit := uint8(1) << min(k, 2) // injection and its parts: one scan
 	if m.done&bit == 0 {
 		m.done |= bit
 		switch k {
@@ -257,8 +262,9 @@ func (a *Activation) detectString(k int, s string) ref.Val {
 				kinds = append([]string{detect.FieldKind}, kinds...) // "api_key" sorts first
 			}
 			m.secrets = kindList(kinds)
-		case 2:
-			m.injection = types.Double(detect.Injection(s))
+		default:
+			m.parts = detect.InjectionParts(s)
+			m.injection = types.Double(m.parts.Score)
 		}
 	}
 	switch k {
@@ -266,6 +272,11 @@ func (a *Activation) detectString(k int, s string) ref.Val {
 		return m.pii
 	case 1:
 		return m.secrets
+	case 3:
+		if m.partsVal == nil {
+			m.partsVal = partsMap(m.parts)
+		}
+		return m.partsVal
 	}
 	return m.injection
 }
@@ -307,6 +318,28 @@ func (a *Activation) secretField() bool {
 // noKinds is the detectors' answer when they find nothing: one shared
 // immutable empty list.
 var noKinds = types.NewStringList(types.DefaultTypeAdapter, []string{})
+
+// partsMap is injection_parts's result: the combined score, the learned
+// model's, the deterministic signals', and the names of the signals found
+// ("learned" when the model alone reaches 0.5, "phrase", "hidden").
+func partsMap(r detect.InjectionResult) ref.Val {
+	signals := make([]string, 0, 3)
+	if r.Learned >= detect.InjectionThreshold {
+		signals = append(signals, "learned")
+	}
+	if r.Phrase {
+		signals = append(signals, "phrase")
+	}
+	if r.Hidden {
+		signals = append(signals, "hidden")
+	}
+	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{
+		"score":         r.Score,
+		"learned":       r.Learned,
+		"deterministic": r.Signals,
+		"signals":       signals,
+	})
+}
 
 func kindList(kinds []string) ref.Val {
 	if len(kinds) == 0 {

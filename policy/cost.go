@@ -100,7 +100,7 @@ func (costEstimator) EstimateCallCost(_, overloadID string, _ *cost.AstNode, arg
 		return est
 	}
 	switch overloadID {
-	case "pii_string", "secrets_string", "injection_string":
+	case "pii_string", "secrets_string", "injection_string", "injection_parts_string":
 		if len(args) != 1 {
 			return nil
 		}

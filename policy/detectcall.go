@@ -12,7 +12,7 @@ import (
 const activationName = "\x00warden.activation"
 
 // detectorCalls replaces each planned call of a detector (pii, secrets,
-// injection) by a detectorCall. A late-bound call, as CEL plans it, builds
+// injection, injection_parts) by a detectorCall. A late-bound call, as CEL plans it, builds
 // an argument slice and a closure on every evaluation (two allocations per
 // call); detectorCall answers from the Activation directly.
 func detectorCalls(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
@@ -28,6 +28,8 @@ func detectorCalls(i interpreter.InterpretableV2) (interpreter.InterpretableV2, 
 		k = 1
 	case "injection":
 		k = 2
+	case "injection_parts":
+		k = 3
 	}
 	if k < 0 {
 		return i, nil

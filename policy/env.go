@@ -104,6 +104,10 @@ func newEnv() (*cel.Env, error) {
 			cel.LateFunctionBinding())),
 		cel.Function("injection", cel.Overload("injection_string", []*cel.Type{cel.StringType},
 			cel.DoubleType, cel.LateFunctionBinding())),
+		// injection_parts(s): {"score", "learned", "deterministic": double,
+		// "signals": list of "learned", "phrase", "hidden"}.
+		cel.Function("injection_parts", cel.Overload("injection_parts_string", []*cel.Type{cel.StringType},
+			dynMap, cel.LateFunctionBinding())),
 		cel.Function("glob", cel.Overload("glob_string_string",
 			[]*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
 			cel.BinaryBinding(func(p, s ref.Val) ref.Val {

@@ -24,7 +24,7 @@ import (
 )
 
 // detectUsage is `warden detect`'s usage line.
-const detectUsage = "detect eval FILE... [--threshold T] [--detector injection] [--pack [--event NAME]] [-o text|json]"
+const detectUsage = "detect eval FILE... [--threshold T] [--detector injection|injection-learned|injection-signals] [--pack [--event NAME]] [-o text|json]"
 
 // maxEvalLine bounds one JSONL row of `warden detect eval` (16 MiB): a
 // longer line is an error naming its file and line, not a crash.
@@ -32,7 +32,9 @@ const maxEvalLine = 16 << 20
 
 // evalDetectors are the scores `warden detect eval --detector` can measure.
 var evalDetectors = map[string]func(string) float64{
-	"injection": detect.Injection,
+	"injection":         detect.Injection,
+	"injection-learned": detect.LearnedInjection,
+	"injection-signals": detect.InjectionSignals,
 }
 
 // cmdDetect is `warden detect eval` (detectEval).
@@ -49,7 +51,7 @@ func cmdDetect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return fail(stderr, "detect: expected 'detect eval FILE...' (usage: warden %s)", detectUsage)
 }
 
-const detectEvalHelp = `Usage: warden detect eval FILE... [--threshold T] [--detector injection] [--pack [--event NAME]] [-o text|json]
+const detectEvalHelp = `Usage: warden detect eval FILE... [--threshold T] [--detector injection|injection-learned|injection-signals] [--pack [--event NAME]] [-o text|json]
 
 Scores each row of the JSONL files with a detector and prints, per source and
 for all rows: n, positives, negatives, detected (score >= threshold), recall
@@ -62,8 +64,8 @@ built-in policy pack, in process, as 'warden serve' decides it without
 output; steps/knowledgeRetrieval: a retrieved document's content;
 steps/memoryContextRetrieval: a retrieved memory), with the params an AOS
 client would send, so the policies' text holds the row's text as it would
-over HTTP. A row is detected when the decision is not allow (deny, ask or
-modify), whichever policy decided it. The threshold reads "pack" (JSON:
+over HTTP. A row is detected when the step is held (deny, ask or defer;
+a modify, such as a redaction, forwards it), whichever policy decided it. The threshold reads "pack" (JSON:
 "threshold": null, "detector": "pack", and "via": "pack", "event" and
 "policies": the ids of the policies that decided the detected rows, the
 top 3 with their counts; the text output lists them on a line per source
@@ -174,7 +176,7 @@ func detectEval(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("detect eval", stderr)
 	threshold := fs.Float64("threshold", detect.InjectionThreshold, "the score at and above which a row counts as detected; the default is the built-in pack's threshold")
 	detector := fs.String("detector", "injection", "the score to measure: "+strings.Join(slices.Sorted(maps.Keys(evalDetectors)), ", "))
-	pack := fs.Bool("pack", false, "decide each row as an AOS step through the built-in pack (as 'warden serve' does by default) instead of scoring it; detected: not allowed")
+	pack := fs.Bool("pack", false, "decide each row as an AOS step through the built-in pack (as 'warden serve' does by default) instead of scoring it; detected: denied, asked or deferred")
 	event := fs.String("event", catalog.MethodToolCallResult, "with --pack, the AOS step event the text arrives in: "+packEventNames())
 	output := fs.String("o", "text", "output: text (an aligned table) or json (an object per source)")
 	files, err := parseInterspersed(fs, args)

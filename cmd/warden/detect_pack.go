@@ -18,7 +18,8 @@ import (
 // `warden detect eval --pack` decides every row's text as one AOS step
 // through a Guardian with the built-in pack, as `warden serve` opens it
 // without --config or --policy, and counts a row as detected when the
-// decision is not allow. See detectEvalHelp.
+// step is held: denied, asked or deferred (a modify forwards the step,
+// changed: a redaction is not a detection). See detectEvalHelp.
 
 // packExecutionID is the executionId of the steps/toolCallResult a row's
 // text arrives in (the AOS schema requires one): a string, and so part of
@@ -91,9 +92,9 @@ func openPackGuardian() (*guardian.Guardian, error) {
 	return addGuardianFlags(flag.NewFlagSet("detect eval --pack", flag.ContinueOnError)).open(nil, nil, nil)
 }
 
-// judge decides text, the row at line: detected when the decision is not
-// allow (deny, ask, defer or modify), with the id of the policy that
-// decided it ("(no policy)" when none is named).
+// judge decides text, the row at line: detected when the step is held
+// (deny, ask or defer; not allow, abstain or modify), with the id of the
+// policy that decided it ("(no policy)" when none is named).
 func (j *packJudge) judge(ctx context.Context, text string, line int) (detected bool, policyID string, err error) {
 	ev, err := packEvent(j.event, text, line)
 	if err != nil {
@@ -103,7 +104,7 @@ func (j *packJudge) judge(ctx context.Context, text string, line int) (detected 
 	if err != nil {
 		return false, "", fmt.Errorf("deciding the row as %s: %w", j.event, err)
 	}
-	if out.Verdict == warden.Allow || out.Verdict == warden.Abstain {
+	if out.Verdict == warden.Allow || out.Verdict == warden.Abstain || out.Verdict == warden.Modify {
 		return false, "", nil
 	}
 	if out.PolicyID == "" {

@@ -254,6 +254,12 @@ func build(e env, ls []loaded) *outputs {
 			if sp == "eval" {
 				o.benign = append(o.benign, example{Text: window(r, it.text, benignMaxLen), Label: 0, Source: src})
 				o.count(src, "benign/documents")
+			} else if len(it.text) > len(w) {
+				// The whole document too (up to benignMaxLen), so that the
+				// false positives a detector learns to avoid are those of
+				// documents as long as tools return.
+				rf := newRNG(e.seed, "full", l.src.name, it.group, fmt.Sprint(i))
+				o.add(sp, example{Text: window(rf, it.text, benignMaxLen), Label: 0, Source: "benign-full:" + it.kind + ":" + l.src.name}, "full documents")
 			}
 			ns := names(sp)
 			if len(ns) == 0 || !r.chance(indirectRate) {

@@ -26,6 +26,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/wardenhq/warden/detect"
 )
@@ -69,50 +71,58 @@ func readJSONL(path string) ([]Example, error) {
 	return out, sc.Err()
 }
 
-// window is one training window: its features' weight indices and label.
-type window struct {
+// segment is one training segment: its features' weight indices and label.
+type segment struct {
 	idx   []uint32
 	label float64
 }
 
-// windows cuts e into the model's windows (detect.LearnedWindow every
-// detect.LearnedStride bytes), each with the features counted in it, and
-// labels them: a benign text's windows 0; an injection's 1, or, with a
-// span, 1 for the windows that hold most of the span and 0 for the rest.
-func windows(m *detect.Model, e Example) []window {
-	var blocks [][]uint32
-	detect.Featurize(e.Text, func(h uint64, end int) {
-		b := (end - 1) / m.Stride
-		for len(blocks) <= b {
-			blocks = append(blocks, nil)
-		}
-		blocks[b] = append(blocks[b], m.Index(h))
-	})
-	if len(blocks) == 0 {
+// segments cuts e into the model's segments (detect.SegmentEnd), each with
+// the features counted in it (the features of the whole text, each in the
+// segment its last byte falls in, as detect.Model.Logit counts them), and
+// labels them: a benign text's segments 0; an inserted injection's (with a
+// span) 1 where at least half the segment lies in the span, 0 where none
+// of it does, and left out in between. An injection without a span (a
+// whole text) gives no segments: which of its sentences carry the attack
+// is not known; it is measured and calibrated on, and its shorter forms
+// are inserted into documents by the data builder.
+func segments(m *detect.Model, e Example) []segment {
+	if e.Label == 1 && e.Span == nil {
 		return nil
 	}
-	var out []window
-	add := func(first, last int) { // blocks first..last
-		var idx []uint32
-		for b := first; b <= last; b++ {
-			idx = append(idx, blocks[b]...)
+	var ends []int
+	for st := 0; st < len(e.Text); {
+		st = detect.SegmentEnd(e.Text, st, m.MinSeg, m.MaxSeg)
+		ends = append(ends, st)
+	}
+	idx := make([][]uint32, len(ends))
+	k := 0
+	detect.Featurize(e.Text, func(h uint64, end int) {
+		for ends[k] < end {
+			k++
 		}
-		label := float64(e.Label)
-		if e.Label == 1 && e.Span != nil {
-			lo, hi := first*m.Stride, (last+1)*m.Stride
-			in := min(hi, e.Span[1]) - max(lo, e.Span[0])
-			if 2*in < e.Span[1]-e.Span[0] {
-				label = 0
+		idx[k] = append(idx[k], m.Index(h))
+	})
+	var out []segment
+	start := 0
+	for k, end := range ends {
+		seg := segment{idx: idx[k]}
+		lo := start
+		start = end
+		if len(seg.idx) == 0 {
+			continue
+		}
+		if e.Label == 1 {
+			in := min(end, e.Span[1]) - max(lo, e.Span[0])
+			switch {
+			case in <= 0:
+			case 2*in >= end-lo:
+				seg.label = 1
+			default:
+				continue
 			}
 		}
-		out = append(out, window{idx, label})
-	}
-	if len(blocks) == 1 {
-		add(0, 0)
-		return out
-	}
-	for i := 0; i+1 < len(blocks); i++ {
-		add(i, i+1)
+		out = append(out, seg)
 	}
 	return out
 }
@@ -125,13 +135,18 @@ type Options struct {
 	Epochs int
 	Rate   float64
 	L2     float64
-	Seed   uint64
+	// NegWeight multiplies the benign segments' class weight (after
+	// balancing): the false positives that matter are the rare benign
+	// segments that look like instructions.
+	NegWeight float64
+	Seed      uint64
 }
 
 // train fits m's weights and bias to ws by stochastic gradient descent on
-// the logistic loss, classes weighted to balance, in a shuffled order from
-// o.Seed: the same data and options give the same weights, bit for bit.
-func train(m *detect.Model, ws []window, o Options) {
+// the logistic loss, classes weighted to balance (benign ones times
+// o.NegWeight), in a shuffled order from o.Seed: the same data and options
+// give the same weights, bit for bit.
+func train(m *detect.Model, ws []segment, o Options) {
 	var pos, neg float64
 	for _, w := range ws {
 		if w.label == 1 {
@@ -140,7 +155,7 @@ func train(m *detect.Model, ws []window, o Options) {
 			neg++
 		}
 	}
-	wPos, wNeg := (pos+neg)/(2*max(pos, 1)), (pos+neg)/(2*max(neg, 1))
+	wPos, wNeg := (pos+neg)/(2*max(pos, 1)), o.NegWeight*(pos+neg)/(2*max(neg, 1))
 	weights := make([]float64, len(m.W))
 	bias := 0.0
 	order := make([]int, len(ws))
@@ -154,10 +169,7 @@ func train(m *detect.Model, ws []window, o Options) {
 		r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, k := range order {
 			w := ws[k]
-			scale := 1.0
-			if m.Sqrt && len(w.idx) > 0 {
-				scale = 1 / math.Sqrt(float64(len(w.idx)))
-			}
+			scale := float64(m.Scale(len(w.idx)))
 			z := 0.0
 			for _, i := range w.idx {
 				z += weights[i]
@@ -272,7 +284,11 @@ func evaluate(score func(string) float64, es []Example, threshold float64) map[s
 	out := map[string]*Stats{"all": {}}
 	for _, e := range es {
 		p := score(e.Text)
-		for _, k := range []string{"all", e.Source} {
+		group := e.Source
+		if i := strings.IndexByte(group, ':'); i >= 0 {
+			group = group[:i]
+		}
+		for _, k := range []string{"all", "=" + group, e.Source} {
 			s := out[k]
 			if s == nil {
 				s = &Stats{}
@@ -319,14 +335,17 @@ func run(args []string, stdout io.Writer) error {
 	out := fs.String("out", "detect/injection.model", "the model file to write (its sha256 is written beside it, .sha256)")
 	var o Options
 	fs.IntVar(&o.Bits, "bits", 18, "log2 of the number of weights")
-	sqrtNorm := fs.Bool("sqrt", true, "divide a window's sum by the square root of its number of features")
-	stride := fs.Int("stride", detect.LearnedStride, "the block size in bytes (a window is two blocks)")
-	fs.IntVar(&o.Epochs, "epochs", 6, "passes over the training windows")
+	minSeg := fs.Int("minseg", detect.LearnedMinSeg, "a segment's least length in bytes (it ends at the first sentence or line end after it)")
+	maxSeg := fs.Int("maxseg", detect.LearnedMaxSeg, "a segment's greatest length in bytes")
+	minN := fs.Int("minn", detect.LearnedMinN, "a segment's sum is divided by the square root of max(its features, this)")
+	fs.IntVar(&o.Epochs, "epochs", 20, "passes over the training segments")
 	fs.Float64Var(&o.Rate, "rate", 0.05, "initial learning rate (decays linearly to 0)")
-	fs.Float64Var(&o.L2, "l2", 1e-5, "L2 penalty on the weights a window touches")
+	fs.Float64Var(&o.L2, "l2", 1e-5, "L2 penalty on the weights a segment touches")
+	fs.Float64Var(&o.NegWeight, "negw", 5, "the benign segments' class weight, times the balanced one")
 	fs.Uint64Var(&o.Seed, "seed", 28, "the shuffling's seed")
-	threshold := fs.Float64("threshold", 0.5, "the score at which the report counts a text as detected")
-	fpr := fs.Float64("fpr", 0, "if set, also report at the threshold where this fraction of the calibration texts' benign ones score at or above it")
+	fpr := fs.Float64("fpr", 0.0075, "the operating point: the fraction of the calibration split's benign texts that score 0.5 or more")
+	thresholds := fs.String("report", "", "comma-separated further thresholds to report at")
+	skip := fs.String("skip", "prompt:", "comma-separated source prefixes left out of training and calibration (a user's requests: the detector reads data)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -336,21 +355,41 @@ func run(args []string, stdout io.Writer) error {
 	if o.Bits < 8 || o.Bits > 24 {
 		return fmt.Errorf("-bits %d: want 8..24", o.Bits)
 	}
+	if *fpr <= 0 || *fpr >= 1 {
+		return fmt.Errorf("-fpr %v: want a fraction in (0, 1)", *fpr)
+	}
+	if *maxSeg < 16 || *maxSeg > 65535 || *minSeg < 0 || *minSeg > *maxSeg || *minN < 1 || *minN > 65535 {
+		return fmt.Errorf("-minseg %d -maxseg %d -minn %d: want 0 <= minseg <= maxseg, 16 <= maxseg <= 65535, 1 <= minn <= 65535", *minSeg, *maxSeg, *minN)
+	}
+	report := []float64{0.5}
+	for _, f := range strings.Split(*thresholds, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		t, err := strconv.ParseFloat(f, 64)
+		if err != nil || t < 0 || t > 1 {
+			return fmt.Errorf("-report %q: want thresholds in [0, 1]", f)
+		}
+		report = append(report, t)
+	}
 	all, err := readJSONL(*data + "/train.jsonl")
 	if err != nil {
 		return err
 	}
+	all = without(all, *skip)
 	fit, cal := split(all)
 	m := detect.NewModel(uint8(o.Bits))
-	m.Stride = *stride
-	m.Sqrt = *sqrtNorm
-	var ws []window
+	m.MinSeg, m.MaxSeg, m.MinN = *minSeg, *maxSeg, *minN
+	var ss []segment
 	for _, e := range fit {
-		ws = append(ws, windows(m, e)...)
+		ss = append(ss, segments(m, e)...)
 	}
-	fmt.Fprintf(stdout, "train: %d texts (%d windows), calibration: %d texts\n", len(fit), len(ws), len(cal))
-	train(m, ws, o)
+	fmt.Fprintf(stdout, "train: %d texts (%d segments), calibration: %d texts\n", len(fit), len(ss), len(cal))
+	train(m, ss, o)
 	calibrate(m, cal)
+	z := operatingPoint(m, cal, *fpr)
+	fmt.Fprintf(stdout, "calibration: A %.4f, fitted B %.4f; logit %.4f at %.2f%% of the calibration's benign texts set to 0.5\n", m.A, m.B, z, 100**fpr)
+	m.B = -m.A * float32(z)
 	b := m.Marshal()
 	sum := sha256.Sum256(b)
 	if err := os.WriteFile(*out, b, 0o644); err != nil {
@@ -361,28 +400,29 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "model: %s (%d bytes) bias %.4f A %.4f B %.4f\nsha256: %s", *out, len(b), m.Bias, m.A, m.B, line)
-	thresholds := []float64{*threshold}
-	if *fpr > 0 {
-		var neg []float64
-		for _, e := range cal {
-			if e.Label == 0 {
-				neg = append(neg, m.Score(e.Text))
-			}
-		}
-		sort.Float64s(neg)
-		if len(neg) > 0 {
-			t := neg[min(len(neg)-1, int(float64(len(neg))*(1-*fpr)))]
-			fmt.Fprintf(stdout, "threshold at %.2f%% of the calibration's benign texts: %.4f\n", 100**fpr, t)
-			thresholds = append(thresholds, t)
-		}
-	}
-	for _, th := range thresholds {
+	for _, th := range report {
 		fmt.Fprintf(stdout, "at threshold %.4f:\n", th)
 		if err := reportFiles(stdout, *data, m, th); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// operatingPoint returns the logit at and above which a fraction fpr of
+// cal's benign texts score: the model's score is set to be 0.5 there.
+func operatingPoint(m *detect.Model, cal []Example, fpr float64) float64 {
+	var neg []float64
+	for _, e := range cal {
+		if e.Label == 0 {
+			neg = append(neg, float64(m.Logit(e.Text)))
+		}
+	}
+	if len(neg) == 0 {
+		return 0
+	}
+	sort.Float64s(neg)
+	return neg[min(len(neg)-1, int(float64(len(neg))*(1-fpr)))]
 }
 
 // reportFiles reports m on eval.jsonl and benign.jsonl (those present) at
@@ -406,4 +446,26 @@ func baseName(p string) string {
 		return p[i+1:]
 	}
 	return p
+}
+
+// without returns es but the examples whose source starts with one of the
+// comma-separated prefixes.
+func without(es []Example, prefixes string) []Example {
+	var ps []string
+	for _, p := range strings.Split(prefixes, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			ps = append(ps, p)
+		}
+	}
+	out := es[:0:0]
+next:
+	for _, e := range es {
+		for _, p := range ps {
+			if strings.HasPrefix(e.Source, p) {
+				continue next
+			}
+		}
+		out = append(out, e)
+	}
+	return out
 }
