@@ -227,7 +227,7 @@ func TestOPAPhrases(t *testing.T) {
 	t.Errorf("%s's generated blocks are not detect/phrases.go's phrases: run go test ./bench -run TestOPAPhrases -update-opa", regoPath)
 }
 
-// TestOPAPhraseRegexes: the phrase regexes score text as detect.Injection does (no
+// TestOPAPhraseRegexes: the phrase regexes score text as detect.InjectionSignals does (no
 // hidden characters: those the Rego counts on its own).
 func TestOPAPhraseRegexes(t *testing.T) {
 	_, anchorSrc, srcs, weights := generatedPhrases(t)
@@ -271,8 +271,8 @@ func TestOPAPhraseRegexes(t *testing.T) {
 		"ignore",
 		"",
 	} {
-		if got, want := score(s), detect.Injection(s); math.Abs(got-want) > 1e-9 {
-			t.Errorf("%q: regexes score %.4f, detect.Injection %.4f", s, got, want)
+		if got, want := score(s), detect.InjectionSignals(s); math.Abs(got-want) > 1e-9 {
+			t.Errorf("%q: regexes score %.4f, detect.InjectionSignals %.4f", s, got, want)
 		}
 	}
 }

@@ -68,30 +68,60 @@ var norm = func() (t [256]byte) {
 // non-separators, at most 64 bytes counted), and each pair of consecutive
 // words. It does not allocate.
 func Featurize(s string, fn func(h uint64, end int)) {
-	var gram uint32 // the last four normalized bytes
-	grams := 0      // how many bytes gram holds (up to 4)
-	sep := true     // the previous byte was a separator
-	var word, prev uint64
-	wordLen := 0
-	const fnvOffset, fnvPrime = 14695981039346656037, 1099511628211
-	endWord := func(end int) {
-		if wordLen == 0 {
-			return
+	f := featurizer{s: s, sep: true}
+	var buf [featureBatch]feature
+	for n := f.fill(&buf); n > 0; n = f.fill(&buf) {
+		for _, x := range buf[:n] {
+			fn(x.h, x.end)
 		}
-		fn(mix(word^featWord<<56), end)
-		if prev != 0 {
-			fn(mix(prev*fnvPrime^word^featPair<<56), end)
-		}
-		prev, word, wordLen = word, 0, 0
 	}
-	for i := 0; i < len(s); i++ {
+}
+
+// feature is one feature: its hash and the offset just past its last byte.
+type feature struct {
+	h   uint64
+	end int
+}
+
+// featureBatch is how many features featurizer.fill writes at most.
+const featureBatch = 128
+
+// featurizer is Featurize's state between batches: scoring reads a text's
+// features a batch at a time, without a call per feature.
+type featurizer struct {
+	s          string
+	i          int    // the next byte to read
+	gram       uint32 // the last four normalized bytes
+	grams      int    // how many bytes gram holds (up to 4)
+	sep        bool   // the previous byte was a separator
+	word, prev uint64 // the current and previous words' hashes
+	wordLen    int
+	done       bool // the last word was ended at the end of s
+}
+
+const fnvOffset, fnvPrime = 14695981039346656037, 1099511628211
+
+// fill writes the next features of f.s to buf, in order, and returns how
+// many; 0 once every feature was written.
+func (f *featurizer) fill(buf *[featureBatch]feature) int {
+	s, i, gram, grams, sep, word, prev, wordLen := f.s, f.i, f.gram, f.grams, f.sep, f.word, f.prev, f.wordLen
+	n := 0
+	for ; i < len(s) && n <= featureBatch-3; i++ { // a byte writes at most three
 		c := norm[s[i]]
 		if c == 0 {
 			if sep {
 				continue
 			}
 			sep = true
-			endWord(i)
+			// the word that ends here, and its pair with the previous
+			// one (!sep: there is one)
+			buf[n] = feature{mix(word ^ featWord<<56), i}
+			n++
+			if prev != 0 {
+				buf[n] = feature{mix(prev*fnvPrime ^ word ^ featPair<<56), i}
+				n++
+			}
+			prev, word, wordLen = word, 0, 0
 			c = ' '
 		} else {
 			sep = false
@@ -108,10 +138,23 @@ func Featurize(s string, fn func(h uint64, end int)) {
 			grams++
 		}
 		if grams == 4 {
-			fn(mix(uint64(gram)^featGram<<56), i+1)
+			buf[n] = feature{mix(uint64(gram) ^ featGram<<56), i + 1}
+			n++
 		}
 	}
-	endWord(len(s))
+	if i == len(s) && !f.done && n <= featureBatch-2 {
+		f.done = true
+		if wordLen > 0 { // the last word, as at a separator
+			buf[n] = feature{mix(word ^ featWord<<56), i}
+			n++
+			if prev != 0 {
+				buf[n] = feature{mix(prev*fnvPrime ^ word ^ featPair<<56), i}
+				n++
+			}
+		}
+	}
+	f.i, f.gram, f.grams, f.sep, f.word, f.prev, f.wordLen = i, gram, grams, sep, word, prev, wordLen
+	return n
 }
 
 // Model is a learned injection classifier: weights over hashed features, a
@@ -248,17 +291,23 @@ func (m *Model) Logit(s string) float32 {
 	n := 0
 	segEnd := SegmentEnd(s, 0, m.MinSeg, m.MaxSeg)
 	best := float32(math.Inf(-1))
-	Featurize(s, func(h uint64, end int) {
-		for end > segEnd { // close the segments before this feature's
-			if n > 0 {
-				best = max(best, sum*m.Scale(n))
+	shift := 64 - m.bits
+	w := m.W
+	f := featurizer{s: s, sep: true}
+	var buf [featureBatch]feature
+	for k := f.fill(&buf); k > 0; k = f.fill(&buf) {
+		for _, x := range buf[:k] {
+			for x.end > segEnd { // close the segments before this feature's
+				if n > 0 {
+					best = max(best, sum*m.Scale(n))
+				}
+				sum, n = 0, 0
+				segEnd = SegmentEnd(s, segEnd, m.MinSeg, m.MaxSeg)
 			}
-			sum, n = 0, 0
-			segEnd = SegmentEnd(s, segEnd, m.MinSeg, m.MaxSeg)
+			sum += w[uint32(x.h>>shift)]
+			n++
 		}
-		sum += m.W[m.Index(h)]
-		n++
-	})
+	}
 	if n > 0 {
 		best = max(best, sum*m.Scale(n))
 	}
