@@ -65,7 +65,8 @@ output; steps/knowledgeRetrieval: a retrieved document's content;
 steps/memoryContextRetrieval: a retrieved memory), with the params an AOS
 client would send, so the policies' text holds the row's text as it would
 over HTTP. A row is detected when the step is held (deny, ask or defer;
-a modify, such as a redaction, forwards it), whichever policy decided it. The threshold reads "pack" (JSON:
+a modify, such as a redaction, forwards it), whichever policy decided
+it. The threshold reads "pack" (JSON:
 "threshold": null, "detector": "pack", and "via": "pack", "event" and
 "policies": the ids of the policies that decided the detected rows, the
 top 3 with their counts; the text output lists them on a line per source
