@@ -170,7 +170,7 @@ func TestInjectionThresholdIsThePacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms := regexp.MustCompile(`injection(?:_parts)?\(text\)(?:\.\w+)?\s*(>=|>)\s*([0-9.]+)`).FindAllStringSubmatch(string(b), -1)
+	ms := regexp.MustCompile(`injection(?:_parts)?\(text\)(?:\.\w+)?\)?\s*(>=|>)\s*([0-9.]+)`).FindAllStringSubmatch(string(b), -1)
 	if len(ms) < 4 {
 		t.Fatalf("found %d injection(text) / injection_parts(text) thresholds in the pack, want 4 or more", len(ms))
 	}
