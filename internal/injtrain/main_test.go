@@ -110,3 +110,42 @@ func TestReadJSONLErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSegmentsAreTheScorers: the segments the trainer learns from are the
+// ones detect.Model.Logit scores — for a model with random weights, the
+// largest of bias + scale × (a training segment's sum) is Logit, for
+// benign texts and inserted injections alike (with every segment kept).
+func TestSegmentsAreTheScorers(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	m := detect.NewModel(12)
+	for i := range m.W {
+		m.W[i] = float32(r.NormFloat64())
+	}
+	m.Bias = -0.5
+	words := []string{"ignore", "previous", "instructions.", "|", "42", "ERROR!", "\n", "naïve", "forward", "email?", "  "}
+	for n := range 100 {
+		var b strings.Builder
+		for b.Len() < n*17 {
+			b.WriteString(words[r.IntN(len(words))])
+			b.WriteByte(' ')
+		}
+		text := b.String()
+		if text == "" {
+			continue
+		}
+		// A benign text keeps every segment that has features.
+		best := float32(0)
+		for k, s := range segments(m, Example{Text: text}) {
+			var sum float32
+			for _, i := range s.idx {
+				sum += m.W[i]
+			}
+			if z := m.Bias + sum*m.Scale(len(s.idx)); k == 0 || z > best {
+				best = z
+			}
+		}
+		if got := m.Logit(text); got-best > 1e-4 || best-got > 1e-4 {
+			t.Fatalf("len %d: the training segments' best logit %v, Logit %v", len(text), best, got)
+		}
+	}
+}
