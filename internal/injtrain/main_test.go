@@ -122,6 +122,7 @@ func TestSegmentsAreTheScorers(t *testing.T) {
 		m.W[i] = float32(r.NormFloat64())
 	}
 	m.Bias = -0.5
+	m.MinSeg, m.MaxSeg = 0, 24 // many boundaries
 	words := []string{"ignore", "previous", "instructions.", "|", "42", "ERROR!", "\n", "naïve", "forward", "email?", "  "}
 	for n := range 100 {
 		var b strings.Builder
